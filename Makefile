@@ -11,11 +11,11 @@ $(BIN)/toolcall-middleware: pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
+# The demo model behind the middleware, driven by the openai SDK (chat and responses, streamed);
+# then the parser alone on a sample of raw Kimi K2 output.
 demo: $(BIN)/toolcall-middleware
+	$(BIN)/toolcall-middleware demo
 	$(BIN)/toolcall-middleware parse --model moonshotai/Kimi-K2.6 examples/samples/kimi_k2.txt
-	$(BIN)/toolcall-middleware parse --model Qwen/Qwen3-Coder-30B-A3B-Instruct --tools examples/samples/qwen3_coder.tools.json examples/samples/qwen3_coder.txt
-	$(BIN)/toolcall-middleware parse --model openai/gpt-oss-20b examples/samples/gpt_oss.txt
-	$(BIN)/toolcall-middleware parse --model Qwen/Qwen3-8B --stream --chunk 16 examples/samples/hermes.txt
 
 test: $(BIN)/toolcall-middleware
 	$(BIN)/ruff check toolcall_middleware integrations tests benchmarks examples

@@ -1,4 +1,4 @@
-"""The `toolcall-middleware` command: `parse` raw model output, list the `dialects`."""
+"""The `toolcall-middleware` command: `demo`, `serve`, `parse` raw model output, list the `dialects`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from .core.dialects import UnknownDialectError, get_dialect, list_dialects
 from .core.events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from .core.parser import StreamParser
 from .core.result import ParseResult, merge_events
+from .demo.command import add_demo_command
+from .serve import add_serve_command
 
 
 def _event_json(event: Event) -> dict[str, Any]:
@@ -117,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("dialects", help="list the dialects")
     d.set_defaults(func=cmd_dialects)
+
+    add_serve_command(sub)
+    add_demo_command(sub)
     return top
 
 

@@ -1,0 +1,228 @@
+"""`toolcall-middleware serve --upstream`: the reverse proxy on loopback, in front of the raw demo model
+and of a misbehaving upstream, driven by the official `openai` and `openai-agents` SDKs and httpx."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+
+from tests.servers import free_port, serve, uvicorn
+
+set_tracing_disabled(True)
+
+PARAMS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+CHAT_TOOLS: Any = [
+    {"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": PARAMS}}
+]
+RESPONSES_TOOLS: Any = [{"type": "function", "name": "get_weather", "description": "Weather", "parameters": PARAMS}]
+QUESTION = "What is the weather in Paris?"
+
+
+def proxy(upstream: str, *flags: str) -> tuple[list[str], int]:
+    port = free_port()
+    command = [sys.executable, "-m", "toolcall_middleware.cli", "serve", "--upstream", upstream, "--port", str(port)]
+    return [*command, "--log-level", "warning", *flags], port
+
+
+@pytest.fixture(scope="module")
+def raw_model() -> Iterator[str]:
+    command, port = uvicorn("examples.demo_model:app")
+    with serve(["env", "DEMO_DIALECT=kimi_k2", *command], port) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def proxied(raw_model: str) -> Iterator[str]:
+    with serve(*proxy(raw_model, "--dialect", "kimi_k2")) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def odd_upstream() -> Iterator[str]:
+    with serve(*uvicorn("tests.served.upstream:app")) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def odd_proxied(odd_upstream: str) -> Iterator[str]:
+    with serve(*proxy(odd_upstream, "--dialect", "hermes", "--timeout", "5", "--read-timeout", "0.5")) as base:
+        yield base
+
+
+def client(base: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=base + "/v1", api_key="test", max_retries=0)
+
+
+def test_raw_model_alone_writes_markup(raw_model: str) -> None:
+    """Without the proxy the client sees the model's raw Kimi markup as text, and no tool call."""
+    answer = client(raw_model).chat.completions.create(
+        model="demo", messages=[{"role": "user", "content": QUESTION}], tools=CHAT_TOOLS
+    )
+    message = answer.choices[0].message
+    assert message.tool_calls is None
+    assert "<|tool_calls_section_begin|>" not in (message.content or "")  # no manifest reached it: no call
+    assert message.content is not None and message.content.startswith("<think>")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_chat_full_tool_turn(proxied: str, stream: bool) -> None:
+    sdk = client(proxied)
+    messages: list[Any] = [{"role": "user", "content": QUESTION}]
+
+    def ask() -> Any:
+        if not stream:
+            return sdk.chat.completions.create(model="demo", messages=messages, tools=CHAT_TOOLS)
+        with sdk.chat.completions.stream(model="demo", messages=messages, tools=CHAT_TOOLS) as events:
+            return events.get_final_completion()
+
+    first = ask().choices[0]
+    assert first.finish_reason == "tool_calls"
+    assert first.message.content is None
+    calls = first.message.tool_calls or []
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in calls] == [("get_weather", {"city": "Paris"})]
+    assert calls[0].id == "functions.get_weather:0"  # Kimi writes its own ids
+    messages.append(first.message.model_dump(exclude_none=True))
+    messages.append({"role": "tool", "tool_call_id": calls[0].id, "content": "Sunny, 21 C"})
+    second = ask().choices[0]
+    assert second.finish_reason == "stop"
+    assert second.message.tool_calls is None
+    assert second.message.content == "get_weather returned: Sunny, 21 C"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_responses_full_tool_turn(proxied: str, stream: bool) -> None:
+    sdk = client(proxied)
+    items: list[Any] = [{"role": "user", "content": QUESTION}]
+
+    def ask() -> Any:
+        if not stream:
+            return sdk.responses.create(model="demo", input=items, tools=RESPONSES_TOOLS)
+        with sdk.responses.stream(model="demo", input=items, tools=RESPONSES_TOOLS) as events:
+            return events.get_final_response()
+
+    first = ask()
+    calls = [item for item in first.output if item.type == "function_call"]
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("get_weather", {"city": "Paris"})]
+    assert [item.type for item in first.output] == ["reasoning", "function_call"]
+    items.append(
+        {"type": "function_call", "call_id": calls[0].call_id, "name": "get_weather", "arguments": calls[0].arguments}
+    )
+    items.append({"type": "function_call_output", "call_id": calls[0].call_id, "output": "Sunny, 21 C"})
+    second = ask()
+    assert second.output_text == "get_weather returned: Sunny, 21 C"
+    assert not any(item.type == "function_call" for item in second.output)
+
+
+CITIES: list[str] = []
+
+
+@function_tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    CITIES.append(city)
+    return f"Sunny, 21 C in {city}"
+
+
+@pytest.mark.parametrize("path", ["responses", "chat"])
+def test_agents_sdk_completes_its_loop_through_the_proxy(proxied: str, path: str) -> None:
+    async def run() -> Any:
+        sdk = openai.AsyncOpenAI(base_url=proxied + "/v1", api_key="test", max_retries=0)
+        model: Any = (
+            OpenAIResponsesModel(model="demo", openai_client=sdk)
+            if path == "responses"
+            else OpenAIChatCompletionsModel(model="demo", openai_client=sdk)
+        )
+        agent = Agent(name="weather", instructions="Answer weather questions.", tools=[get_weather], model=model)
+        whole = await Runner.run(agent, QUESTION)
+        streamed = Runner.run_streamed(agent, QUESTION)
+        kinds = [event.type async for event in streamed.stream_events()]
+        await sdk.close()
+        return whole, streamed, kinds
+
+    CITIES.clear()
+    whole, streamed, kinds = asyncio.run(run())
+    assert whole.final_output == "get_weather returned: Sunny, 21 C in Paris"
+    assert streamed.final_output == "get_weather returned: Sunny, 21 C in Paris"
+    assert "run_item_stream_event" in kinds
+    assert CITIES == ["Paris", "Paris"]
+
+
+def test_health_is_answered_by_the_proxy() -> None:
+    down = f"http://127.0.0.1:{free_port()}"
+    with serve(*proxy(down)) as base:
+        health = httpx.get(base + "/healthz")
+        assert health.status_code == 200
+        assert health.json() == {"status": "ok", "upstream": down}
+        # Everything else goes to the upstream, which is down: an OpenAI-style 502.
+        with pytest.raises(openai.APIStatusError) as caught:
+            client(base).chat.completions.create(model="qwen3-8b", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == 502
+    error = caught.value.body
+    assert isinstance(error, dict) and error["code"] == "upstream_unreachable"
+    assert set(error) == {"message", "type", "param", "code"} and down in error["message"]
+
+
+def test_upstream_timeout_is_504(odd_proxied: str) -> None:
+    answer = httpx.post(odd_proxied + "/v1/slow", json={"x": 1}, timeout=20)
+    assert answer.status_code == 504
+    assert answer.json()["error"]["code"] == "upstream_timeout"
+    assert answer.json()["error"]["type"] == "upstream_error"
+
+
+def test_upstream_error_status_passes_through(odd_proxied: str) -> None:
+    with pytest.raises(openai.APIStatusError) as caught:
+        client(odd_proxied).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], tools=CHAT_TOOLS
+        )
+    assert caught.value.status_code == 418
+    assert caught.value.response.headers["x-upstream"] == "teapot"
+    assert caught.value.body == {
+        "message": "I am a teapot",
+        "type": "invalid_request_error",
+        "param": "model",
+        "code": None,
+    }
+
+
+def test_headers_path_query_and_streamed_body(odd_upstream: str, odd_proxied: str) -> None:
+    def body() -> Iterator[bytes]:
+        yield b"first part, "
+        yield b"second part"
+
+    headers = {"x-custom": "yes", "connection": "keep-alive, x-hop", "x-hop": "1", "te": "trailers"}
+    answer = httpx.post(odd_proxied + "/api/echo?a=1&b=two", content=body(), headers=headers)
+    assert answer.status_code == 200
+    seen = answer.json()
+    sent = {k: v for k, v in seen["headers"]}
+    assert seen["path"] == "/api/echo" and seen["query"] == "a=1&b=two" and seen["method"] == "POST"
+    assert seen["body"] == "first part, second part"
+    assert sent["host"] == odd_upstream.removeprefix("http://")
+    assert sent["x-custom"] == "yes"
+    assert "x-hop" not in sent and "te" not in sent
+    assert answer.headers["x-upstream"] == "echo"
+    assert "x-drop-me" not in answer.headers and "keep-alive" not in answer.headers
+    assert answer.headers.get_list("server") == ["uvicorn"]  # the upstream's, and only one
+
+
+def test_client_disconnect_closes_the_upstream_response(odd_upstream: str, odd_proxied: str) -> None:
+    before = httpx.get(odd_upstream + "/stats").json()
+    with httpx.stream("POST", odd_proxied + "/forever", content=b"{}") as response:
+        lines = response.iter_lines()
+        assert next(lines) == "tick" and next(lines) == "tick"
+    deadline = time.monotonic() + 10
+    while True:
+        stats = httpx.get(odd_upstream + "/stats").json()
+        if stats["forever_closed"] > before["forever_closed"]:
+            break
+        assert time.monotonic() < deadline, f"the upstream stream was never closed: {stats}"
+        time.sleep(0.05)
+    assert stats["forever_started"] == before["forever_started"] + 1

@@ -1,0 +1,29 @@
+"""The `demo` subcommand's arguments; the run itself is in `run` (imported only when it runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..core.request.render import rendered_dialects
+
+
+def add_demo_command(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="run a weather-tool agent loop (openai SDK, chat and responses, streamed) against the demo model",
+        description="Serve the built-in demo model behind the middleware on loopback and drive it with the "
+        "official openai SDK, printing what the raw model wrote and what the client received.",
+    )
+    p.add_argument("--dialect", default="hermes", choices=rendered_dialects(), help="the raw format the model writes")
+    p.set_defaults(func=cmd_demo)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    try:
+        from .run import run_demo
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        print(f"toolcall-middleware demo: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
+        return 2
+    return run_demo(args.dialect, sys.stdout)

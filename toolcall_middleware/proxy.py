@@ -1,0 +1,212 @@
+"""`ProxyApp`: an ASGI reverse proxy to an HTTP endpoint in another process, for the middleware to wrap.
+
+```python
+app = ToolCallMiddleware(ProxyApp("http://localhost:8000"), dialect="qwen3_coder")
+```
+
+`toolcall-middleware serve --upstream URL` runs exactly this. Every request goes to the upstream
+with its method, path (under the upstream URL's own path), query and headers; the body streams
+both ways (`aiter_raw`: bytes as they arrive, content-coding untouched). Hop-by-hop headers
+(RFC 9110 §7.6.1, and any the `Connection` header names) are dropped both ways, and `Host` becomes
+the upstream's. `GET /healthz` is answered here, without asking the upstream.
+
+An upstream that cannot be reached is a 502 and one that does not answer in time a 504, each with
+an OpenAI-style error body (`{"error": {"message", "type", "param", "code"}}`), so SDK clients
+raise their usual `APIStatusError`. A client that disconnects closes the upstream response; the
+lifespan `shutdown` closes the connection pool. Needs `httpx` (the `serve` extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from typing import Any
+
+try:
+    import httpx
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("the proxy needs httpx: pip install 'toolcall-middleware[serve]'") from e
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+logger = logging.getLogger("toolcall_middleware.proxy")
+
+HOP_BY_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"proxy-connection",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+    }
+)
+HEALTH_PATH = "/healthz"
+
+
+def end_to_end(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The headers less the hop-by-hop ones, including those the `Connection` header names."""
+    named = {
+        token.strip().lower() for key, value in headers if key.lower() == b"connection" for token in value.split(b",")
+    }
+    return [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP and k.lower() not in named]
+
+
+def error_body(message: str, code: str, kind: str = "upstream_error") -> bytes:
+    """An OpenAI-style error body."""
+    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": code}}).encode()
+
+
+class ProxyApp:
+    """Forwards every request to `upstream` (see the module doc).
+
+    `timeout`: seconds to connect (and to wait for each read) before answering 504; `read_timeout`
+    overrides the read part (generation can be slow; `None` waits for ever). `client`: an
+    `httpx.AsyncClient` to use instead of the proxy's own (then the caller closes it).
+    """
+
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        timeout: float = 10.0,
+        read_timeout: float | None = 600.0,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        url = httpx.URL(upstream)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"upstream {upstream!r} must be an http:// or https:// URL")
+        self.upstream = url
+        self.timeout = httpx.Timeout(timeout, read=read_timeout)
+        self._client = client
+        self._own_client = client is None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            # Redirects and compression are the client's business: pass them through as they are.
+            self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, trust_env=False)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._own_client:
+            await self._client.aclose()
+            self._client = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            if scope.get("method") == "GET" and scope.get("path") == HEALTH_PATH:
+                body = json.dumps({"status": "ok", "upstream": str(self.upstream)}).encode()
+                await _respond(send, 200, body)
+                return
+            await self._forward(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _url(self, scope: Scope) -> httpx.URL:
+        base = self.upstream.raw_path.split(b"?", 1)[0].rstrip(b"/")
+        path = scope.get("raw_path") or scope.get("path", "/").encode()
+        query = scope.get("query_string") or b""
+        return self.upstream.copy_with(raw_path=base + path + (b"?" + query if query else b""))
+
+    async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body_done = asyncio.Event()
+
+        async def request_body() -> AsyncIterator[bytes]:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _ClientGone
+                if chunk := message.get("body", b""):
+                    yield chunk
+                if not message.get("more_body", False):
+                    body_done.set()
+                    return
+
+        headers = [(k, v) for k, v in end_to_end(list(scope.get("headers") or [])) if k.lower() != b"host"]
+        request = self.client.build_request(
+            scope.get("method", "GET"), self._url(scope), headers=headers, content=request_body()
+        )
+        try:
+            response = await self.client.send(request, stream=True)
+        except _ClientGone:
+            return
+        except httpx.TimeoutException as e:
+            logger.warning("upstream %s timed out: %r", request.url, e)
+            message = f"The upstream {self.upstream} did not answer in time ({type(e).__name__})."
+            await _respond(send, 504, error_body(message, "upstream_timeout"))
+            return
+        except httpx.HTTPError as e:
+            logger.warning("upstream %s failed: %r", request.url, e)
+            message = f"The upstream {self.upstream} could not be reached: {e or type(e).__name__}."
+            await _respond(send, 502, error_body(message, "upstream_unreachable"))
+            return
+        try:
+            await self._relay(response, receive, send, body_done)
+        finally:
+            await response.aclose()
+
+    async def _relay(self, response: httpx.Response, receive: Receive, send: Send, body_done: asyncio.Event) -> None:
+        """Stream the upstream response to the client; a client disconnect stops it."""
+        headers = end_to_end(list(response.headers.raw))
+        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+
+        async def pump() -> None:
+            try:
+                async for chunk in response.aiter_raw():
+                    if chunk:
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except httpx.HTTPError as e:  # the head is sent: all that is left is to end the body
+                logger.warning("upstream %s broke off: %r", response.url, e)
+            await send({"type": "http.response.body", "body": b""})
+
+        if not body_done.is_set():  # the upstream answered before reading the whole request
+            await pump()
+            return
+        pumping = asyncio.ensure_future(pump())
+        watching = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait((pumping, watching), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (pumping, watching):
+                task.cancel()
+            for task in (pumping, watching):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task  # re-raises what the pump raised (a send to a closed connection)
+
+
+class _ClientGone(Exception):
+    """The client disconnected while its request body was being forwarded."""
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+__all__ = ["HOP_BY_HOP", "ProxyApp", "end_to_end", "error_body"]

@@ -1,0 +1,268 @@
+"""`toolcall-middleware serve`: the middleware in front of an upstream endpoint (or the demo model).
+
+```
+toolcall-middleware serve --upstream http://localhost:8000 --dialect qwen3_coder --port 8080
+toolcall-middleware serve --config toolcall.toml --strict
+toolcall-middleware serve --dialect kimi_k2          # no upstream: the built-in demo model
+```
+
+Every `ToolCallConfig` option is a flag (derived from the model's fields: `--strict`/`--no-strict`,
+`--chat-routes PATH` repeated, `--model-dialects MODEL=DIALECT` repeated, the `limits` fields as
+`--max-calls N`, …) and a key of the JSON or TOML `--config` file, beside the server's own keys
+(`upstream`, `host`, `port`, `timeout`, `read_timeout`, `log_level`). Flags override the file.
+Every value is validated by the pydantic models; an error names the field and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import types
+import typing
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .config import ToolCallConfig
+
+
+class ServeOptions(BaseModel):
+    """The server's own settings (the rest of the configuration is `ToolCallConfig`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    upstream: str | None = Field(None, description="the endpoint to proxy to; none: serve the built-in demo model")
+    host: str = Field("127.0.0.1", description="the address to listen on")
+    port: int = Field(8080, ge=0, le=65535, description="the port to listen on")
+    timeout: float = Field(10.0, gt=0, description="seconds to connect to the upstream before answering 504")
+    read_timeout: float | None = Field(
+        600.0, gt=0, description="seconds to wait for each upstream read before answering 504"
+    )
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+
+class ConfigError(ValueError):
+    """A configuration value that failed validation; the message names the field."""
+
+
+# -- flags derived from the models -----------------------------------------------------------
+
+
+def _flat_fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, Any, str]]:
+    """`(dotted field path, annotation, help)` for each field, nested models flattened."""
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            yield from _flat_fields(annotation, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}", annotation, field.description or ""
+
+
+def _kind(annotation: Any) -> str:
+    """How a field is given on the command line: `bool`, `list`, `map`, `value`, or `skip`."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if annotation is bool or (args == [bool] and origin is not None and origin is not Literal):
+        return "bool"
+    if origin in (tuple, frozenset, set, list):
+        return "list"
+    if origin is dict:
+        return "map"
+    union = origin in (typing.Union, types.UnionType)
+    if union and len(args) == 1:
+        return _kind(args[0])
+    if origin is Literal or annotation in (str, int, float) or union:
+        return "value" if "Callable" not in str(annotation) else "skip"
+    return "skip"
+
+
+def _choices(annotation: Any) -> str:
+    for arg in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(arg) is Literal:
+            return " (" + ", ".join(map(str, typing.get_args(arg))) + ")"
+    return ""
+
+
+def add_model_flags(parser: argparse.ArgumentParser, model: type[BaseModel], title: str) -> None:
+    """One flag per field of `model`: `--field-name`; nested models' fields by their own names."""
+    group = parser.add_argument_group(title)
+    for path, annotation, help_text in _flat_fields(model):
+        kind = _kind(annotation)
+        if kind == "skip":
+            continue
+        flag = "--" + path.rsplit(".", 1)[-1].replace("_", "-")
+        help_text += _choices(annotation)
+        if kind == "bool":
+            group.add_argument(flag, dest=path, action=argparse.BooleanOptionalAction, default=None, help=help_text)
+        elif kind == "list":
+            group.add_argument(flag, dest=path, action="append", metavar="VALUE", help=help_text + " (repeatable)")
+        elif kind == "map":
+            group.add_argument(flag, dest=path, action="append", metavar="KEY=VALUE", help=help_text + " (repeatable)")
+        else:
+            group.add_argument(flag, dest=path, metavar=path.rsplit(".", 1)[-1].upper(), help=help_text)
+
+
+def flag_values(args: argparse.Namespace, model: type[BaseModel]) -> dict[str, Any]:
+    """The flags of `model` the command line gave, as a nested dict of field values."""
+    out: dict[str, Any] = {}
+    for path, annotation, _ in _flat_fields(model):
+        value = getattr(args, path, None)
+        if value is None:
+            continue
+        if _kind(annotation) == "map":
+            pairs = [item.partition("=") for item in value]
+            bad = [k for k, sep, _ in pairs if not sep]
+            if bad:
+                raise ConfigError(f"{path}: expected KEY=VALUE, got {bad[0]!r}")
+            value = {k: v for k, _, v in pairs}
+        *parents, leaf = path.split(".")
+        target = out
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[leaf] = value
+    return out
+
+
+# -- the config file -------------------------------------------------------------------------
+
+
+def load_config_file(path: str) -> dict[str, Any]:
+    """A JSON or TOML file (by its suffix; TOML unless it ends in `.json`) as a dict."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"--config {path}: {e.strerror or e}") from None
+    try:
+        if file.suffix.lower() == ".json":
+            value = json.loads(text)
+        else:
+            value = _toml_loads(text)
+    except ValueError as e:
+        raise ConfigError(f"--config {path}: not valid {'JSON' if file.suffix == '.json' else 'TOML'}: {e}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"--config {path}: expected an object of options")
+    return {k.replace("-", "_"): v for k, v in value.items()}
+
+
+def _toml_loads(text: str) -> dict[str, Any]:
+    name = "tomllib" if sys.version_info >= (3, 11) else "tomli"  # the `serve` extra installs tomli on 3.10
+    try:
+        toml = importlib.import_module(name)
+    except ImportError:  # pragma: no cover - Python 3.10 without the extra
+        raise ConfigError("TOML config files need tomli on Python 3.10: pip install tomli") from None
+    value: dict[str, Any] = toml.loads(text)
+    return value
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _describe(error: ValidationError, where: str) -> str:
+    lines = []
+    for item in error.errors():
+        field = ".".join(str(p) for p in item["loc"]) or "(options)"
+        lines.append(f"{where}{field}: {item['msg']}")
+    return "\n".join(lines)
+
+
+def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
+    """The server options and middleware config from the config file and the flags (flags win)."""
+    values = load_config_file(args.config) if args.config else {}
+    serve_keys = set(ServeOptions.model_fields)
+    file_serve = {k: v for k, v in values.items() if k in serve_keys}
+    file_config = {k: v for k, v in values.items() if k not in serve_keys}
+    problems: list[str] = []
+    options: ServeOptions | None = None
+    config: ToolCallConfig | None = None
+    try:
+        options = ServeOptions(**_merge(file_serve, flag_values(args, ServeOptions)))
+    except ValidationError as e:
+        problems.append(_describe(e, ""))
+    try:
+        config = ToolCallConfig(**_merge(file_config, flag_values(args, ToolCallConfig)))
+    except ValidationError as e:
+        problems.append(_describe(e, ""))
+    except ValueError as e:  # an unknown dialect is reported by the registry, naming the dialects
+        problems.append(f"dialect: {e}")
+    if options is None or config is None:
+        raise ConfigError("\n".join(problems))
+    return options, config
+
+
+def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
+    """The ASGI app to serve: the middleware over the proxy, or over the demo model."""
+    from .asgi import ToolCallMiddleware
+
+    if options.upstream:
+        from .proxy import ProxyApp
+
+        return ToolCallMiddleware(
+            ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout), config
+        )
+    from .demo import DemoApp
+
+    dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
+    return ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+
+
+def add_serve_command(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve the middleware in front of --upstream URL (or in front of the built-in demo model)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    p.add_argument("--config", metavar="FILE", help="a JSON or TOML file of options (flags override it)")
+    add_model_flags(p, ServeOptions, "server")
+    add_model_flags(p, ToolCallConfig, "middleware (ToolCallConfig)")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        options, config = resolve(args)
+    except ConfigError as e:
+        print(f"toolcall-middleware serve: invalid configuration:\n{e}", file=sys.stderr)
+        return 2
+    try:
+        import uvicorn
+
+        app = build_app(options, config)
+    except ImportError as e:
+        print(f"toolcall-middleware serve: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}", file=sys.stderr)
+        return 2
+    what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
+    print(
+        f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on http://{options.host}:{options.port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
+    own_headers = not options.upstream
+    uvicorn.run(
+        app,
+        host=options.host,
+        port=options.port,
+        log_level=options.log_level,
+        lifespan="on",
+        server_header=own_headers,
+        date_header=own_headers,
+    )
+    return 0
+
+
+__all__ = ["ConfigError", "ServeOptions", "add_serve_command", "build_app", "cmd_serve", "resolve"]
