@@ -855,3 +855,22 @@ def test_several_choices_pass_through_untouched() -> None:
         }
     ).encode()
     assert exchange.passthrough and exchange.feed(body) + exchange.close() == body
+
+
+def test_a_model_no_pattern_knows_is_shown_the_hermes_manifest_and_read_back_by_auto() -> None:
+    # No `dialect`, a served name no pattern matches: the request still gets a manifest (not a 500)
+    # and the raw `<tool_call>` answer is read by `auto`.
+    seen: list[bytes] = []
+    answer = chat_answer(RAW_CALL)
+    app = scripted([start(200, json_headers(answer)), body(answer)], seen=seen)
+    req = json.loads(chat_request())
+    req["model"] = "in-house-model-v7"
+    receive = Receive([request(json.dumps(req).encode())])
+    send = Recorder()
+    call(ToolCallMiddleware(app), scope(), receive, send)
+    assert send.status == 200
+    forwarded = json.loads(seen[0])
+    assert "tools" not in forwarded and "<tool_call>" in json.dumps(forwarded["messages"])
+    message = send.json()["choices"][0]["message"]
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}

@@ -130,7 +130,7 @@ class Exchange:
         if self.api == "completions":
             return None
         rewrite = rewrite_chat_request if self.api == "chat" else rewrite_responses_request
-        result = rewrite(body, dialect=dialect, forward_tools=self.settings.forward_tools)
+        result = rewrite(body, dialect=request_dialect(dialect), forward_tools=self.settings.forward_tools)
         self.report.dropped_tool_types = list(result.tools.dropped)
         self.report.echoed_function_calls = result.calls_flattened
         if not result.changed:
@@ -258,6 +258,13 @@ class Exchange:
         if body is None:
             self._passthrough = True
         return raw if body is None else body
+
+
+def request_dialect(dialect: str) -> str:
+    """The format the request asks the model to write. `auto` is a way of reading, not a format:
+    a model no pattern knows is shown the hermes manifest (`<tool_call>{…}</tool_call>`, the
+    format most open models are trained on), which `auto` reads back like any other it detects."""
+    return "hermes" if dialect == "auto" else dialect
 
 
 _ROUTES = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "completions": "/v1/completions"}
