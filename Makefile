@@ -25,3 +25,4 @@ test: $(BIN)/toolcall-middleware
 bench: $(BIN)/toolcall-middleware
 	$(BIN)/python benchmarks/parse_throughput.py
 	$(BIN)/python benchmarks/middleware_overhead.py
+	$(BIN)/python benchmarks/wsgi_overhead.py

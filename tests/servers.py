@@ -54,3 +54,15 @@ def uvicorn(app: str) -> tuple[list[str], int]:
     port = free_port()
     command = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)]
     return [*command, "--log-level", "warning"], port
+
+
+def gunicorn(app: str, *, threads: int = 4) -> tuple[list[str], int]:
+    """A WSGI app under gunicorn's threaded worker (the sync worker cuts long streams at its timeout)."""
+    port = free_port()
+    command = [sys.executable, "-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--threads", str(threads)]
+    return [*command, "--workers", "1", "--log-level", "warning"], port
+
+
+def hypercorn(app: str) -> tuple[list[str], int]:
+    port = free_port()
+    return [sys.executable, "-m", "hypercorn", app, "--bind", f"127.0.0.1:{port}", "--log-level", "warning"], port

@@ -23,11 +23,15 @@ from .core.events import (
     TruncatedCall,
 )
 from .core.parser import StreamParser, parse
+from .core.request import BadRequest
 from .core.result import ParseResult, ToolCall, merge_events
+from .exchange import ToolCallExchange
+from .wsgi import ToolCallWSGIMiddleware
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BadRequest",
     "Event",
     "ParseResult",
     "ReasoningDelta",
@@ -37,8 +41,10 @@ __all__ = [
     "ToolCallConfig",
     "ToolCallDelta",
     "ToolCallEnd",
+    "ToolCallExchange",
     "ToolCallMiddleware",
     "ToolCallStart",
+    "ToolCallWSGIMiddleware",
     "TruncatedCall",
     "UnknownDialectError",
     "__version__",

@@ -5,9 +5,10 @@ app.add_middleware(ToolCallMiddleware, dialect="qwen3_coder")   # Starlette / Fa
 app = ToolCallMiddleware(app, dialect="kimi_k2")                 # any ASGI app
 ```
 
-It moves bytes only; the work is `core.pipeline.Exchange`. Per request: the body is read whole
-(a disconnect ends the request; an oversized body is replayed unchanged), rewritten and replayed
-once, then `receive` is the server's own again, so the app still sees `http.disconnect`.
+It moves bytes only; the decisions are `ToolCallExchange`'s (shared with the WSGI middleware).
+Per request: the body is read whole (a disconnect ends the request; an oversized body is replayed
+unchanged), rewritten and replayed once, then `receive` is the server's own again, so the app
+still sees `http.disconnect`.
 `http.response.start` is held until the first body tells what to do; streamed rewrites drop
 `Content-Length`, buffered ones recompute it, and a buffered body that turns out not to be ours
 goes out as the app sent it, head and messages. Everything else is forwarded in order, untouched.
@@ -15,14 +16,13 @@ goes out as the app sent it, head and messages. Everything else is forwarded in 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from .config import ToolCallConfig
 from .core.http import header, without
-from .core.pipeline import Exchange, Settings, bad_request_body
 from .core.request import BadRequest
+from .exchange import ToolCallExchange, settings_from
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -30,25 +30,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-logger = logging.getLogger("toolcall_middleware")
-
-
-def settings_from(config: ToolCallConfig) -> Settings:
-    return Settings(
-        dialect_for=config.dialect_for,
-        generation_prompt=config.generation_prompt,
-        thinking=config.thinking,
-        forward_tools=config.forward_tools,
-        strict=config.strict,
-        repair=config.repair,
-        reasoning_field=config.reasoning_field,
-        responses_reasoning=config.responses_reasoning,
-        profiles=frozenset(config.profiles),
-        max_response_bytes=config.limits.max_response_bytes,
-        max_sse_event_bytes=config.limits.max_sse_event_bytes,
-        max_calls=config.limits.max_calls,
-        max_call_bytes=config.limits.max_call_bytes,
-    )
+__all__ = ["ToolCallMiddleware", "settings_from"]
 
 
 class ToolCallMiddleware:
@@ -63,9 +45,9 @@ class ToolCallMiddleware:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        api = self.config.route_kind(scope.get("path", ""))
         coding = header(scope.get("headers") or [], b"content-encoding")
-        if api is None or (coding is not None and coding.strip().lower() not in (b"", b"identity")):
+        api = ToolCallExchange.route(self.config, "POST", scope.get("path", ""), coding)
+        if api is None:
             await self.app(scope, receive, send)
             return
         await _Request(self, api, scope, receive, send).run()
@@ -79,7 +61,7 @@ class _Request:
         self.scope = scope
         self.receive = receive
         self.send = send
-        self.exchange = Exchange(api, mw._settings)
+        self.exchange = ToolCallExchange(mw.config, api, mw._settings)
         self.start: Message | None = None  # the head, held until the first body says what to do
         self.original: Message | None = None  # the head as the app sent it
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
@@ -90,25 +72,20 @@ class _Request:
         if chunks is None:
             return  # the client left before the body was complete: nothing to answer
         scope = self.scope
-        raw = b"".join(chunks)
-        # A body that ended in the message that crossed the limit is whole, but still over it.
-        if complete and len(raw) <= self.mw.config.limits.max_request_bytes:
-            try:
-                new = self.exchange.rewrite_request(raw)
-            except BadRequest as error:
-                await self._send_error(400, bad_request_body(error))
-                return
-            if new is not None:
-                chunks = [new]
-                headers = without(scope.get("headers") or [], b"content-length", b"transfer-encoding")
-                scope = dict(scope)
-                scope["headers"] = [*headers, (b"content-length", str(len(new)).encode())]
-        else:
-            self.exchange.report.notes.append("request body over the limit: forwarded unchanged")
+        try:
+            new = self.exchange.rewrite_request(b"".join(chunks), complete=complete)
+        except BadRequest as error:
+            await self._send_error(*ToolCallExchange.error_response(error))
+            return
+        if new is not None:
+            chunks = [new]
+            headers = without(scope.get("headers") or [], b"content-length", b"transfer-encoding")
+            scope = dict(scope)
+            scope["headers"] = [*headers, (b"content-length", str(len(new)).encode())]
         try:
             await self.mw.app(scope, self._replay(chunks, complete), self._send)
         finally:
-            self._report()
+            self.exchange.report()
 
     async def _read_body(self) -> tuple[list[bytes] | None, bool]:
         limit = self.mw.config.limits.max_request_bytes
@@ -160,10 +137,8 @@ class _Request:
         ex = self.exchange
         if self.state == "buffer":
             self.held.append(message)
-        try:
-            out = ex.feed(body) + (b"" if more else ex.close())
-        except Exception:  # a bug of ours must not take the answer down: the rest passes through
-            logger.exception("toolcall-middleware: rewriting failed; passing the response through")
+        out = ex.transform(body, end=not more)
+        if out is None:  # a bug of ours (logged) must not take the answer down: the rest passes through
             if self.state == "buffer":
                 await self._give_back()
                 return
@@ -215,11 +190,9 @@ class _Request:
         status = int(self.start["status"])
         headers = list(self.start.get("headers") or [])
         new_headers = self.exchange.start(method, status, headers)
-        if self.exchange.passthrough:
-            self.state = "pass"
-            return
-        self.start = {**self.start, "headers": new_headers}
-        self.state = "buffer" if self.exchange.buffered else "stream"
+        self.state = self.exchange.mode
+        if self.state != "pass":
+            self.start = {**self.start, "headers": new_headers}
 
     async def _flush_start(self, *, length: int | None = None, status: int | None = None) -> None:
         if self.start is None:
@@ -237,24 +210,6 @@ class _Request:
         for message in held:  # what the app sent between its head and its final body, in order
             await self.send(message)
 
-    async def _send_error(self, status: int, body: bytes) -> None:
-        await self.send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-            }
-        )
+    async def _send_error(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
         await self.send({"type": "http.response.body", "body": body, "more_body": False})
-
-    def _report(self) -> None:
-        if not self.exchange.report.dialect:
-            return  # the body was no JSON request object of ours: no exchange to report
-        record = self.exchange.report.as_dict()
-        logger.info("toolcall-middleware exchange %s", record)
-        callback = self.mw.config.on_report
-        if callback is not None:
-            try:
-                callback(record)
-            except Exception:  # telemetry must never break a response
-                logger.exception("toolcall-middleware: on_report callback failed")

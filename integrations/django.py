@@ -1,0 +1,185 @@
+"""Django: a `MIDDLEWARE` entry, or a wrapper around the project's WSGI or ASGI application.
+
+```python
+# settings.py: one line in MIDDLEWARE (after GZipMiddleware, so gzip wraps the rewritten body)
+MIDDLEWARE = [..., "toolcall_middleware.integrations.django.ToolCallDjangoMiddleware"]
+TOOLCALL_MIDDLEWARE = {"dialect": "hermes"}          # ToolCallConfig fields
+
+# or, instead, around the whole project (wsgi.py / asgi.py)
+application = wrap_wsgi(get_wsgi_application(), dialect="hermes")
+application = wrap_asgi(get_asgi_application(), dialect="hermes")
+```
+
+The middleware works sync and async. It rewrites the request body where Django keeps it (the
+cached `request.body` and the stream views read), so `request.body`, `request.read()` and
+`json.loads(request.body)` all see the rewritten request. A JSON response is rewritten whole; a
+streaming response stays streaming and keeps its kind (`is_async`): an async iterator is wrapped
+by an async generator, a sync one by a sync generator, so Django never falls back to consuming
+the stream into a list.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from toolcall_middleware import (
+    BadRequest,
+    ToolCallConfig,
+    ToolCallExchange,
+    ToolCallMiddleware,
+    ToolCallWSGIMiddleware,
+)
+
+from ._extras import require
+
+
+def wrap_wsgi(application: Any, config: ToolCallConfig | None = None, **options: Any) -> ToolCallWSGIMiddleware:
+    """The project's WSGI application (`get_wsgi_application()`) behind the WSGI middleware."""
+    return ToolCallWSGIMiddleware(application, config, **options)
+
+
+def wrap_asgi(application: Any, config: ToolCallConfig | None = None, **options: Any) -> ToolCallMiddleware:
+    """The project's ASGI application (`get_asgi_application()`) behind the ASGI middleware."""
+    return ToolCallMiddleware(application, config, **options)
+
+
+class ToolCallDjangoMiddleware:
+    """A Django middleware; its options are the `TOOLCALL_MIDDLEWARE` setting (a dict of
+    `ToolCallConfig` fields, or a `ToolCallConfig`)."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        require("django", "django")
+        from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+        from django.conf import settings
+
+        self.get_response = get_response
+        options = getattr(settings, "TOOLCALL_MIDDLEWARE", None) or {}
+        self.config = options if isinstance(options, ToolCallConfig) else ToolCallConfig(**options)
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: Any) -> Any:
+        if self.async_mode:
+            return self.__acall__(request)
+        exchange, answer = self._request(request)
+        if answer is not None:
+            return answer
+        response = self.get_response(request)
+        return response if exchange is None else self._response(exchange, request, response)
+
+    async def __acall__(self, request: Any) -> Any:
+        exchange, answer = self._request(request)  # the body is already read whole under ASGI
+        if answer is not None:
+            return answer
+        response = await self.get_response(request)
+        return response if exchange is None else self._response(exchange, request, response)
+
+    # -- request -------------------------------------------------------------------------------
+
+    def _request(self, request: Any) -> tuple[ToolCallExchange | None, Any]:
+        """The exchange for a request of ours (None: not ours), or a response that answers it now."""
+        from django.core.exceptions import RequestDataTooBig
+        from django.http import HttpResponse
+
+        meta = request.META
+        api = ToolCallExchange.route(self.config, request.method or "", request.path, meta.get("HTTP_CONTENT_ENCODING"))
+        if api is None:
+            return None, None
+        exchange = ToolCallExchange(self.config, api)
+        declared = str(meta.get("CONTENT_LENGTH") or "0").strip()
+        if not declared.isdigit() or int(declared) > self.config.limits.max_request_bytes:
+            exchange.rewrite_request(b"", complete=False)  # too large to hold: left to the view
+            return exchange, None
+        try:
+            raw = request.body
+        except RequestDataTooBig:
+            exchange.rewrite_request(b"", complete=False)  # Django's own limit: the view answers it
+            return exchange, None
+        try:
+            new = exchange.rewrite_request(raw)
+        except BadRequest as error:
+            status, _, body = ToolCallExchange.error_response(error)
+            return None, HttpResponse(body, status=status, content_type="application/json")
+        if new is not None:
+            # Where Django keeps a body once read: `request.body` is `_body`; `read()`, `readline()`
+            # and the upload parsers read `_stream`; the length is checked against CONTENT_LENGTH.
+            request._body = new
+            request._stream = io.BytesIO(new)
+            meta["CONTENT_LENGTH"] = str(len(new))
+        return exchange, None
+
+    # -- response ------------------------------------------------------------------------------
+
+    def _response(self, exchange: ToolCallExchange, request: Any, response: Any) -> Any:
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.items()]
+        new = exchange.start(request.method or "POST", response.status_code, headers)
+        if exchange.mode == "buffer" and response.streaming:
+            exchange.mode = "pass"  # a JSON body sent as a stream: its head is out before its end
+            exchange.note("a streamed JSON response: passed through")
+        if exchange.mode == "pass":
+            exchange.report()
+            return response
+        if exchange.mode == "buffer":
+            out = exchange.transform(response.content, end=True)
+            exchange.report()
+            if out is None or exchange.passthrough:
+                return response  # not an answer, or our failure (logged): the app's response as it was
+            _drop_headers(response, headers, new)
+            response.content = out
+            response["Content-Length"] = str(len(out))
+            if exchange.status is not None:
+                response.status_code = exchange.status
+            return response
+        _drop_headers(response, headers, new)
+        if response.is_async:
+            response.streaming_content = _stream_async(exchange, response.streaming_content)
+        else:
+            response.streaming_content = _stream_sync(exchange, response.streaming_content)
+        return response
+
+
+def _drop_headers(response: Any, old: list[tuple[bytes, bytes]], new: list[tuple[bytes, bytes]]) -> None:
+    """Remove what the rewrite invalidates (Content-Length, ETag, Content-Encoding once decoded)."""
+    kept = {k.lower() for k, _ in new}
+    for name in {k.decode("latin-1") for k, _ in old if k.lower() not in kept}:
+        del response[name]
+
+
+def _stream_sync(exchange: ToolCallExchange, content: Iterator[bytes]) -> Iterator[bytes]:
+    passing = False
+    try:
+        for chunk in content:
+            out = chunk if passing else exchange.transform(chunk)
+            if out is None:  # our failure (logged): the rest passes through as the view wrote it
+                passing, out = True, chunk
+            yield out  # b"" while text is held back: the WSGI server's block boundary
+        if not passing:
+            yield exchange.transform(b"", end=True) or b""
+    finally:
+        exchange.report()
+
+
+async def _stream_async(exchange: ToolCallExchange, content: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    passing = False
+    try:
+        async for chunk in content:
+            out = chunk if passing else exchange.transform(chunk)
+            if out is None:
+                passing, out = True, chunk
+            if out:
+                yield out
+        if not passing:
+            tail = exchange.transform(b"", end=True)
+            if tail:
+                yield tail
+    finally:
+        exchange.report()
+
+
+__all__ = ["ToolCallDjangoMiddleware", "wrap_asgi", "wrap_wsgi"]

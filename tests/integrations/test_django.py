@@ -1,0 +1,162 @@
+"""Django's `MIDDLEWARE` entry under Django's own test clients: `Client` (sync) and `AsyncClient`
+(async), whole and streamed; the view reads the rewritten request through `request.body` and
+`request.read()`; a streaming response keeps its kind (`is_async`); a bad request is a 400; what
+is not ours passes through. The whole-application wrappers run under real servers (test_served)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import django
+import pytest
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "examples.django_project.settings")
+django.setup()
+
+from django.http import HttpRequest, JsonResponse, StreamingHttpResponse  # noqa: E402
+from django.test import AsyncClient, Client, override_settings  # noqa: E402
+from django.urls import path  # noqa: E402
+from django.views.decorators.csrf import csrf_exempt  # noqa: E402
+from toolcall_middleware.integrations.django import ToolCallDjangoMiddleware, wrap_asgi, wrap_wsgi  # noqa: E402
+
+from examples.django_project import urls as example_urls  # noqa: E402
+from examples.raw_wire import chat_events  # noqa: E402
+
+from .inproc import chat_request, check_chat, check_responses, responses_request  # noqa: E402
+
+SEEN: list[dict[str, Any]] = []
+
+
+@csrf_exempt
+def echo(request: HttpRequest) -> JsonResponse:
+    """What a view reads of the request, every way Django offers."""
+    body = request.body
+    SEEN.append({"body": body, "read": request.read(), "length": request.META["CONTENT_LENGTH"]})
+    return JsonResponse({"ok": True})
+
+
+@csrf_exempt
+async def async_stream(request: HttpRequest) -> StreamingHttpResponse:
+    body = json.loads(request.body)
+
+    async def events() -> AsyncIterator[str]:
+        for event in chat_events(body, "django-async"):
+            await asyncio.sleep(0)
+            yield event
+
+    return StreamingHttpResponse(events(), content_type="text/event-stream")
+
+
+urlpatterns = [
+    *example_urls.urlpatterns,
+    path("echo/v1/chat/completions", echo),
+    path("async/v1/chat/completions", async_stream),
+]
+HERE = override_settings(
+    ROOT_URLCONF=__name__,
+    TOOLCALL_MIDDLEWARE={"dialect": "hermes", "route_prefixes": ["", "/echo", "/async"]},
+)
+
+
+def post(client: Client, url: str, body: Any) -> Any:
+    data = body if isinstance(body, bytes) else json.dumps(body)
+    return client.post(url, data=data, content_type="application/json")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_chat_under_the_sync_client(stream: bool) -> None:
+    response = post(Client(), "/v1/chat/completions", chat_request(stream=stream))
+    assert response.status_code == 200
+    if stream:
+        assert response.streaming and not response.is_async and not response.has_header("Content-Length")
+        body = b"".join(response.streaming_content)
+    else:
+        body = response.content
+        assert response["Content-Length"] == str(len(body))
+    check_chat(body, stream=stream)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_responses_under_the_sync_client(stream: bool) -> None:
+    response = post(Client(), "/v1/responses", responses_request(stream=stream))
+    body = b"".join(response.streaming_content) if stream else response.content
+    check_responses(body, stream=stream)
+
+
+@pytest.mark.parametrize("view", ["/v1/chat/completions", "/async/v1/chat/completions"], ids=["sync", "async"])
+def test_a_stream_under_the_async_client_keeps_its_kind(view: str) -> None:
+    async def run() -> tuple[bool, bytes]:
+        response = await AsyncClient().post(view, data=chat_request(stream=True), content_type="application/json")
+        assert response.streaming
+        if response.is_async:
+            chunks = [chunk async for chunk in response.streaming_content]
+        else:
+            chunks = list(response.streaming_content)
+        assert len(chunks) > 10  # still a stream, not one gathered body
+        return response.is_async, b"".join(chunks)
+
+    with HERE:
+        is_async, body = asyncio.run(run())
+    assert is_async == (view.startswith("/async"))  # the view's kind, untouched by the middleware
+    check_chat(body, stream=True)
+
+
+def test_whole_chat_under_the_async_client() -> None:
+    async def run() -> bytes:
+        data = chat_request(stream=False)
+        response = await AsyncClient().post("/v1/chat/completions", data=data, content_type="application/json")
+        return bytes(response.content)
+
+    check_chat(asyncio.run(run()), stream=False)
+
+
+def test_the_view_reads_the_rewritten_request() -> None:
+    SEEN.clear()
+    original = json.dumps(chat_request(stream=False)).encode()
+    with HERE:
+        post(Client(), "/echo/v1/chat/completions", original)
+    (seen,) = SEEN
+    body = json.loads(seen["body"])
+    assert seen["body"] != original and "tools" not in body and "get_weather" in body["messages"][0]["content"]
+    assert seen["read"] == seen["body"] and seen["length"] == str(len(seen["body"]))
+
+
+def test_a_malformed_request_is_a_400_naming_the_field() -> None:
+    response = post(Client(), "/v1/chat/completions", {**chat_request(stream=False), "tools": "nope"})
+    assert response.status_code == 400 and response.json()["error"]["param"] == "tools"
+
+
+def test_what_is_not_ours_passes_through() -> None:
+    client = Client()
+    assert client.get("/").content == b"a raw-output model endpoint"
+    response = client.get("/v1/chat/completions")  # the view's own 405
+    assert response.status_code == 405
+    SEEN.clear()
+    with HERE:
+        post(client, "/echo/v1/chat/completions", b"not json")
+    assert SEEN[0]["body"] == b"not json"
+
+
+def test_the_middleware_declares_both_modes() -> None:
+    async def get_response(request: Any) -> Any:
+        return None
+
+    assert ToolCallDjangoMiddleware.sync_capable and ToolCallDjangoMiddleware.async_capable
+    assert asyncio.iscoroutinefunction(ToolCallDjangoMiddleware(get_response))
+    assert not asyncio.iscoroutinefunction(ToolCallDjangoMiddleware(lambda request: None))
+
+
+def test_the_wrappers_take_config_options() -> None:
+    assert wrap_wsgi(lambda e, s: [], dialect="kimi_k2").config.dialect == "kimi_k2"
+    assert wrap_asgi(lambda s, r, se: None, strict=True).config.strict  # type: ignore[arg-type,return-value]
+
+
+def test_a_missing_django_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "django", None)
+    with pytest.raises(ImportError, match=r"pip install 'toolcall-middleware\[django\]'"):
+        ToolCallDjangoMiddleware(lambda request: None)

@@ -1,0 +1,58 @@
+"""`toolcall_middleware.integrations` is importable both from the built wheel and from this
+checkout (an editable install or a plain source tree), and both find the same modules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+MODULES = ["flask", "django", "quart"]
+PROBE = (
+    "import sys; sys.path.insert(0, sys.argv[1]) if len(sys.argv) > 1 else None\n"
+    "import toolcall_middleware.integrations.flask as f, toolcall_middleware.integrations.django as d, "
+    "toolcall_middleware.integrations.quart as q\n"
+    "print(f.__file__); print(d.__file__); print(q.__file__)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("toolcall_middleware-*.whl")
+    return built
+
+
+def test_the_wheel_ships_the_integrations_inside_the_package(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for module in ["__init__", "_extras", *MODULES]:
+        assert f"toolcall_middleware/integrations/{module}.py" in names
+    assert "toolcall_middleware/integrations.py" not in names  # the checkout's stand-in stays out
+    assert not [n for n in names if n.startswith("integrations/")]
+
+
+def test_the_integrations_import_from_the_unpacked_wheel(wheel: Path, tmp_path: Path) -> None:
+    zipfile.ZipFile(wheel).extractall(tmp_path)
+    found = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path)], cwd=tmp_path, check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert [Path(f).relative_to(tmp_path).as_posix() for f in found] == [
+        f"toolcall_middleware/integrations/{m}.py" for m in MODULES
+    ]
+
+
+def test_the_integrations_import_in_this_environment(tmp_path: Path) -> None:
+    """From another directory, so only the installed (editable) package can answer."""
+    found = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=tmp_path, check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert found == [str(ROOT / "integrations" / f"{m}.py") for m in MODULES]

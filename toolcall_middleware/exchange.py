@@ -1,0 +1,144 @@
+"""`ToolCallExchange`: one request and its response under a `ToolCallConfig`, sans-IO.
+
+The ASGI and WSGI middlewares, and a framework's own middleware (Django's `MIDDLEWARE`), make
+the same decisions through it, so they cannot drift apart: which requests are ours, the request
+rewrite (or a 400), whether a response streams, is buffered whole or passes through, the bytes
+out and the telemetry record. It moves no bytes itself.
+
+```python
+api = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)   # None: not ours
+ex = ToolCallExchange(config, api)
+body = ex.rewrite_request(raw)            # None: forward unchanged; raises BadRequest -> ex.error_response
+headers = ex.start("POST", 200, headers)  # then ex.mode: "pass", "buffer" or "stream"
+out = ex.transform(chunk) ... ex.transform(b"", end=True)   # None: our bug, logged: pass the rest
+ex.report()
+```
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from .config import ToolCallConfig
+from .core.http import Headers
+from .core.pipeline import Api, Exchange, Settings, bad_request_body
+from .core.request import BadRequest
+
+logger = logging.getLogger("toolcall_middleware")
+
+Mode = Literal["pass", "buffer", "stream"]
+
+
+def settings_from(config: ToolCallConfig) -> Settings:
+    """What the sans-IO pipeline needs of a configuration (build it once per middleware)."""
+    return Settings(
+        dialect_for=config.dialect_for,
+        generation_prompt=config.generation_prompt,
+        thinking=config.thinking,
+        forward_tools=config.forward_tools,
+        strict=config.strict,
+        repair=config.repair,
+        reasoning_field=config.reasoning_field,
+        responses_reasoning=config.responses_reasoning,
+        profiles=frozenset(config.profiles),
+        max_response_bytes=config.limits.max_response_bytes,
+        max_sse_event_bytes=config.limits.max_sse_event_bytes,
+        max_calls=config.limits.max_calls,
+        max_call_bytes=config.limits.max_call_bytes,
+    )
+
+
+class ToolCallExchange:
+    """One request and its response; per request, never shared between requests."""
+
+    def __init__(self, config: ToolCallConfig, api: Api, settings: Settings | None = None) -> None:
+        self.config = config
+        self.pipeline = Exchange(api, settings if settings is not None else settings_from(config))
+        self.mode: Mode = "pass"
+        self._reported = False
+
+    @staticmethod
+    def route(config: ToolCallConfig, method: str, path: str, content_encoding: bytes | str | None) -> Api | None:
+        """The API of a request the middleware rewrites, or None to leave the request alone
+        (another method or path, or a compressed request body)."""
+        if method.upper() != "POST":
+            return None
+        if content_encoding is not None:
+            coding = content_encoding.decode("latin-1") if isinstance(content_encoding, bytes) else content_encoding
+            if coding.strip().lower() not in ("", "identity"):
+                return None
+        return config.route_kind(path)
+
+    # -- request -------------------------------------------------------------------------------
+
+    def rewrite_request(self, raw: bytes, *, complete: bool = True) -> bytes | None:
+        """The body to forward instead of `raw`, or None to forward `raw` unchanged.
+
+        `complete` is False when the body was not read to its end (over the size limit, or cut
+        short): it is never rewritten. Raises `BadRequest` for a malformed request of ours.
+        """
+        # A body that ended in the read that crossed the limit is whole, but still over it.
+        if complete and len(raw) <= self.config.limits.max_request_bytes:
+            return self.pipeline.rewrite_request(raw)
+        self.pipeline.report.notes.append("request body over the limit: forwarded unchanged")
+        return None
+
+    @staticmethod
+    def error_response(error: BadRequest) -> tuple[int, Headers, bytes]:
+        """The OpenAI-style 400 that answers a malformed request: status, headers, body."""
+        body = bad_request_body(error)
+        return 400, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
+
+    # -- response ------------------------------------------------------------------------------
+
+    def start(self, method: str, status: int, headers: Headers) -> Headers:
+        """Decide from the response head (sets `mode`); the headers to send when the body is known."""
+        new = self.pipeline.start(method, status, headers)
+        if self.pipeline.passthrough:
+            self.mode = "pass"
+            return headers
+        self.mode = "buffer" if self.pipeline.buffered else "stream"
+        return new
+
+    def transform(self, data: bytes, *, end: bool = False) -> bytes | None:
+        """The bytes for the client for one piece of the body (`end`: the last one).
+
+        `None` means rewriting failed on a bug of ours: it is logged, and the caller passes the
+        rest through (a buffered body: the original head and bytes) rather than fail the answer.
+        """
+        try:
+            return self.pipeline.feed(data) + (self.pipeline.close() if end else b"")
+        except Exception:
+            logger.exception("toolcall-middleware: rewriting failed; passing the response through")
+            return None
+
+    @property
+    def passthrough(self) -> bool:
+        """Not ours (decided at `start`, or later: a buffered body that is no answer, over its cap)."""
+        return self.pipeline.passthrough
+
+    @property
+    def status(self) -> int | None:
+        """A new status for a buffered body, decided when it ends (500 when a call broke the rules)."""
+        return self.pipeline.status
+
+    def note(self, text: str) -> None:
+        self.pipeline.report.notes.append(text)
+
+    def report(self) -> None:
+        """Log the exchange's telemetry and hand it to `on_report`, once."""
+        if self._reported or not self.pipeline.report.dialect:
+            return  # no JSON request object of ours: no exchange to report
+        self._reported = True
+        record = self.pipeline.report.as_dict()
+        logger.info("toolcall-middleware exchange %s", record)
+        callback = self.config.on_report
+        if callback is not None:
+            try:
+                callback(record)
+            except Exception:  # telemetry must never break a response
+                logger.exception("toolcall-middleware: on_report callback failed")
+
+
+__all__ = ["BadRequest", "Mode", "ToolCallExchange", "settings_from"]
