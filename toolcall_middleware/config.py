@@ -59,6 +59,9 @@ class ToolCallConfig(BaseModel):
     forward_tools: bool = Field(False, description="the backend takes `tools` itself: forward them, don't inject")
     strict: bool = Field(False, description="validate every call against its schema, as if each tool were strict")
     repair: bool = Field(True, description="one safe repair pass on broken JSON arguments (never on truncation)")
+    arguments_streaming: Literal["whole", "incremental"] = Field(
+        "whole", description="'incremental': stream a call's argument fragments as the model writes them"
+    )
     reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
     responses_reasoning: bool = Field(True, description="emit reasoning items in Responses output")
     profiles: frozenset[Profile] = Field(frozenset(), description="compatibility profiles to switch on")

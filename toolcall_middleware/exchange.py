@@ -39,6 +39,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         forward_tools=config.forward_tools,
         strict=config.strict,
         repair=config.repair,
+        arguments_streaming=config.arguments_streaming,
         reasoning_field=config.reasoning_field,
         responses_reasoning=config.responses_reasoning,
         profiles=frozenset(config.profiles),

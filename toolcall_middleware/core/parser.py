@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from .dialects import ParseContext, resolve
 from .dialects.base import repairing
@@ -32,6 +32,9 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | Mapping[str, Any] | None) 
     return schemas
 
 
+ArgumentsStreaming = Literal["whole", "incremental"]
+
+
 class StreamParser:
     """Incremental parser: `feed(delta)` returns events at once, `close()` the rest.
 
@@ -40,6 +43,17 @@ class StreamParser:
     events = p.feed('<tool_call>{"name": "f", ') + p.feed('"arguments": {}}</tool_call>') + p.close()
     ```
     Any split of the same text gives the same merged events as `parse()`.
+
+    `arguments_streaming="whole"` (the default) emits each call when its closing marker arrives.
+    With `"incremental"` the dialects that support it (`INCREMENTAL_DIALECTS`) emit a call's
+    `ToolCallStart` once its name is known and `ToolCallDelta`s as its argument text becomes
+    certain: JSON formats stream the model's own text of the arguments object (so the final
+    arguments are that text, not a re-dump), parameter-tagged formats one typed member per
+    completed parameter. The merged events are those of whole mode (arguments equal as JSON),
+    except for a call whose final arguments would differ from what was streamed (a repaired
+    body, a repeated key) or that breaks after its start: it is left without its `ToolCallEnd`,
+    and a broken call's text follows as content as in whole mode; `PolicyFilter(streaming=
+    "incremental")` fails the response on such a call.
     """
 
     def __init__(
@@ -51,12 +65,17 @@ class StreamParser:
         generation_prompt: str | None = None,
         thinking: bool | None = None,
         repair: bool = False,
+        arguments_streaming: ArgumentsStreaming = "whole",
     ) -> None:
+        if arguments_streaming not in ("whole", "incremental"):
+            raise ValueError(f"arguments_streaming must be 'whole' or 'incremental', not {arguments_streaming!r}")
         self.dialect = resolve(dialect, model)
         # Opt-in: one safe repair pass on a call body that is almost JSON (trailing commas,
         # single quotes, Python literals), never on a cut-off one; without it such a body is text.
         self._repair = repair_arguments if repair else None
-        self.context = ParseContext(tools=tool_schemas(tools), model=model)
+        self.context = ParseContext(
+            tools=tool_schemas(tools), model=model, incremental=arguments_streaming == "incremental"
+        )
         self._tools = self.dialect.machine(self.context)
         self._splitter: ReasoningSplitter | None = None
         self._reasoning_channel: ReasoningSplitter | None = None

@@ -51,6 +51,7 @@ class Settings:
     forward_tools: bool = False
     strict: bool = False
     repair: bool = True
+    arguments_streaming: Literal["whole", "incremental"] = "whole"
     reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
     responses_reasoning: bool = True
     profiles: frozenset[str] = frozenset()
@@ -284,6 +285,7 @@ class _Stream:
         self.ex = exchange
         settings, request = exchange.settings, exchange.request
         self.reader = reader_for(_upstream_kind(exchange.api), stream=stream)
+        streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
         self.parser = StreamParser(
             exchange.report.dialect,
             model=exchange.report.model,
@@ -291,6 +293,7 @@ class _Stream:
             generation_prompt=settings.generation_prompt,
             thinking=settings.thinking,
             repair=settings.repair,
+            arguments_streaming=streaming,
         )
         self.policy = PolicyFilter(
             request.get("tools") or request.get("functions"),
@@ -298,6 +301,7 @@ class _Stream:
             request.get("parallel_tool_calls"),
             strict=settings.strict,
             repair=settings.repair,
+            streaming=streaming,
             limits=PolicyLimits(max_calls=settings.max_calls, max_arguments_bytes=settings.max_call_bytes),
         )
         self.legacy = "functions" in request and "tools" not in request

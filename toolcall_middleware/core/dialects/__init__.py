@@ -31,6 +31,15 @@ _MODULES = (
 )
 
 
+# The dialects that stream a call's arguments as they arrive with
+# `StreamParser(arguments_streaming="incremental")` (see `base.Block.take`): the JSON bodies of
+# hermes, kimi_k2 and deepseek V3/V3.1 as the model's own text, the parameter-tagged formats one
+# typed member per completed parameter. The others emit each call whole at its end in either mode.
+INCREMENTAL_DIALECTS = frozenset(
+    {"hermes", "kimi_k2", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2", "seed_oss", "glm45", "glm47"}
+)
+
+
 class UnknownDialectError(ValueError):
     """Neither the dialect name nor the model name selects a registered dialect."""
 
@@ -94,6 +103,7 @@ def resolve(dialect: str | None, model: str | None) -> Dialect:
 
 
 __all__ = [
+    "INCREMENTAL_DIALECTS",
     "Call",
     "Dialect",
     "ParseContext",

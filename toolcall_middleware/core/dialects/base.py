@@ -39,6 +39,7 @@ class ParseContext:
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     model: str | None = None
     next_index: int = 0
+    incremental: bool = False  # blocks that can report `Opened` and `Fragment` items do so
 
     def schema_for(self, tool: str) -> Mapping[str, Any] | None:
         return self.tools.get(tool)
@@ -53,6 +54,29 @@ class ParseContext:
             if isinstance(value, Mapping):
                 return value
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """Incremental streaming: the current call's name is known (its `ToolCallStart` may go out)."""
+
+    name: str
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """Incremental streaming: argument text of the opened call that is now certain.
+
+    The fragments of a call are a prefix of the final `Call.arguments`; a block that cannot know
+    that (repair, schema coercion, a duplicate key) stops sending fragments, and `BlockParser`
+    abandons a call whose final arguments do not continue what was streamed.
+    """
+
+    text: str
+
+
+BlockItem = Call | str | Opened | Fragment
 
 
 class ToolMachine(Protocol):
@@ -87,8 +111,13 @@ class Block(Protocol):
         """Consume text; return what follows the block's end, or `None` while it is still open."""
         ...
 
-    def take(self) -> list[Call | str]:
-        """Calls completed since the last `take`, and raw text of malformed ones (shown as content)."""
+    def take(self) -> Sequence[BlockItem]:
+        """Calls completed since the last `take`, and raw text of malformed ones (shown as content).
+
+        With `ParseContext.incremental`, a block that supports it also reports, in text order,
+        `Opened` when a call's name is known and `Fragment`s of its arguments; the call then ends
+        with its `Call`, or breaks with its raw text (see `BlockParser._take`).
+        """
         ...
 
     def finish(self) -> str | None:
@@ -202,6 +231,7 @@ class BlockParser(PendingTextMachine):
         self._after_call = False  # a call came after `_last`
         self._skip_ws = False
         self._markers: tuple[str, ...] = (*self.openers, FENCE)
+        self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError
@@ -223,6 +253,7 @@ class BlockParser(PendingTextMachine):
             rest = self._block.finish()
             self._take(out)  # what `finish` settled as content
             self._block = None
+            self._live = None  # a call cut off while streaming is left without its end
             if rest:
                 out.append(TruncatedCall(rest))
         if self._held_ws:
@@ -299,8 +330,22 @@ class BlockParser(PendingTextMachine):
     def _take(self, out: list[Event]) -> None:
         assert self._block is not None
         for item in self._block.take():
+            if isinstance(item, Opened):
+                index = self.ctx.next_index
+                self.ctx.next_index += 1
+                self._live = (index, item.name, [])
+                out.append(ToolCallStart(index=index, id=item.id, name=item.name))
+                continue
+            if isinstance(item, Fragment):
+                if self._live is not None and item.text:
+                    self._live[2].append(item.text)
+                    out.append(ToolCallDelta(index=self._live[0], arguments=item.text))
+                continue
             if isinstance(item, str):
-                # A malformed block is text: give back the whitespace dropped before it too.
+                # A malformed block is text: give back the whitespace dropped before it too. A
+                # call that was streaming is abandoned without its end (the policy stage fails
+                # the response: its start already went out).
+                self._live = None
                 text = self._dropped_ws + item
                 out.append(TextDelta(text))
                 self._dropped_ws = ""
@@ -312,7 +357,28 @@ class BlockParser(PendingTextMachine):
             self._dropped_ws = ""
             self._skip_ws = self.strip_around_blocks
             self._after_call = True
-            out.extend(self.emit_call(item))
+            if self._live is None:
+                out.extend(self.emit_call(item))
+            else:
+                out.extend(self._end_live(item))
+
+    def _end_live(self, call: Call) -> list[Event]:
+        """The end of a streamed call: the rest of its arguments, then its end.
+
+        Final arguments that do not continue what was streamed (a repaired body, a duplicate key),
+        or a name the body later overrode, cannot go out silently changed: the call is abandoned
+        without its end.
+        """
+        assert self._live is not None
+        index, name, fragments = self._live
+        self._live = None
+        streamed = "".join(fragments)
+        if call.name != name or not call.arguments.startswith(streamed):
+            return []
+        rest = call.arguments[len(streamed) :]
+        events: list[Event] = [ToolCallDelta(index=index, arguments=rest)] if rest or not streamed else []
+        events.append(ToolCallEnd(index=index, arguments=call.arguments))
+        return events
 
     def emit_call(self, call: Call) -> list[Event]:
         return call_events(self.ctx, call)

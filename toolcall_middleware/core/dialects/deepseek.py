@@ -22,10 +22,12 @@ shared with it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
-from .base import BlockParser, Call, Dialect, dump_arguments, load_object
+from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from .streaming import ObjectText, raw_arguments
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALLS_END = "<｜tool▁calls▁end｜>"
@@ -45,15 +47,18 @@ class Section:
     """
 
     def __init__(self, opener: str) -> None:
-        self._items: list[Call | str] = []
+        self._items: list[BlockItem] = []
         self._dropped = opener  # markers and layout not yet given back as content
         self._opener_pending = True
         self._opener_given = False
         self._made_call = False
 
-    def take(self) -> list[Call | str]:
+    def take(self) -> list[BlockItem]:
         items, self._items = self._items, []
         return items
+
+    def _emit(self, item: BlockItem) -> None:
+        self._items.append(item)
 
     def _call(self, call: Call) -> None:
         self._items.append(call)
@@ -103,8 +108,11 @@ def _unfence(text: str) -> str:
     return s
 
 
-def parse_call(body: str) -> Call | None:
-    """A call from the text between the call tokens, in either the V3 or the V3.1 layout."""
+def parse_call(body: str, raw: str | None = None) -> Call | None:
+    """A call from the text between the call tokens, in either the V3 or the V3.1 layout.
+
+    `raw` is the arguments object's own text, as streamed: kept when it is exactly the arguments.
+    """
     head, sep, rest = body.partition(SEP)
     if not sep:
         return None
@@ -121,20 +129,86 @@ def parse_call(body: str) -> Call | None:
     args = load_object(args_text) if args_text.strip(WHITESPACE) else {}
     if args is None:
         return None
-    return Call(name=name, arguments=dump_arguments(args))
+    text = raw_arguments(raw, args) if raw is not None else None
+    return Call(name=name, arguments=text or dump_arguments(args))
+
+
+_HEAD_MAX = 512  # the name and the fence before the arguments; longer is no call to stream
+
+
+class CallStream:
+    """Incremental streaming of one call's text, in either layout: `Opened` once the name is
+    certain (V3.1: the arguments' `{` follows the separator; V3: the name's line has ended), then
+    the raw text of the arguments object. Anything unexpected stops it; `parse_call` decides."""
+
+    def __init__(self, emit: Callable[[BlockItem], None]) -> None:
+        self._emit = emit
+        self._head = ""  # the call's text until the arguments begin (short)
+        self._args: ObjectText | None = None
+        self.off = False
+
+    @property
+    def arguments(self) -> str | None:
+        """The streamed object's text, once it closed."""
+        return self._args.text() if self._args is not None and self._args.closed else None
+
+    def feed(self, text: str) -> None:
+        if self.off:
+            return
+        if self._args is None:
+            self._head += text
+            text = self._begin()
+            if self._args is None:
+                self.off = self.off or len(self._head) > _HEAD_MAX
+                return
+        piece = self._args.feed(text)
+        if piece:
+            self._emit(Fragment(piece))
+
+    def _begin(self) -> str:
+        """Open the call once its name is certain; returns the text that begins the arguments."""
+        head, sep, rest = self._head.partition(SEP)
+        body = rest.lstrip(WHITESPACE)
+        if not sep or not body:
+            return ""
+        if body.startswith("{"):
+            name, args = head, rest
+        else:
+            name, newline, fenced = rest.partition("\n")
+            if not newline:
+                return ""
+            args = fenced.lstrip(WHITESPACE)
+            if not args:
+                return ""  # a fence or the object comes next
+            if len(args) < len("```json") and "```json".startswith(args):
+                return ""  # the fence, or its tag, may still come
+            if args.startswith("```"):
+                args = args[3:].removeprefix("json")
+        name = name.strip(WHITESPACE)
+        if not name or any(c in name for c in WHITESPACE):
+            self.off = True
+            return ""
+        self._emit(Opened(name))
+        self._args = ObjectText()
+        return args
 
 
 class ToolCallsBlock(Section):
     """Everything after `<｜tool▁calls▁begin｜>`, up to `<｜tool▁calls▁end｜>`."""
 
-    def __init__(self, opener: str) -> None:
+    def __init__(self, opener: str, ctx: ParseContext | None = None) -> None:
         super().__init__(opener)
         self._in_call = False
         self._seg: MarkerSegment | JsonSegment = MarkerSegment((CALL_BEGIN, CALLS_END))
+        self._incremental = ctx is not None and ctx.incremental
+        self._stream: CallStream | None = None
 
     def feed(self, text: str) -> str | None:
         while True:
             hit = self._seg.feed(text)
+            if self._stream is not None:
+                # A closing token outside a string inside the arguments breaks the call anyway.
+                self._stream.feed(text if hit is None else text[: len(text) - len(hit[2])])
             if hit is None:
                 return None
             before, marker, text = hit
@@ -145,14 +219,16 @@ class ToolCallsBlock(Section):
                     return text
                 self._in_call = True
                 self._seg = JsonSegment((CALL_END, CALLS_END))
+                self._stream = CallStream(self._emit) if self._incremental else None
                 continue
+            stream, self._stream = self._stream, None
             self._in_call = False
             self._seg = MarkerSegment((CALL_BEGIN, CALLS_END))
             if marker == CALLS_END:  # the call's own end token is missing
                 self._malformed(CALL_BEGIN + before)
                 self._end(marker)
                 return text
-            call = parse_call(before)
+            call = parse_call(before, stream.arguments if stream is not None else None)
             if call is None:
                 self._malformed(CALL_BEGIN + before + marker)
             else:
@@ -168,7 +244,7 @@ class DeepSeekV3Parser(BlockParser):
     openers = (CALLS_BEGIN,)
 
     def open_block(self, opener: str) -> ToolCallsBlock:
-        return ToolCallsBlock(opener)
+        return ToolCallsBlock(opener, self.ctx)
 
 
 # R1 (January 2025) and its distills: the template ends with `<think>\n`. R1-0528 writes the

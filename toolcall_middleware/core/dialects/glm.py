@@ -44,7 +44,8 @@ from ..events import Event
 from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value, decode_json, schema_types
 from ..textscan import WHITESPACE, Match, find_first, partial_marker_len
-from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments
+from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments
+from .streaming import member_fragment
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -116,7 +117,8 @@ class GlmBlock:
         self._layout: list[str] = []  # whitespace after a `</arg_value>` that may be value text
         self._cut: tuple[int, int] | None = None  # value length and raw offset at its first `</tool_call>`
         self._args: dict[str, Any] = {}
-        self._items: list[Call | str] = []
+        self._items: list[BlockItem] = []
+        self._streaming = False  # incremental: each typed argument goes out as it is committed
 
     def feed(self, text: str) -> str | None:
         self._raw.append(text)
@@ -129,7 +131,7 @@ class GlmBlock:
         end = self._run(s)
         return None if end is None else s[end:]
 
-    def take(self) -> list[Call | str]:
+    def take(self) -> list[BlockItem]:
         items, self._items = self._items, []
         return items
 
@@ -173,6 +175,9 @@ class GlmBlock:
                 if not self._name or s[i] == ">":
                     return self._malformed(s, i)  # `<tool_call>` not followed by a name
                 self._state = _State.AFTER_NAME
+                if self._ctx.incremental:
+                    self._streaming = True
+                    self._items.append(Opened("".join(self._name)))
             elif state is _State.AFTER_NAME or state is _State.AFTER_KEY:
                 i = self._skip_ws(s, i, keep=False)
                 if i == n:
@@ -272,7 +277,13 @@ class GlmBlock:
     def _commit(self) -> None:
         name = "".join(self._name)
         raw = "".join(self._text)
-        self._args[self._key] = typed_value(raw, self._ctx.property_schema(name, self._key))
+        typed = typed_value(raw, self._ctx.property_schema(name, self._key))
+        if self._streaming:
+            piece = member_fragment(self._args, self._key, typed)
+            self._streaming = piece is not None  # a repeated key: abandoned at the call's end
+            if piece is not None:
+                self._items.append(Fragment(piece))
+        self._args[self._key] = typed
         self._text, self._text_len, self._cut = [], 0, None
 
     def _complete(self, end: int = 0) -> int:

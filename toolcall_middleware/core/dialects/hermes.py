@@ -4,6 +4,9 @@ One block per call, any number of calls, text before, between and after. `argume
 object or a JSON string holding one (the sentinel form Responses proxies ask their backend for),
 and some fine-tunes write `parameters`. The block ends at the first `</tool_call>` outside a JSON
 string, so an argument that mentions the markers stays inside the call.
+
+With incremental argument streaming the call opens once `"name"` is read and the arguments
+object streams as the model wrote it (held until the name, when it comes first); see `streaming`.
 """
 
 from __future__ import annotations
@@ -13,14 +16,27 @@ from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment
-from .base import BlockParser, Call, Dialect, ParseContext, arguments_object, dump_arguments, load_object
+from .base import (
+    BlockItem,
+    BlockParser,
+    Call,
+    Dialect,
+    ParseContext,
+    arguments_object,
+    dump_arguments,
+    load_object,
+)
+from .streaming import CallObjectWatcher, raw_arguments
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
 
 
-def call_from_object(obj: dict[str, Any], ctx: ParseContext | None = None) -> Call | None:
-    """A call from `{"name", "arguments" | "parameters"}`; `None` when it is not one."""
+def call_from_object(obj: dict[str, Any], ctx: ParseContext | None = None, raw: str | None = None) -> Call | None:
+    """A call from `{"name", "arguments" | "parameters"}`; `None` when it is not one.
+
+    `raw` is the arguments object's own text, as streamed: kept when it is exactly the arguments.
+    """
     name = obj.get("name")
     if not isinstance(name, str) or not name:
         return None
@@ -28,27 +44,35 @@ def call_from_object(obj: dict[str, Any], ctx: ParseContext | None = None) -> Ca
     if args is None:
         return None
     call_id = obj.get("id")
-    return Call(name=name, arguments=dump_arguments(args), id=call_id if isinstance(call_id, str) else None)
+    text = raw_arguments(raw, args) if raw is not None else None
+    return Call(name=name, arguments=text or dump_arguments(args), id=call_id if isinstance(call_id, str) else None)
 
 
 class HermesBlock:
-    def __init__(self, opener: str, close: str = CLOSE) -> None:
+    """One `<tool_call>` body; with `ctx.incremental` it streams the call as it arrives."""
+
+    def __init__(self, opener: str, close: str = CLOSE, ctx: ParseContext | None = None) -> None:
         self._opener = opener
         self._body = JsonSegment((close,))
-        self._items: list[Call | str] = []
+        self._items: list[BlockItem] = []
+        self._watch = CallObjectWatcher(self._items) if ctx is not None and ctx.incremental else None
 
     def feed(self, text: str) -> str | None:
         hit = self._body.feed(text)
+        if self._watch is not None:
+            self._watch.feed(text if hit is None else text[: len(text) - len(hit[2])])
         if hit is None:
             return None
         body, marker, rest = hit
         obj = load_object(body)
-        call = call_from_object(obj) if obj is not None else None
+        raw = self._watch.arguments if self._watch is not None else None
+        call = call_from_object(obj, raw=raw) if obj is not None else None
         self._items.append(call if call is not None else self._opener + body + marker)
         return rest
 
-    def take(self) -> list[Call | str]:
-        items, self._items = self._items, []
+    def take(self) -> list[BlockItem]:
+        items = self._items[:]
+        self._items.clear()  # in place: the watcher appends to this list
         return items
 
     def finish(self) -> str | None:
@@ -60,7 +84,7 @@ class HermesParser(BlockParser):
     strip_around_blocks = True
 
     def open_block(self, opener: str) -> HermesBlock:
-        return HermesBlock(opener)
+        return HermesBlock(opener, ctx=self.ctx)
 
 
 _PREFILLED = re.compile(r"thinking-2507|qwq")

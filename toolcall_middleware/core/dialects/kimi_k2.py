@@ -24,7 +24,8 @@ import re
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment, MarkerScanner
-from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments, load_object
+from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from .streaming import ObjectText, raw_arguments
 
 SECTION_BEGINS = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
 SECTION_ENDS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
@@ -65,8 +66,9 @@ class KimiSectionBlock:
         self._bare = bare
         self._section_raw: list[str] = [] if bare else [opener]  # until the first call starts
         self._started = bare
-        self._items: list[Call | str] = []
+        self._items: list[BlockItem] = []
         self._scanner = MarkerScanner(_IN_ID if bare else _BETWEEN)
+        self._stream: ObjectText | None = None  # the arguments' own text, when streaming them
         self._in_id = bare
         self._id: list[str] = []
         self._args: JsonSegment | None = None  # the arguments of the current call, once they began
@@ -88,6 +90,7 @@ class KimiSectionBlock:
                     return None
                 if marker == ARGUMENT_BEGIN:
                     self._args = JsonSegment(_ARGS_END)
+                    self._open_stream()
                     continue
                 # The call ended before its arguments began: it is not a call.
                 self._items.append(self._call_raw() + (marker if marker == CALL_END else ""))
@@ -114,9 +117,24 @@ class KimiSectionBlock:
         self._id = []
         self._scanner = MarkerScanner(_IN_ID)
 
+    def _open_stream(self) -> None:
+        """Incremental streaming: the name is known once the arguments begin."""
+        if not self._ctx.incremental:
+            return
+        call_id = "".join(self._id).strip()
+        name = name_from_id(call_id, self._ctx)
+        if name is not None:
+            self._items.append(Opened(name, call_id))
+            self._stream = ObjectText()
+
     def _feed_arguments(self, text: str) -> tuple[str, str] | None:
         assert self._args is not None
         hit = self._args.feed(text)
+        if self._stream is not None:
+            # A closing marker outside a string inside the object breaks the call anyway.
+            piece = self._stream.feed(text if hit is None else text[: len(text) - len(hit[2])])
+            if piece:
+                self._items.append(Fragment(piece))
         if hit is None:
             return None
         body, marker, rest = hit
@@ -126,6 +144,7 @@ class KimiSectionBlock:
         raw = self._call_raw(body, marker if marker == CALL_END else "")
         self._items.append(call if call is not None else raw)
         self._args = None
+        self._stream = None
         self._in_id = False
         self._scanner = MarkerScanner(_BETWEEN)
         return marker, rest
@@ -138,7 +157,9 @@ class KimiSectionBlock:
         args = load_object(body) if body.strip() else {}
         if args is None:
             return None
-        return Call(name=name, arguments=dump_arguments(args), id=call_id)
+        stream, self._stream = self._stream, None
+        raw = raw_arguments(stream.text(), args) if stream is not None and stream.closed else None
+        return Call(name=name, arguments=raw or dump_arguments(args), id=call_id)
 
     def _call_raw(self, body: str | None = None, marker: str = "") -> str:
         raw = CALL_BEGIN + "".join(self._id)
@@ -146,7 +167,7 @@ class KimiSectionBlock:
             return raw
         return raw + ARGUMENT_BEGIN + body + marker
 
-    def take(self) -> list[Call | str]:
+    def take(self) -> list[BlockItem]:
         items, self._items = self._items, []
         return items
 

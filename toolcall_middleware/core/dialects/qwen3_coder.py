@@ -32,10 +32,11 @@ The XML body is read by `xml_calls.XmlCallBlock`, shared with `seed_oss` and `mi
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE
-from .base import Block, Call, Dialect, ParseContext
+from .base import Block, BlockItem, Dialect, ParseContext
 from .hermes import HermesBlock
 from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 
@@ -76,12 +77,12 @@ class Qwen3CoderBlock:
                 self._lead = text
                 return None
             if body[0] == "{":
-                self._body = HermesBlock(OPEN)
+                self._body = HermesBlock(OPEN, ctx=self._ctx)
             else:
                 self._body = XmlCallBlock(self._ctx, QWEN3_CODER, OPEN)
         return self._body.feed(text)
 
-    def take(self) -> list[Call | str]:
+    def take(self) -> Sequence[BlockItem]:
         return self._body.take() if self._body is not None else []
 
     def finish(self) -> str | None:

@@ -21,6 +21,10 @@ What is read, and how:
 - Anything else that breaks the structure comes back as text: a name with `<` or a newline in
   it, prose between parameters, and so on. Output that ends inside a call is a `TruncatedCall`,
   never a call, so a cut `rm -rf /tmp/build` never runs as `rm -rf /`.
+
+With incremental argument streaming (`ParseContext.incremental`) a call opens at its name, and
+each parameter goes out as one typed member of the JSON object once its end is certain (the last
+one with the call's end, which is what confirms its `</parameter>`).
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from typing import Any
 
 from ..schema import coerce_value
 from ..textscan import find_first
-from .base import Block, BlockParser, Call, ParseContext, dump_arguments
+from .base import Block, BlockItem, BlockParser, Call, Fragment, Opened, ParseContext, dump_arguments
+from .streaming import member_fragment
 
 _NAME_MAX = 256  # a longer "name" is prose that happens to contain the marker
 _WS = re.compile(r"[ \t\r\n]*")
@@ -118,7 +123,8 @@ class XmlCallBlock:
         self._state = _State.HEAD if opener == syntax.section else _State.CALL_NAME
         self._raw: list[str] = [opener]  # the current call's raw text, for a malformed or cut-off one
         self._buf = ""  # undecided text: a marker prefix, or a name still waiting for its `>`
-        self._items: list[Call | str] = []
+        self._items: list[BlockItem] = []
+        self._streaming = False  # incremental: each typed parameter goes out as it completes
         self._end: int | None = None  # where in the text the block ended
         self._name = ""
         self._key = ""
@@ -136,7 +142,7 @@ class XmlCallBlock:
             i = self._step(s, i)
         return None
 
-    def take(self) -> list[Call | str]:
+    def take(self) -> list[BlockItem]:
         items, self._items = self._items, []
         return items
 
@@ -205,6 +211,9 @@ class XmlCallBlock:
         if self._state is _State.CALL_NAME:
             self._name, self._arguments = name, {}
             self._state = _State.BODY
+            if self._ctx.incremental:
+                self._streaming = True
+                self._items.append(Opened(name))
         else:
             self._key, self._value = name, []
             self._state = _State.VALUE
@@ -293,11 +302,18 @@ class XmlCallBlock:
             # An unclosed value ended at a line-start marker, which already took the closing `\n`.
             if closed and value.endswith("\n"):
                 value = value[:-1]
-        self._arguments[self._key] = coerce_value(value, self._ctx.property_schema(self._name, self._key))
+        typed = coerce_value(value, self._ctx.property_schema(self._name, self._key))
+        if self._streaming:
+            piece = member_fragment(self._arguments, self._key, typed)
+            self._streaming = piece is not None  # a repeated key: abandoned at the call's end
+            if piece is not None:
+                self._items.append(Fragment(piece))
+        self._arguments[self._key] = typed
 
     def _complete(self, s: str, end: int) -> None:
         self._items.append(Call(name=self._name, arguments=dump_arguments(self._arguments)))
         self._arguments = {}
+        self._streaming = False
         self._raw = [s[end:]]  # what follows the call's end belongs to the next call, if any
         self._state = _State.AFTER
 
@@ -305,6 +321,7 @@ class XmlCallBlock:
         """The structure broke at `s[i]`: the call's raw text so far is text; the rest is re-read."""
         raw = "".join(self._raw)
         self._items.append(raw[: len(raw) - (len(s) - i)])
+        self._streaming = False
         self._end = i
 
 

@@ -124,9 +124,11 @@ class PolicyFilter:
         out: list[PolicyEvent] = []
         if self._error is not None:
             return out
-        for call in self._open.values():  # the parser reports these as `TruncatedCall`; be safe
+        # Calls the parser left without their end: the output ended inside them, or a call broke
+        # off after its start went out (incremental streaming: its text followed as content).
+        for call in self._open.values():
             if call.live is not None and call.fate == "go":
-                message = f"The output ended inside the call to {call.start.name!r}."
+                message = f"The call to {call.start.name!r} never ended after its arguments began to stream."
                 self._judge.fail(call, "unfinished", errors.INCOMPLETE_TOOL_CALL, message)
             elif call.fate in ("go", "text"):
                 self._judge.decide(call, "drop", "unfinished")
