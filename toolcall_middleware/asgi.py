@@ -19,10 +19,11 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .config import ToolCallConfig
+from .config import Route, ToolCallConfig
 from .core.http import header, without
-from .core.pipeline import Exchange, Settings, bad_request_body
+from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
+from .keepalive import KeepAlive, ping_for
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -63,27 +64,29 @@ class ToolCallMiddleware:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        api = self.config.route_kind(scope.get("path", ""))
+        route = self.config.route(scope.get("path", ""))
         coding = header(scope.get("headers") or [], b"content-encoding")
-        if api is None or (coding is not None and coding.strip().lower() not in (b"", b"identity")):
+        if route is None or (coding is not None and coding.strip().lower() not in (b"", b"identity")):
             await self.app(scope, receive, send)
             return
-        await _Request(self, api, scope, receive, send).run()
+        await _Request(self, route, scope, receive, send).run()
 
 
 class _Request:
     """The state of one request: never kept on the middleware."""
 
-    def __init__(self, mw: ToolCallMiddleware, api: Any, scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(self, mw: ToolCallMiddleware, route: Route, scope: Scope, receive: Receive, send: Send) -> None:
         self.mw = mw
         self.scope = scope
+        self.route = route
         self.receive = receive
         self.send = send
-        self.exchange = Exchange(api, mw._settings)
+        self.exchange = Exchange(route.api, mw._settings, upstream=route.upstream)
         self.start: Message | None = None  # the head, held until the first body says what to do
         self.original: Message | None = None  # the head as the app sent it
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.state = "head"  # head -> stream | buffer -> done | pass
+        self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
 
     async def run(self) -> None:
         chunks, complete = await self._read_body()
@@ -96,18 +99,32 @@ class _Request:
             try:
                 new = self.exchange.rewrite_request(raw)
             except BadRequest as error:
-                await self._send_error(400, bad_request_body(error))
+                await self._send_error(400, self.exchange.error_body(error))
                 return
+            dropped = self.exchange.report.dropped_tool_types
+            if dropped:
+                logger.info("toolcall-middleware: tools of type %s are not offered to the host", ", ".join(dropped))
             if new is not None:
                 chunks = [new]
                 headers = without(scope.get("headers") or [], b"content-length", b"transfer-encoding")
                 scope = dict(scope)
                 scope["headers"] = [*headers, (b"content-length", str(len(new)).encode())]
+        elif self.route.upstream != self.route.api:
+            # A bridged request cannot go untranslated: its host does not serve the client's API.
+            limit = self.mw.config.limits.max_request_bytes
+            too_large = BadRequest(f"The request body is over {limit} bytes.", None, code="request_too_large")
+            await self._send_error(413, self.exchange.error_body(too_large))
+            return
         else:
             self.exchange.report.notes.append("request body over the limit: forwarded unchanged")
+        if self.route.path != scope.get("path"):
+            # The bridged request goes to the route of the host's API (the query string stays).
+            scope = {**scope, "path": self.route.path, "raw_path": self.route.path.encode()}
         try:
             await self.mw.app(scope, self._replay(chunks, complete), self._send)
         finally:
+            if self.keepalive is not None:
+                await self.keepalive.stop()
             self._report()
 
     async def _read_body(self) -> tuple[list[bytes] | None, bool]:
@@ -168,6 +185,8 @@ class _Request:
                 await self._give_back()
                 return
             self.state = "pass"
+            if self.keepalive is not None:
+                await self.keepalive.stop()
             await self._flush_start()
             await self.send(message)
             return
@@ -185,8 +204,23 @@ class _Request:
         # Streamed. If the exchange gave up midway it keeps returning the (decoded) bytes as they
         # came: Content-Encoding is already gone from the head, so raw gzip must not follow it.
         await self._flush_start()
+        if self.keepalive is not None and (ex.passthrough or not more):
+            await self.keepalive.stop()  # the end, or raw bytes that may split an event: no more pings
         if out or not more:
-            await self.send({"type": "http.response.body", "body": out, "more_body": more})
+            await self._out({"type": "http.response.body", "body": out, "more_body": more})
+        if more and not ex.passthrough:
+            self._keep_alive()
+
+    def _keep_alive(self) -> None:
+        interval = self.mw.config.keepalive_interval
+        if self.keepalive is None and interval:
+            ping = ping_for(self.exchange.api, self.mw._settings.profiles)
+            self.keepalive = KeepAlive(self.send, interval, ping)
+            self.keepalive.start()
+
+    async def _out(self, message: Message) -> None:
+        """A message on a started stream: after any ping being written, never inside one."""
+        await (self.keepalive.send(message) if self.keepalive is not None else self.send(message))
 
     async def _other(self, message: Message) -> None:
         """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""
@@ -198,7 +232,7 @@ class _Request:
             self.held.append(message)  # the head waits for the whole body: so does what follows it
             return
         await self._flush_start()
-        await self.send(message)
+        await self._out(message)
 
     async def _give_back(self) -> None:
         """A buffered body we will not rewrite: the app's own head and messages, unchanged."""
