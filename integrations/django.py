@@ -88,23 +88,24 @@ class ToolCallDjangoMiddleware:
         from django.http import HttpResponse
 
         meta = request.META
-        api = ToolCallExchange.route(self.config, request.method or "", request.path, meta.get("HTTP_CONTENT_ENCODING"))
-        if api is None:
+        coding = meta.get("HTTP_CONTENT_ENCODING")
+        route = ToolCallExchange.route(self.config, request.method or "", request.path, coding)
+        if route is None:
             return None, None
-        exchange = ToolCallExchange(self.config, api)
+        exchange = ToolCallExchange(self.config, route)
         declared = str(meta.get("CONTENT_LENGTH") or "0").strip()
-        if not declared.isdigit() or int(declared) > self.config.limits.max_request_bytes:
-            exchange.rewrite_request(b"", complete=False)  # too large to hold: left to the view
-            return exchange, None
         try:
-            raw = request.body
-        except RequestDataTooBig:
-            exchange.rewrite_request(b"", complete=False)  # Django's own limit: the view answers it
-            return exchange, None
-        try:
+            if not declared.isdigit() or int(declared) > self.config.limits.max_request_bytes:
+                exchange.rewrite_request(b"", complete=False)  # too large to hold: left to the view
+                return exchange, None
+            try:
+                raw = request.body
+            except RequestDataTooBig:
+                exchange.rewrite_request(b"", complete=False)  # Django's own limit: the view answers it
+                return exchange, None
             new = exchange.rewrite_request(raw)
-        except BadRequest as error:
-            status, _, body = ToolCallExchange.error_response(error)
+        except BadRequest as error:  # malformed, or a bridged request too large to translate
+            status, _, body = exchange.error_response(error)
             return None, HttpResponse(body, status=status, content_type="application/json")
         if new is not None:
             # Where Django keeps a body once read: `request.body` is `_body`; `read()`, `readline()`
@@ -112,6 +113,12 @@ class ToolCallDjangoMiddleware:
             request._body = new
             request._stream = io.BytesIO(new)
             meta["CONTENT_LENGTH"] = str(len(new))
+        if exchange.bridged:
+            # URL resolution reads `path_info` after the middleware ran: the host API's view answers.
+            script = request.META.get("SCRIPT_NAME", "")
+            target = exchange.path
+            request.path = target
+            request.path_info = target[len(script) :] if script and target.startswith(script) else target
         return exchange, None
 
     # -- response ------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from .config import ToolCallConfig
 from .core.http import header, without
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
+from .keepalive import KeepAlive, ping_for
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -46,25 +47,28 @@ class ToolCallMiddleware:
             await self.app(scope, receive, send)
             return
         coding = header(scope.get("headers") or [], b"content-encoding")
-        api = ToolCallExchange.route(self.config, "POST", scope.get("path", ""), coding)
-        if api is None:
+        route = ToolCallExchange.route(self.config, "POST", scope.get("path", ""), coding)
+        if route is None:
             await self.app(scope, receive, send)
             return
-        await _Request(self, api, scope, receive, send).run()
+        await _Request(self, ToolCallExchange(self.config, route, self._settings), scope, receive, send).run()
 
 
 class _Request:
     """The state of one request: never kept on the middleware."""
 
-    def __init__(self, mw: ToolCallMiddleware, api: Any, scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(
+        self, mw: ToolCallMiddleware, exchange: ToolCallExchange, scope: Scope, receive: Receive, send: Send
+    ) -> None:
         self.mw = mw
         self.scope = scope
         self.receive = receive
         self.send = send
-        self.exchange = ToolCallExchange(mw.config, api, mw._settings)
+        self.exchange = exchange
         self.start: Message | None = None  # the head, held until the first body says what to do
         self.original: Message | None = None  # the head as the app sent it
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
+        self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
         self.state = "head"  # head -> stream | buffer -> done | pass
 
     async def run(self) -> None:
@@ -75,16 +79,21 @@ class _Request:
         try:
             new = self.exchange.rewrite_request(b"".join(chunks), complete=complete)
         except BadRequest as error:
-            await self._send_error(*ToolCallExchange.error_response(error))
+            await self._send_error(*self.exchange.error_response(error))
             return
         if new is not None:
             chunks = [new]
             headers = without(scope.get("headers") or [], b"content-length", b"transfer-encoding")
             scope = dict(scope)
             scope["headers"] = [*headers, (b"content-length", str(len(new)).encode())]
+        if self.exchange.path != scope.get("path"):
+            # The bridged request goes to the route of the host's API (the query string stays).
+            scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
         try:
             await self.mw.app(scope, self._replay(chunks, complete), self._send)
         finally:
+            if self.keepalive is not None:
+                await self.keepalive.stop()
             self.exchange.report()
 
     async def _read_body(self) -> tuple[list[bytes] | None, bool]:
@@ -143,6 +152,8 @@ class _Request:
                 await self._give_back()
                 return
             self.state = "pass"
+            if self.keepalive is not None:
+                await self.keepalive.stop()
             await self._flush_start()
             await self.send(message)
             return
@@ -160,8 +171,23 @@ class _Request:
         # Streamed. If the exchange gave up midway it keeps returning the (decoded) bytes as they
         # came: Content-Encoding is already gone from the head, so raw gzip must not follow it.
         await self._flush_start()
+        if self.keepalive is not None and (ex.passthrough or not more):
+            await self.keepalive.stop()  # the end, or raw bytes that may split an event: no more pings
         if out or not more:
-            await self.send({"type": "http.response.body", "body": out, "more_body": more})
+            await self._out({"type": "http.response.body", "body": out, "more_body": more})
+        if more and not ex.passthrough:
+            self._keep_alive()
+
+    def _keep_alive(self) -> None:
+        interval = self.mw.config.keepalive_interval
+        if self.keepalive is None and interval:
+            ping = ping_for(self.exchange.api, self.mw._settings.profiles)
+            self.keepalive = KeepAlive(self.send, interval, ping)
+            self.keepalive.start()
+
+    async def _out(self, message: Message) -> None:
+        """A message on a started stream: after any ping being written, never inside one."""
+        await (self.keepalive.send(message) if self.keepalive is not None else self.send(message))
 
     async def _other(self, message: Message) -> None:
         """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""
@@ -173,7 +199,7 @@ class _Request:
             self.held.append(message)  # the head waits for the whole body: so does what follows it
             return
         await self._flush_start()
-        await self.send(message)
+        await self._out(message)
 
     async def _give_back(self) -> None:
         """A buffered body we will not rewrite: the app's own head and messages, unchanged."""

@@ -7,13 +7,25 @@ fields; a bad value fails at once with a message that names the field.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .core.dialects import get_dialect, list_dialects
 
-Profile = Literal["required_action", "extensions"]
+Profile = Literal["required_action", "extensions", "ping_events"]
+Api = Literal["chat", "responses", "completions", "messages"]
+Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "responses-to-messages"]
+BridgeTarget = Literal["chat", "messages"]
+BRIDGE_ROUTES: dict[BridgeTarget, str] = {"chat": "/v1/chat/completions", "messages": "/v1/messages"}
+
+
+class Route(NamedTuple):
+    """Where a request goes: the client's API, the host's API, and the path the host gets."""
+
+    api: Api
+    upstream: Api
+    path: str
 
 
 class Limits(BaseModel):
@@ -53,6 +65,7 @@ class ToolCallConfig(BaseModel):
     chat_routes: tuple[str, ...] = ("/v1/chat/completions", "/chat/completions")
     responses_routes: tuple[str, ...] = ("/v1/responses", "/responses")
     completions_routes: tuple[str, ...] = ("/v1/completions", "/completions")
+    messages_routes: tuple[str, ...] = ("/v1/messages", "/messages")
     route_prefixes: tuple[str, ...] = Field(("",), description="mount prefixes routes may sit under, e.g. '/api'")
     generation_prompt: str | None = Field(None, description="the text the chat template appends after the last message")
     thinking: bool | None = Field(None, description="whether the template opens a reasoning block (None: by model)")
@@ -66,6 +79,16 @@ class ToolCallConfig(BaseModel):
     responses_reasoning: bool = Field(True, description="emit reasoning items in Responses output")
     profiles: frozenset[Profile] = Field(frozenset(), description="compatibility profiles to switch on")
     limits: Limits = Field(default_factory=Limits)
+    bridge: frozenset[Bridge] = Field(
+        frozenset(), description="client APIs the host does not serve, translated to one it does ('responses-to-chat')"
+    )
+    bridge_routes: dict[BridgeTarget, str] = Field(
+        default_factory=lambda: dict(BRIDGE_ROUTES),
+        description="where a bridged request goes, under the client route's prefix: API -> path",
+    )
+    keepalive_interval: float | None = Field(
+        15.0, ge=0, description="seconds of silence on a rewritten stream before a `: ping` comment; 0/None: off"
+    )
     on_report: Callable[[dict[str, Any]], None] | None = Field(
         None, description="called once per rewritten exchange with its telemetry record"
     )
@@ -87,7 +110,20 @@ class ToolCallConfig(BaseModel):
                 )
         return value
 
-    @field_validator("chat_routes", "responses_routes", "completions_routes", "route_prefixes")
+    @field_validator("bridge", mode="before")
+    @classmethod
+    def _one_bridge(cls, value: Any) -> Any:
+        return {value} if isinstance(value, str) else value  # `bridge="responses-to-chat"`
+
+    @field_validator("bridge_routes")
+    @classmethod
+    def _bridge_paths(cls, value: dict[BridgeTarget, str]) -> dict[BridgeTarget, str]:
+        for path in value.values():
+            if not path.startswith("/"):
+                raise ValueError(f"{path!r} must start with '/'")
+        return {**BRIDGE_ROUTES, **value}
+
+    @field_validator("chat_routes", "responses_routes", "completions_routes", "messages_routes", "route_prefixes")
     @classmethod
     def _paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for path in value:
@@ -98,27 +134,51 @@ class ToolCallConfig(BaseModel):
     @model_validator(mode="after")
     def _routes_distinct(self) -> ToolCallConfig:
         seen: dict[str, str] = {}
-        for kind in ("chat_routes", "responses_routes", "completions_routes"):
+        for kind in ("chat_routes", "responses_routes", "completions_routes", "messages_routes"):
             for path in getattr(self, kind):
                 if path in seen:
                     raise ValueError(f"route {path!r} is in both {seen[path]} and {kind}")
                 seen[path] = kind
+        bridged = {b.split("-to-")[0]: b for b in sorted(self.bridge)}
+        if len(bridged) < len(self.bridge):
+            raise ValueError(f"bridge {sorted(self.bridge)} translates one client API to two host APIs: choose one")
+        for name in self.bridge:
+            target = name.split("-to-")[1]
+            if target in bridged:
+                raise ValueError(
+                    f"bridge {name!r} sends requests to {target!r}, which {bridged[target]!r} says the host lacks"
+                )
         return self
 
-    def route_kind(self, path: str) -> Literal["chat", "responses", "completions"] | None:
-        """Which API a request path is, or None when the middleware leaves it alone."""
-        path = path.rstrip("/") or "/"
+    def route(self, path: str) -> Route | None:
+        """The client API of a request path, the host's API (another one when bridged) and the path
+        the host gets (the request's own path, unless bridged); None when the middleware leaves the
+        request alone."""
+        asked, path = path, path.rstrip("/") or "/"
         for prefix in self.route_prefixes:
             if prefix and not path.startswith(prefix):
                 continue
             rest = path[len(prefix) :] if prefix else path
-            if rest in self.chat_routes:
-                return "chat"
-            if rest in self.responses_routes:
-                return "responses"
-            if rest in self.completions_routes:
-                return "completions"
+            apis: tuple[Api, ...] = ("chat", "responses", "completions", "messages")
+            for api in apis:
+                if rest in getattr(self, f"{api}_routes"):
+                    upstream = self.upstream_api(api)
+                    target = asked if upstream == api else prefix + self.bridge_routes[upstream]  # type: ignore[index]
+                    return Route(api, upstream, target)
         return None
+
+    def upstream_api(self, api: Api) -> Api:
+        """The API the host speaks for requests of client API `api`."""
+        for name in self.bridge:
+            client, upstream = name.split("-to-")
+            if client == api:
+                return upstream  # type: ignore[return-value]
+        return api
+
+    def route_kind(self, path: str) -> Api | None:
+        """Which API a request path is, or None when the middleware leaves it alone."""
+        found = self.route(path)
+        return found.api if found is not None else None
 
     def dialect_for(self, model: str | None) -> str:
         """The dialect for a request's `model`: explicit mapping, then `dialect`, then the patterns, then `auto`."""

@@ -6,9 +6,10 @@ rewrite (or a 400), whether a response streams, is buffered whole or passes thro
 out and the telemetry record. It moves no bytes itself.
 
 ```python
-api = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)   # None: not ours
-ex = ToolCallExchange(config, api)
+route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)   # None: not ours
+ex = ToolCallExchange(config, route)
 body = ex.rewrite_request(raw)            # None: forward unchanged; raises BadRequest -> ex.error_response
+ex.path                                   # where the request goes (another route when bridged)
 headers = ex.start("POST", 200, headers)  # then ex.mode: "pass", "buffer" or "stream"
 out = ex.transform(chunk) ... ex.transform(b"", end=True)   # None: our bug, logged: pass the rest
 ex.report()
@@ -20,9 +21,9 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-from .config import ToolCallConfig
+from .config import Route, ToolCallConfig
 from .core.http import Headers
-from .core.pipeline import Api, Exchange, Settings, bad_request_body
+from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
 
 logger = logging.getLogger("toolcall_middleware")
@@ -53,23 +54,39 @@ def settings_from(config: ToolCallConfig) -> Settings:
 class ToolCallExchange:
     """One request and its response; per request, never shared between requests."""
 
-    def __init__(self, config: ToolCallConfig, api: Api, settings: Settings | None = None) -> None:
+    def __init__(self, config: ToolCallConfig, route: Route, settings: Settings | None = None) -> None:
         self.config = config
-        self.pipeline = Exchange(api, settings if settings is not None else settings_from(config))
+        self._route = route
+        settings = settings if settings is not None else settings_from(config)
+        self.pipeline = Exchange(route.api, settings, upstream=route.upstream)
         self.mode: Mode = "pass"
         self._reported = False
 
     @staticmethod
-    def route(config: ToolCallConfig, method: str, path: str, content_encoding: bytes | str | None) -> Api | None:
-        """The API of a request the middleware rewrites, or None to leave the request alone
-        (another method or path, or a compressed request body)."""
+    def route(config: ToolCallConfig, method: str, path: str, content_encoding: bytes | str | None) -> Route | None:
+        """Where a request the middleware rewrites goes (client API, host API, host path), or None
+        to leave the request alone (another method or path, or a compressed request body)."""
         if method.upper() != "POST":
             return None
         if content_encoding is not None:
             coding = content_encoding.decode("latin-1") if isinstance(content_encoding, bytes) else content_encoding
             if coding.strip().lower() not in ("", "identity"):
                 return None
-        return config.route_kind(path)
+        return config.route(path)
+
+    @property
+    def api(self) -> str:
+        """The API the client called (it decides the answer's shape)."""
+        return self._route.api
+
+    @property
+    def path(self) -> str:
+        """The path the host gets: the request's own, or the host API's route when bridged."""
+        return self._route.path
+
+    @property
+    def bridged(self) -> bool:
+        return self._route.upstream != self._route.api
 
     # -- request -------------------------------------------------------------------------------
 
@@ -80,16 +97,25 @@ class ToolCallExchange:
         short): it is never rewritten. Raises `BadRequest` for a malformed request of ours.
         """
         # A body that ended in the read that crossed the limit is whole, but still over it.
-        if complete and len(raw) <= self.config.limits.max_request_bytes:
-            return self.pipeline.rewrite_request(raw)
+        limit = self.config.limits.max_request_bytes
+        if complete and len(raw) <= limit:
+            new = self.pipeline.rewrite_request(raw)
+            dropped = self.pipeline.report.dropped_tool_types
+            if dropped:
+                logger.info("toolcall-middleware: tools of type %s are not offered to the host", ", ".join(dropped))
+            return new
+        if self.bridged:
+            # A bridged request cannot go untranslated: its host does not serve the client's API.
+            raise BadRequest(f"The request body is over {limit} bytes.", None, code="request_too_large")
         self.pipeline.report.notes.append("request body over the limit: forwarded unchanged")
         return None
 
-    @staticmethod
-    def error_response(error: BadRequest) -> tuple[int, Headers, bytes]:
-        """The OpenAI-style 400 that answers a malformed request: status, headers, body."""
-        body = bad_request_body(error)
-        return 400, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
+    def error_response(self, error: BadRequest) -> tuple[int, Headers, bytes]:
+        """The answer to a request refused before the host saw it, in the client API's error shape:
+        400 for a malformed request, 413 for a bridged one too large to translate."""
+        body = self.pipeline.error_body(error)
+        status = 413 if error.code == "request_too_large" else 400
+        return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
     # -- response ------------------------------------------------------------------------------
 

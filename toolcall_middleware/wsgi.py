@@ -54,10 +54,10 @@ class ToolCallWSGIMiddleware:
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
         method = environ.get("REQUEST_METHOD", "GET")
-        api = ToolCallExchange.route(self.config, method, path, environ.get("HTTP_CONTENT_ENCODING"))
-        if api is None:
+        route = ToolCallExchange.route(self.config, method, path, environ.get("HTTP_CONTENT_ENCODING"))
+        if route is None:
             return self.app(environ, start_response)
-        return _Request(self, ToolCallExchange(self.config, api, self._settings), environ, start_response).run()
+        return _Request(self, ToolCallExchange(self.config, route, self._settings), environ, start_response).run()
 
 
 def _to_bytes(headers: WSGIHeaders) -> Headers:
@@ -115,7 +115,7 @@ class _Request:
         try:
             new = self.exchange.rewrite_request(raw or b"", complete=complete and raw is not None)
         except BadRequest as error:
-            status, headers, body = ToolCallExchange.error_response(error)
+            status, headers, body = self.exchange.error_response(error)
             self.server_start(_status_line(status), _to_str(headers))
             return [body]
         if new is not None:
@@ -125,6 +125,12 @@ class _Request:
             # What was read goes back to the app unchanged (the rest of a long body after it).
             stream = io.BytesIO(raw) if complete else io.BufferedReader(_Prepended(raw, environ["wsgi.input"]))
             environ = {**environ, "wsgi.input": stream}
+        if self.exchange.bridged:
+            # The bridged request goes to the route of the host's API, under the same mount point.
+            script = environ.get("SCRIPT_NAME", "")
+            target = self.exchange.path
+            path_info = target[len(script) :] if script and target.startswith(script) else target
+            environ = {**environ, "PATH_INFO": path_info}
         try:
             result = self.mw.app(environ, self._start_response)
         except BaseException:

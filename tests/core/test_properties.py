@@ -43,8 +43,10 @@ TRICKY = st.sampled_from(
     ["<", "<tool", "</tool_call", "<tool_call", "{", "}", '"', "\\", "`", "``", "<think", "\n", " "]
 )
 WORDS = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<`"), min_size=1, max_size=12)
-TEXT = st.lists(st.one_of(WORDS, TRICKY), max_size=8).map("".join).filter(
-    lambda t: "<tool_call>" not in t and "```" not in t and t.strip() == t and "<think>" not in t
+TEXT = (
+    st.lists(st.one_of(WORDS, TRICKY), max_size=8)
+    .map("".join)
+    .filter(lambda t: "<tool_call>" not in t and "```" not in t and t.strip() == t and "<think>" not in t)
 )
 JSON_SCALARS = st.one_of(
     st.none(),

@@ -6,6 +6,10 @@ response bytes -> content decoding -> SSE events / whole JSON -> inbound reader 
   -> StreamParser -> PolicyFilter -> emitter (the API the client called) -> bytes
 ```
 
+A bridged exchange has two APIs: the client's (`api`: the request shape accepted, the emitter
+written) and the host's (`upstream`: the request shape the host gets, the reader of its answer).
+The request is translated first (`core.request.bridge`), then rewritten for the host's API.
+
 The ASGI and WSGI layers only move bytes in and out of `Exchange`. Anything the exchange cannot
 read (another content type, a body that is not an upstream answer, an upstream error, a host that
 already returns real tool calls) goes through untouched, byte for byte.
@@ -15,11 +19,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
+from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
 from .emitters.meta import Upstream
 from .events import Event, TruncatedCall
 from .framing.sse import DONE, SSEDecoder, SSEEvent, SSETooLarge, encode_data, encode_event
@@ -33,12 +38,17 @@ from .inbound import (
     detect,
     reader_for,
 )
+from .inbound.anthropic import NativeCalls
+from .inbound.events import UpstreamCall
 from .parser import StreamParser
 from .policy import PolicyError, PolicyFilter, PolicyLimits
-from .request import BadRequest, rewrite_chat_request, rewrite_responses_request
+from .request import BadRequest, RewriteResult, rewrite_chat_request, rewrite_responses_request
+from .request.anthropic import rewrite_messages_request
+from .request.bridge import responses_to_chat
+from .request.bridge_messages import chat_to_messages, messages_to_chat
 from .result import merge_events
 
-Api = Literal["chat", "responses", "completions"]
+Api = Literal["chat", "responses", "completions", "messages"]
 
 
 @dataclass(frozen=True)
@@ -91,18 +101,22 @@ class Exchange:
     """One request and its response.
 
     ```python
-    ex = Exchange("chat", settings)
-    body = ex.rewrite_request(raw_request_bytes)        # may raise BadRequest (-> 400)
+    ex = Exchange("chat", settings)                     # Exchange("responses", s, upstream="chat"): bridged
+    body = ex.rewrite_request(raw_request_bytes)        # may raise BadRequest (-> 400, `error_body`)
     status, headers = ex.start("POST", 200, upstream_headers)
     out = ex.feed(chunk) ... + ex.close()
     ```
     """
 
-    def __init__(self, api: Api, settings: Settings) -> None:
+    def __init__(self, api: Api, settings: Settings, *, upstream: Api | None = None) -> None:
         self.api = api
+        self.upstream: Api = upstream or api
         self.settings = settings
         self.request: dict[str, Any] = {}
+        self._rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
         self.report = Report(api=api, dialect="")
+        if self.upstream != api:
+            self.report.notes.append(f"bridged: the host answers as {self.upstream}")
         self._mode = Body.PASS
         self._decoder: ContentDecoder | None = None
         self._sse: SSEDecoder | None = None
@@ -116,28 +130,44 @@ class Exchange:
     # -- request -------------------------------------------------------------------------------
 
     def rewrite_request(self, raw: bytes) -> bytes | None:
-        """The rewritten request body, or `None` to forward it unchanged (not JSON, not ours)."""
+        """The rewritten request body, or `None` to forward it unchanged (not JSON, not ours).
+
+        A bridged request always comes back translated: its host does not serve the client's API,
+        so a body the bridge cannot read is a `BadRequest` here rather than the host's 404.
+        """
+        bridged = self.upstream != self.api
         try:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
+            if bridged:
+                raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
             return None  # the host app owns the 400 for a body that is not JSON
         if not isinstance(body, dict):
+            if bridged:
+                raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
             return None
         self.request = body
         model = body.get("model") if isinstance(body.get("model"), str) else None
         dialect = self.settings.dialect_for(model)
         self.report.dialect, self.report.model = dialect, model
         self.report.stream = bool(body.get("stream"))
-        if self.api == "completions":
+        body, self._rules, dropped = _translate(self.api, self.upstream, body)
+        if self.upstream == "completions":
             return None
-        rewrite = rewrite_chat_request if self.api == "chat" else rewrite_responses_request
+        rewrite = _REWRITES[self.upstream]
         result = rewrite(body, dialect=request_dialect(dialect), forward_tools=self.settings.forward_tools)
-        self.report.dropped_tool_types = list(result.tools.dropped)
+        self.report.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
         self.report.echoed_function_calls = result.calls_flattened
-        if not result.changed:
+        if not result.changed and not bridged:
             return None
         self.report.rewritten_request = True
         return json.dumps(result.body, ensure_ascii=False).encode()
+
+    def error_body(self, error: BadRequest) -> bytes:
+        """The 400 body for a request the exchange refused, in the client's API's error shape."""
+        if self.api == "messages":
+            return json.dumps(error_object(error.message, "invalid_request_error"), ensure_ascii=False).encode()
+        return bad_request_body(error)
 
     # -- response ------------------------------------------------------------------------------
 
@@ -238,7 +268,7 @@ class Exchange:
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
             obj = _json(event.data)
-            if obj is None or detect(obj, route=_ROUTES[self.api]) is None:
+            if obj is None or detect(obj, route=_ROUTES[self.upstream]) is None:
                 if event.data.strip() != "[DONE]":
                     self.report.notes.append("upstream stream is not an OpenAI-style answer: passed through")
                     self._passthrough = True
@@ -250,7 +280,7 @@ class Exchange:
         obj = (
             _json(raw.decode("utf-8", errors="replace")) if self._buffered <= self.settings.max_response_bytes else None
         )
-        if obj is None or detect(obj, route=_ROUTES[self.api]) is None:
+        if obj is None or detect(obj, route=_ROUTES[self.upstream]) is None:
             self.report.passthrough_reason = "the upstream body is not an OpenAI-style answer"
             self._passthrough = True  # the caller sends the original bytes and headers
             return raw
@@ -268,7 +298,39 @@ def request_dialect(dialect: str) -> str:
     return "hermes" if dialect == "auto" else dialect
 
 
-_ROUTES = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "completions": "/v1/completions"}
+_ROUTES = {
+    "chat": "/v1/chat/completions",
+    "responses": "/v1/responses",
+    "completions": "/v1/completions",
+    "messages": "/v1/messages",
+}
+NATIVE_INDEX = 1 << 20  # the indexes of a host's own calls, apart from the parser's (the policy renumbers)
+
+
+_REWRITES: dict[str, Callable[..., RewriteResult]] = {
+    "chat": rewrite_chat_request,
+    "responses": rewrite_responses_request,
+    "messages": rewrite_messages_request,
+}
+
+
+def _translate(api: Api, upstream: Api, body: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, Any], Any]:
+    """The body in the host's API's shape, the tool rules in an OpenAI shape (for the parser and
+    the policy), and the tool types the translation dropped (`None`: no translation)."""
+    if api == "messages":
+        as_chat = messages_to_chat(body)  # Anthropic tools, read in Chat's shape
+        return (as_chat.body if upstream == "chat" else body), as_chat.body, as_chat.dropped_tools
+    if api == upstream:
+        return body, body, None
+    dropped: tuple[str, ...] = ()
+    host = body
+    if api == "responses":
+        as_chat = responses_to_chat(body)
+        host, dropped = as_chat.body, as_chat.dropped_tools
+    if upstream == "messages":
+        as_messages = chat_to_messages(host)
+        host, dropped = as_messages.body, dropped + as_messages.dropped_tools
+    return host, body, dropped
 
 
 def _json(text: str) -> Any:
@@ -283,35 +345,53 @@ class _Stream:
 
     def __init__(self, exchange: Exchange, *, stream: bool) -> None:
         self.ex = exchange
-        settings, request = exchange.settings, exchange.request
-        self.reader = reader_for(_upstream_kind(exchange.api), stream=stream)
-        streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
-        self.parser = StreamParser(
-            exchange.report.dialect,
-            model=exchange.report.model,
-            tools=request.get("tools") or request.get("functions"),
-            generation_prompt=settings.generation_prompt,
-            thinking=settings.thinking,
-            repair=settings.repair,
-            arguments_streaming=streaming,
-        )
+        settings, request, rules = exchange.settings, exchange.request, exchange._rules
+        self.reader = reader_for(exchange.upstream, stream=stream)
+        self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
+        self.parser = self._parser()
+        self.native = NativeCalls(index_base=NATIVE_INDEX)  # a host's own calls (`tool_use` blocks)
+        self.native_seen: set[int] = set()
         self.policy = PolicyFilter(
-            request.get("tools") or request.get("functions"),
-            request.get("tool_choice", request.get("function_call")),
-            request.get("parallel_tool_calls"),
+            rules.get("tools") or rules.get("functions"),
+            rules.get("tool_choice", rules.get("function_call")),
+            rules.get("parallel_tool_calls"),
             strict=settings.strict,
             repair=settings.repair,
-            streaming=streaming,
+            streaming=self.streaming,
             limits=PolicyLimits(max_calls=settings.max_calls, max_arguments_bytes=settings.max_call_bytes),
         )
         self.legacy = "functions" in request and "tools" not in request
         self.chat: ChatStreamEmitter | None = None
         self.responses: ResponsesStreamEmitter | None = None
+        self.messages: MessagesStreamEmitter | None = None
         self.meta: UpstreamMeta | None = None
         self.events: list[Event] = []
         self.failed: PolicyError | None = None
         self.done = False
         self.parser_truncated = False
+
+    def _parser(self) -> StreamParser:
+        ex = self.ex
+        return StreamParser(
+            ex.report.dialect,
+            model=ex.report.model,
+            tools=ex._rules.get("tools") or ex._rules.get("functions"),
+            generation_prompt=ex.settings.generation_prompt,
+            thinking=ex.settings.thinking,
+            repair=ex.settings.repair,
+            arguments_streaming=self.streaming,
+        )
+
+    def _native_call(self, piece: UpstreamCall) -> list[Event]:
+        """A call the host made itself (an Anthropic `tool_use` block): straight to the policy,
+        past the parser. The parser is closed first so the text before the call goes out before
+        it, whole; text after it goes to a new parser."""
+        events: list[Event] = []
+        if piece.index not in self.native_seen:
+            self.native_seen.add(piece.index)
+            events.extend(self.parser.close())
+            self.parser = self._parser()
+        return events + self.native.feed(piece)
 
     # -- streamed ------------------------------------------------------------------------------
 
@@ -335,10 +415,20 @@ class _Stream:
                 self.parser.feed_reasoning(item.text) if item.channel == "reasoning" else self.parser.feed(item.text)
             )
             return self._emit(parsed)
+        if isinstance(item, UpstreamCall):
+            return self._emit(self._native_call(item))
         if isinstance(item, UpstreamDone):
             return self.finish(item)
+        if isinstance(item, UpstreamError) and self.ex.upstream != self.ex.api:
+            # The host's error in its own API's shape means nothing to this client: ours instead.
+            if self.done or self.failed is not None:
+                return b""
+            head = b""
+            if self.chat is None and self.responses is None and self.messages is None:
+                head = self._open(self.meta.to_upstream() if self.meta is not None else Upstream())
+            return head + self._fail(PolicyError(item.message, item.code or "upstream_error", item.param))
         if isinstance(item, (UpstreamError, Unrecognized)):
-            return event.raw
+            return event.raw if self.ex.upstream == self.ex.api else b""
         return b""
 
     def _open(self, upstream: Upstream) -> bytes:
@@ -351,6 +441,9 @@ class _Stream:
                 required_action="required_action" in settings.profiles,
             )
             return b"".join(encode_event(e) for e in self.responses.start())
+        if self.ex.api == "messages":
+            self.messages = MessagesStreamEmitter(upstream, reasoning=settings.reasoning_field != "none")
+            return b"".join(encode_event(e) for e in self.messages.start())
         include_usage = bool((self.ex.request.get("stream_options") or {}).get("include_usage"))
         self.chat = ChatStreamEmitter(
             upstream,
@@ -380,6 +473,8 @@ class _Stream:
             return b""
         if self.responses is not None:
             return b"".join(encode_event(e) for e in self.responses.feed(events))
+        if self.messages is not None:
+            return b"".join(encode_event(e) for e in self.messages.feed(events))
         if self.chat is None:  # text before the upstream's metadata: defaults stand in
             self._open(Upstream())
         assert self.chat is not None
@@ -390,6 +485,8 @@ class _Stream:
         self.ex.report.policy_error = error.message
         if self.responses is not None:
             return b"".join(encode_event(e) for e in self.responses.fail(error.message, code="server_error"))
+        if self.messages is not None:
+            return b"".join(encode_event(e) for e in self.messages.fail(error.message))
         assert self.chat is not None
         return (
             b"".join(encode_data(c) for c in self.chat.error(error.message, code=error.code, param=error.param)) + DONE
@@ -415,11 +512,14 @@ class _Stream:
         if self.responses is not None:
             self.responses._shell.upstream.finish_reason = upstream_reason
             return out + b"".join(encode_event(e) for e in self.responses.finish(usage=done.usage))
+        if self.messages is not None:
+            self.messages.upstream.finish_reason = upstream_reason
+            return out + b"".join(encode_event(e) for e in self.messages.finish(usage=done.usage))
         if self.chat is None:
             self._open(Upstream())
         assert self.chat is not None
         self.chat.upstream.finish_reason = upstream_reason
-        usage = dict(done.usage) if done.usage else None
+        usage = chat_usage(done.usage)
         return out + b"".join(encode_data(c) for c in self.chat.finish(usage=usage)) + DONE
 
     # -- whole ---------------------------------------------------------------------------------
@@ -433,6 +533,8 @@ class _Stream:
             elif isinstance(item, RawText) and item.choice == 0:
                 feed = self.parser.feed_reasoning if item.channel == "reasoning" else self.parser.feed
                 events.extend(feed(item.text))
+            elif isinstance(item, UpstreamCall):
+                events.extend(self._native_call(item))
             elif isinstance(item, UpstreamDone):
                 done = item
             elif isinstance(item, UpstreamError):
@@ -453,6 +555,8 @@ class _Stream:
             # The model's answer broke the request's tool rules: the upstream worked, the answer
             # cannot be delivered as asked. 500 with a typed error, as a strict server would.
             self.ex.status = 500
+            if self.ex.api == "messages":
+                return json.dumps(error_object(self.failed.message), ensure_ascii=False).encode()
             error = {
                 "message": self.failed.message,
                 "type": "server_error",
@@ -461,7 +565,10 @@ class _Stream:
             }
             return json.dumps({"error": error}, ensure_ascii=False).encode()
         result = merge_events(kept)
-        if self.ex.api == "responses":
+        if self.ex.api == "messages":
+            messages = MessagesBuilder(upstream, reasoning=self.ex.settings.reasoning_field != "none")
+            payload = messages.build(result, usage=done.usage if done else None)
+        elif self.ex.api == "responses":
             body = ResponsesBuilder(upstream, request=self.ex.request, reasoning=self.ex.settings.responses_reasoning)
             payload = body.build(result, usage=done.usage if done else None)
         else:
@@ -471,7 +578,7 @@ class _Stream:
                 legacy_functions=self.legacy,
                 extensions="extensions" in self.ex.settings.profiles,
             )
-            payload = builder.build(result, usage=dict(done.usage) if done and done.usage else None)
+            payload = builder.build(result, usage=chat_usage(done.usage if done else None))
         return json.dumps(payload, ensure_ascii=False).encode()
 
     def _report(self) -> None:
@@ -484,8 +591,24 @@ class _Stream:
         report.notes.extend(str(n) for n in policy.notes)
 
 
-def _upstream_kind(api: Api) -> Any:
-    return {"chat": "chat", "responses": "responses", "completions": "completions"}[api]
+def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An upstream's usage as Chat's: a bridged host counts in Responses or Anthropic terms."""
+    if not usage:
+        return None
+    if "prompt_tokens" in usage or "input_tokens" not in usage:
+        return dict(usage)
+    cache_read = int(usage.get("cache_read_input_tokens") or 0)  # Anthropic counts cache apart
+    prompt = int(usage.get("input_tokens") or 0) + cache_read + int(usage.get("cache_creation_input_tokens") or 0)
+    completion = int(usage.get("output_tokens") or 0)
+    cached = (usage.get("input_tokens_details") or {}).get("cached_tokens", cache_read)
+    reasoning = (usage.get("output_tokens_details") or {}).get("reasoning_tokens", 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": int(cached or 0)},
+        "completion_tokens_details": {"reasoning_tokens": int(reasoning or 0)},
+    }
 
 
 def bad_request_body(error: BadRequest) -> bytes:

@@ -7,12 +7,14 @@ decoded JSON (or the `[DONE]` data string), or a whole JSON body:
 kind = detect(body, route="/v1/chat/completions")  # None: not ours, pass it through untouched
 reader = reader_for(kind, stream=False)
 for event in reader.feed(body) + reader.flush():
-    ...  # UpstreamMeta, RawText (-> StreamParser.feed / feed_reasoning), UpstreamDone
+    ...  # UpstreamMeta, RawText (-> StreamParser.feed / feed_reasoning), UpstreamDone,
+         # UpstreamCall (an Anthropic upstream's own tool_use blocks -> NativeCalls -> PolicyFilter)
 ```
 """
 
 from __future__ import annotations
 
+from .anthropic import MessagesReader, NativeCalls
 from .base import DONE, Reader
 from .chat import ChatReader
 from .completions import CompletionsReader
@@ -23,6 +25,7 @@ from .events import (
     Kind,
     RawText,
     Unrecognized,
+    UpstreamCall,
     UpstreamDone,
     UpstreamError,
     UpstreamMeta,
@@ -36,10 +39,13 @@ __all__ = [
     "CompletionsReader",
     "InboundEvent",
     "Kind",
+    "MessagesReader",
+    "NativeCalls",
     "RawText",
     "Reader",
     "ResponsesReader",
     "Unrecognized",
+    "UpstreamCall",
     "UpstreamDone",
     "UpstreamError",
     "UpstreamMeta",

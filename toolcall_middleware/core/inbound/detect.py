@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .anthropic import MessagesReader, is_anthropic_message
 from .base import Reader, upstream_error
 from .chat import ChatReader, chat_shape
 from .completions import CompletionsReader, is_text_completion
@@ -28,7 +29,8 @@ def kind_of(obj: object) -> Kind | None:
 
     `object` decides (`chat.completion`, `chat.completion.chunk`, `text_completion`,
     `response`), then a Responses event's `type` (`response.…`); a host that omits `object`
-    is judged by its choices (`delta` / `message` -> Chat, `text` -> completions).
+    is judged by its choices (`delta` / `message` -> Chat, `text` -> completions); an Anthropic
+    `message` or stream event (`message_start`, `content_block_…`, …) is `messages`.
     """
     if not isinstance(obj, Mapping) or upstream_error(obj) is not None:
         return None
@@ -41,17 +43,22 @@ def kind_of(obj: object) -> Kind | None:
         return "chat"
     if is_text_completion(obj):
         return "completions"
+    if is_anthropic_message(obj):
+        return "messages"
     return None
 
 
 def kind_of_route(path: str) -> Kind | None:
-    """The API a request path is for: `…/chat/completions`, `…/completions`, `…/responses`.
+    """The API a request path is for: `…/chat/completions`, `…/completions`, `…/responses`,
+    `…/v1/messages` (Anthropic).
 
     Any prefix is fine (`/v1/…`, `/openai/deployments/<name>/…`, a proxy's mount point); the
     query string and a trailing slash are ignored. Sub-resources (`/v1/responses/<id>`,
     `/v1/chat/completions/<id>/messages`) are not generation routes: `None`.
     """
     path = "/" + path.split("?", 1)[0].split("#", 1)[0].strip("/")
+    if path == "/messages" or path.endswith("/v1/messages"):
+        return "messages"  # Anthropic's route; other `…/messages` paths are sub-resources
     for suffix, kind in _ROUTES:
         if path.endswith(suffix):
             return kind
@@ -81,4 +88,6 @@ def reader_for(kind: Kind, *, stream: bool = True) -> Reader:
         return ChatReader()
     if kind == "responses":
         return ResponsesReader()
+    if kind == "messages":
+        return MessagesReader()
     return CompletionsReader(stream=stream)

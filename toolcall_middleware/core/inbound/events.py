@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from ..emitters.meta import Upstream
 
-Kind = Literal["chat", "responses", "completions"]
-"""The upstream's API: Chat Completions, the Responses API, legacy `/v1/completions`."""
+Kind = Literal["chat", "responses", "completions", "messages"]
+"""The upstream's API: Chat Completions, the Responses API, legacy `/v1/completions`, Anthropic Messages."""
 
 Channel = Literal["content", "reasoning"]
 
@@ -106,6 +106,23 @@ class UpstreamError:
 
 
 @dataclass(frozen=True, slots=True)
+class UpstreamCall:
+    """A piece of a structured tool call the upstream made itself (an Anthropic `tool_use` block).
+
+    Not raw text: it bypasses the dialect parser (`NativeCalls` turns the pieces into
+    `ToolCallStart` / `ToolCallDelta` / `ToolCallEnd`). `index` counts the response's calls from 0;
+    the first piece of a call has `id` and `name`, each piece may carry an `arguments` fragment
+    (the concatenation is the arguments' JSON text), and the last has `done=True`.
+    """
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+    done: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Unrecognized:
     """An object this reader does not understand (Azure's `prompt_filter_results` chunk, a vendor
     keep-alive, anything after the end): handed back so the middleware forwards it or drops it."""
@@ -113,7 +130,7 @@ class Unrecognized:
     obj: object
 
 
-InboundEvent = RawText | UpstreamMeta | UpstreamDone | UpstreamError | Unrecognized
+InboundEvent = RawText | UpstreamMeta | UpstreamDone | UpstreamError | UpstreamCall | Unrecognized
 
 __all__ = [
     "Channel",
@@ -121,6 +138,7 @@ __all__ = [
     "Kind",
     "RawText",
     "Unrecognized",
+    "UpstreamCall",
     "UpstreamDone",
     "UpstreamError",
     "UpstreamMeta",

@@ -1,0 +1,286 @@
+"""Anthropic Messages <-> Chat Completions request translation, for the bridges to and from
+`/v1/messages`: each direction on a full tool turn, the field errors, and the round trip."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolcall_middleware.core.request import BadRequest, rewrite_chat_request
+from toolcall_middleware.core.request.bridge import responses_to_chat
+from toolcall_middleware.core.request.bridge_messages import DEFAULT_MAX_TOKENS, chat_to_messages, messages_to_chat
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+ANTHROPIC_TOOLS: list[Any] = [
+    {"name": "get_weather", "description": "Weather", "input_schema": SCHEMA},
+    {"type": "web_search_20250305", "name": "web_search", "max_uses": 3},
+]
+
+
+def anthropic_turn() -> dict[str, Any]:
+    return {
+        "model": "claude-x",
+        "max_tokens": 256,
+        "system": [{"type": "text", "text": "Be brief."}],
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "use the tool", "signature": "sig"},
+                    {"type": "text", "text": "Checking."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "Sunny"}]},
+                    {"type": "text", "text": "And tomorrow?"},
+                ],
+            },
+        ],
+        "tools": ANTHROPIC_TOOLS,
+        "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
+        "stop_sequences": ["END"],
+        "temperature": 0.5,
+        "stream": True,
+        "metadata": {"user_id": "u1"},
+    }
+
+
+def test_messages_to_chat_on_a_tool_turn() -> None:
+    bridged = messages_to_chat(anthropic_turn())
+    assert bridged.dropped_tools == ("web_search_20250305",)
+    assert bridged.dropped_items == ("thinking",)
+    assert bridged.body == {
+        "model": "claude-x",
+        "temperature": 0.5,
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": "Checking.",
+                "tool_calls": [
+                    {
+                        "id": "toolu_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "toolu_1", "content": "Sunny"},
+            {"role": "user", "content": "And tomorrow?"},
+        ],
+        "tools": [
+            {"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": SCHEMA}}
+        ],
+        "tool_choice": "required",
+        "parallel_tool_calls": False,
+        "max_tokens": 256,
+        "stop": ["END"],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "user": "u1",
+    }
+    # The chat rewrite takes it as it is (for a raw host behind `messages-to-chat`).
+    flat = rewrite_chat_request(bridged.body, dialect="hermes").body
+    assert "<tool_response>" in json.dumps(flat["messages"])
+
+
+@pytest.mark.parametrize(
+    ("choice", "expected"),
+    [
+        ({"type": "auto"}, {"tool_choice": "auto"}),
+        ({"type": "none"}, {"tool_choice": "none"}),
+        (
+            {"type": "tool", "name": "get_weather"},
+            {"tool_choice": {"type": "function", "function": {"name": "get_weather"}}},
+        ),
+    ],
+)
+def test_messages_tool_choice(choice: dict[str, Any], expected: dict[str, Any]) -> None:
+    body = {"messages": [{"role": "user", "content": "x"}], "tools": ANTHROPIC_TOOLS[:1], "tool_choice": choice}
+    out = messages_to_chat(body).body
+    assert {k: out[k] for k in expected} == expected and "parallel_tool_calls" not in out
+
+
+def test_images_cross_both_ways() -> None:
+    body = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+                    {"type": "text", "text": "what?"},
+                ],
+            }
+        ]
+    }
+    chat = messages_to_chat(body).body
+    assert chat["messages"][0]["content"][0] == {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64,AAAA"},
+    }
+    back = chat_to_messages(chat).body
+    assert back["messages"][0]["content"] == body["messages"][0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({}, "messages"),
+        ({"messages": [{"role": "system", "content": "x"}]}, "messages.0.role"),
+        (
+            {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "name": "f", "input": {}}]}]},
+            "messages.0.content.0.id",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}]},
+            "messages.0.content.0.tool_use_id",
+        ),
+        (
+            {"messages": [], "tools": [{"name": "f", "input_schema": {}}], "tool_choice": {"type": "maybe"}},
+            "tool_choice.type",
+        ),
+    ],
+)
+def test_messages_field_errors(body: dict[str, Any], param: str) -> None:
+    with pytest.raises(BadRequest) as info:
+        messages_to_chat(body)
+    assert info.value.param == param
+
+
+def test_chat_to_messages_on_a_tool_turn() -> None:
+    chat = {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "developer", "content": "Use tools."},
+            {"role": "user", "content": "Weather in Paris and Oslo?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_a",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                    },
+                    {
+                        "id": "call_b",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_a", "content": "Sunny"},
+            {"role": "tool", "tool_call_id": "call_b", "content": [{"type": "text", "text": "Rain"}]},
+        ],
+        "tools": [
+            {"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}},
+            {"type": "custom", "custom": {"name": "x"}},
+        ],
+        "tool_choice": "required",
+        "parallel_tool_calls": False,
+        "max_completion_tokens": 100,
+        "stop": "END",
+        "stream": True,
+    }
+    bridged = chat_to_messages(chat)
+    assert bridged.dropped_tools == ("custom",)
+    assert bridged.body == {
+        "model": "m",
+        "system": "Be brief.\n\nUse tools.",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Oslo?"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "call_a", "name": "get_weather", "input": {"city": "Paris"}},
+                    {"type": "tool_use", "id": "call_b", "name": "get_weather", "input": {"city": "Oslo"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "call_a", "content": "Sunny"},
+                    {"type": "tool_result", "tool_use_id": "call_b", "content": "Rain"},
+                ],
+            },
+        ],
+        "tools": [{"name": "get_weather", "input_schema": SCHEMA}],
+        "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
+        "max_tokens": 100,
+        "stop_sequences": ["END"],
+        "stream": True,
+    }
+
+
+def test_max_tokens_is_always_set_and_bad_arguments_are_named() -> None:
+    assert chat_to_messages({"messages": [{"role": "user", "content": "x"}]}).body["max_tokens"] == DEFAULT_MAX_TOKENS
+    bad = {
+        "messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "[1]"}}]}]
+    }
+    with pytest.raises(BadRequest) as info:
+        chat_to_messages(bad)
+    assert info.value.param == "messages[0].tool_calls[0].function.arguments"
+
+
+def test_responses_to_messages_composes() -> None:
+    body = {
+        "model": "m",
+        "instructions": "Be brief.",
+        "input": [
+            {"role": "user", "content": "Weather?"},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Oslo"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": "Snow"},
+        ],
+        "tools": [{"type": "function", "name": "get_weather", "parameters": SCHEMA}, {"type": "web_search"}],
+    }
+    out = chat_to_messages(responses_to_chat(body).body).body
+    assert out["system"] == "Be brief."
+    assert [m["role"] for m in out["messages"]] == ["user", "assistant", "user"]
+    assert out["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "call_1", "content": "Snow"}]
+
+
+CITY = st.text("abcdefghijklmnopqrstuvwxyz ", min_size=1, max_size=10)
+
+
+@given(st.lists(st.lists(st.tuples(CITY, st.text(max_size=12)), min_size=1, max_size=3), max_size=4))
+def test_chat_to_messages_and_back_keeps_every_call_and_result(turns: list[list[tuple[str, str]]]) -> None:
+    """Property: a Chat tool history survives the trip to Anthropic and back: every call with its id,
+    name and arguments, every result with its id and text, in order."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    n = 0
+    for turn in turns:
+        calls = []
+        for city, _ in turn:
+            calls.append(
+                {
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": json.dumps({"city": city})},
+                }
+            )
+            n += 1
+        messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+        for call, (_, result) in zip(calls, turn, strict=True):
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
+    back = messages_to_chat(chat_to_messages({"messages": messages}).body).body["messages"]
+
+    def history(ms: list[dict[str, Any]]) -> list[Any]:
+        out: list[Any] = []
+        for m in ms:
+            for c in m.get("tool_calls") or []:
+                out.append((c["id"], c["function"]["name"], json.loads(c["function"]["arguments"])))
+            if m["role"] == "tool":
+                out.append((m["tool_call_id"], m["content"]))
+        return out
+
+    assert history(back) == history(messages)

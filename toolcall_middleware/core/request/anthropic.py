@@ -1,0 +1,205 @@
+"""`rewrite_messages_request`: an Anthropic Messages body for a `/v1/messages` host that cannot take `tools`.
+
+```python
+result = rewrite_messages_request(body, dialect="hermes")
+result.body          # what the host app gets, still an Anthropic Messages body
+result.tools         # the normalized tools, tool_choice and parallel rule, for the response side
+```
+
+- The tool manifest and calling rules (`render_manifest`) go into `system`: appended to a string
+  (prepended where the dialect's template puts the tools first), or as one more `text` block
+  when `system` is a list of blocks (their `cache_control` marks stay where the client put them).
+- The tools are read as `messages_to_chat` reads them for the policy (`input_schema` as the
+  parameters; `tool_choice` `auto` / `any` / `tool` / `none` as `auto` / `required` / a forced
+  function / `none`; `disable_parallel_tool_use` as `parallel_tool_calls: false`), so the
+  manifest states the same rules the response side enforces. Server tools are dropped.
+- An assistant turn with `tool_use` blocks becomes one assistant message whose content is its text
+  followed by the calls in the dialect's raw call text; its `thinking` blocks are dropped.
+- Each run of `tool_result` blocks in a user turn becomes one `text` block of tool results in
+  the dialect's tool-response markup, matched to its call by `tool_use_id`; the turn's other
+  blocks stay as they were. A result with `is_error: true` is marked `[error]`.
+- `tools` and `tool_choice` are removed, unless `forward_tools=True` (a host that reads them
+  itself): then only the server tools go, and a `tool_choice` naming one.
+
+A body with no tool fields and no tool history comes back unchanged: the same object. Malformed
+input raises `BadRequest` naming the field in Anthropic's path style (`messages.2.content.0.id`);
+the middleware answers it with Anthropic's error body (`emitters.anthropic.error_object`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from .bridge_messages import messages_to_chat
+from .errors import BadRequest, invalid, missing
+from .render import render_manifest, renderer
+from .rewrite import Flattener, RewriteResult, content_text, with_manifest
+from .tools import normalize_tools
+
+TOOL_FIELDS = ("tools", "tool_choice")
+_HISTORY = ("tool_use", "tool_result")
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def rewrite_messages_request(
+    body: Any, *, dialect: str, forward_tools: bool = False, inject_manifest: bool = True
+) -> RewriteResult:
+    """The body with its tools and tool history written as the dialect's text (see the module doc)."""
+    if not isinstance(body, Mapping):
+        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+    renderer(dialect)  # an unknown dialect is a configuration error, raised before any work
+    messages = _messages(body)
+    system = body.get("system")
+    if system is not None and not isinstance(system, (str, list)):
+        raise invalid("system", "expected a string or an array of text blocks")
+    as_chat = messages_to_chat(body)
+    tools = replace(normalize_tools(as_chat.body), dropped=as_chat.dropped_tools)
+    history = any(_blocks_of(m, _HISTORY) for m in messages)
+    if not any(k in body for k in TOOL_FIELDS) and not history:
+        return RewriteResult(body=body, tools=tools)
+
+    flat = Flattener(dialect)
+    dropped: list[str] = []
+    out: list[Any] = []
+    for i, message in enumerate(messages):
+        if message["role"] == "assistant" and _blocks_of(message, ("tool_use",)):
+            out.append(_assistant(message, i, flat, dropped))
+        elif message["role"] == "user" and _blocks_of(message, ("tool_result",)):
+            out.append(_user(message, i, flat))
+        else:
+            out.append(message)
+
+    new_body = _tool_fields(body, forward_tools)
+    new_body["messages"] = out
+    manifest = render_manifest(dialect, tools) if inject_manifest else None
+    if manifest is not None:
+        new_body["system"] = _with_manifest(system, manifest, flat.prepend_manifest)
+    return RewriteResult(
+        body=new_body,
+        tools=tools,
+        manifest=manifest,
+        calls_flattened=flat.n_calls,
+        results_flattened=flat.n_results,
+        dropped_items=tuple(dropped),
+        changed=True,
+    )
+
+
+def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    messages = body.get("messages")
+    if messages is None:
+        raise missing("messages")
+    if not isinstance(messages, list):
+        raise invalid("messages", "expected an array of messages")
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise invalid(f"messages.{i}", "expected a message object")
+        if message.get("role") not in ("user", "assistant"):
+            raise invalid(f"messages.{i}.role", "expected 'user' or 'assistant'")
+        content = message.get("content")
+        if isinstance(content, list):
+            for j, block in enumerate(content):
+                if not isinstance(block, Mapping):
+                    raise invalid(f"messages.{i}.content.{j}", "expected a content block object")
+        elif not isinstance(content, str):
+            raise invalid(f"messages.{i}.content", "expected a string or an array of content blocks")
+    return messages
+
+
+def _blocks_of(message: Mapping[str, Any], kinds: tuple[str, ...]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(block.get("type") in kinds for block in content)
+
+
+def _string(block: Mapping[str, Any], key: str, where: str) -> str:
+    value = block.get(key)
+    if value is None:
+        raise missing(f"{where}.{key}")
+    if not isinstance(value, str) or not value:
+        raise invalid(f"{where}.{key}", "expected a non-empty string")
+    return value
+
+
+def _assistant(message: Mapping[str, Any], i: int, flat: Flattener, dropped: list[str]) -> dict[str, Any]:
+    """One assistant turn: its text (and notes of server-tool blocks), then its calls."""
+    texts: list[str] = []
+    calls: list[tuple[str | None, str, Any, str]] = []
+    for j, block in enumerate(message["content"]):
+        where = f"messages.{i}.content.{j}"
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(content_text([block], where))
+        elif kind == "tool_use":
+            call_id, name = _string(block, "id", where), _string(block, "name", where)
+            arguments = block.get("input", {})
+            if not isinstance(arguments, Mapping):
+                raise invalid(f"{where}.input", "expected an object")
+            calls.append((call_id, name, arguments, f"{where}.input"))
+        elif kind in _THINKING:
+            dropped.append(str(kind))  # the backend cannot use it, and it never carries a call
+        else:
+            # A server tool's call or result: not offered to the backend, kept as a note.
+            rest = {k: v for k, v in block.items() if k not in ("type", "cache_control")}
+            texts.append(f"[{kind} {json.dumps(rest, ensure_ascii=False)}]")
+    out = {k: v for k, v in message.items() if k != "content"}
+    out["content"] = flat.assistant("\n".join(t for t in texts if t), calls)
+    return out
+
+
+def _user(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str, Any]:
+    """A user turn: each run of `tool_result` blocks as one text block of results, in place."""
+    blocks: list[Any] = []
+    run: list[tuple[str | None, str | None, str]] = []
+
+    def flush() -> None:
+        if run:
+            blocks.append({"type": "text", "text": flat.results(run)})
+            run.clear()
+
+    for j, block in enumerate(message["content"]):
+        where = f"messages.{i}.content.{j}"
+        if block.get("type") != "tool_result":
+            flush()
+            blocks.append(block)
+            continue
+        call_id = _string(block, "tool_use_id", where)
+        output = content_text(block.get("content"), f"{where}.content")
+        if block.get("is_error") is True:
+            output = f"[error] {output}"
+        run.append((call_id, flat.name_of(call_id), output))
+    flush()
+    out = {k: v for k, v in message.items() if k != "content"}
+    out["content"] = blocks
+    return out
+
+
+def _tool_fields(body: Mapping[str, Any], forward: bool) -> dict[str, Any]:
+    """The body without `tools` / `tool_choice`, or (`forward`) with them less the server tools."""
+    if not forward:
+        return {k: v for k, v in body.items() if k not in TOOL_FIELDS}
+    out = dict(body)
+    raw = body.get("tools")
+    if isinstance(raw, list):
+        kept = [t for t in raw if t.get("type") in (None, "custom") and "input_schema" in t]
+        if kept:
+            out["tools"] = kept
+        else:
+            out.pop("tools")
+        names = {t.get("name") for t in kept}
+        choice = body.get("tool_choice")
+        if isinstance(choice, Mapping) and choice.get("type") == "tool" and choice.get("name") not in names:
+            out.pop("tool_choice", None)  # it named a server tool, which went with it
+    return out
+
+
+def _with_manifest(system: Any, manifest: str, prepend: bool) -> Any:
+    if isinstance(system, list):
+        block = {"type": "text", "text": manifest}
+        return [block, *system] if prepend else [*system, block]
+    return with_manifest(system or "", manifest, prepend)
+
+
+__all__ = ["TOOL_FIELDS", "rewrite_messages_request"]

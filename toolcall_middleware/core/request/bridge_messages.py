@@ -1,0 +1,365 @@
+"""Anthropic Messages <-> Chat Completions requests, for the bridges to and from `/v1/messages`.
+
+`messages_to_chat(body)`: an Anthropic client's request for a host that serves Chat Completions
+(`bridge="messages-to-chat"`), and the OpenAI-shaped view of its tools that the response side's
+policy reads. `system` (a string or text blocks) becomes the first `system` message; `text` blocks
+text, `image` blocks `image_url` parts, `tool_use` blocks the assistant's `tool_calls` (`input` as
+the JSON `arguments`), `tool_result` blocks `role: "tool"` messages (placed before the rest of the
+user turn, as Chat wants them right after the calls), `thinking` blocks are dropped. `tools`
+(`input_schema`) become function tools; `tool_choice` `auto` / `any` / `tool` / `none` becomes
+`auto` / `required` / a forced function / `none`, and `disable_parallel_tool_use` becomes
+`parallel_tool_calls: false`. Server tools (`web_search_20250305`, `bash_…`, …) are dropped and
+listed. `max_tokens`, `stop_sequences`, `temperature`, `top_p`, `stream`, `metadata.user_id` follow.
+
+`chat_to_messages(body)`: an OpenAI client's Chat request for a host that serves Anthropic
+Messages (`chat-to-messages`; `responses-to-messages` goes through `responses_to_chat` first).
+The inverse mapping; `max_tokens`, which Anthropic requires, defaults to `DEFAULT_MAX_TOKENS`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .bridge import Bridged
+from .errors import BadRequest, invalid, missing
+from .rewrite import content_text
+
+DEFAULT_MAX_TOKENS = 4096
+SAMPLING = ("temperature", "top_p", "model")
+
+
+# -- Anthropic -> Chat ---------------------------------------------------------------------
+
+
+def messages_to_chat(body: Any) -> Bridged:
+    """The Chat Completions body for an Anthropic Messages body (see the module doc)."""
+    if not isinstance(body, Mapping):
+        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+    out: dict[str, Any] = {k: body[k] for k in SAMPLING if k in body}
+    messages: list[dict[str, Any]] = []
+    system = body.get("system")
+    if system is not None:
+        text = _blocks_text(system, "system")
+        if text:
+            messages.append({"role": "system", "content": text})
+    raw = body.get("messages")
+    if raw is None:
+        raise missing("messages")
+    if not isinstance(raw, list):
+        raise invalid("messages", "expected an array of messages")
+    dropped_items: list[str] = []
+    for i, message in enumerate(raw):
+        messages.extend(_chat_messages(message, f"messages.{i}", dropped_items))
+    out["messages"] = messages
+    tools, dropped = _chat_tools(body.get("tools"))
+    if tools:
+        out["tools"] = tools
+        choice = body.get("tool_choice")
+        if choice is not None:
+            out.update(_chat_choice(choice))
+    if body.get("max_tokens") is not None:
+        out["max_tokens"] = body["max_tokens"]
+    if body.get("stop_sequences"):
+        out["stop"] = body["stop_sequences"]
+    if body.get("stream"):
+        out["stream"] = True
+        out["stream_options"] = {"include_usage": True}
+    metadata = body.get("metadata")
+    if isinstance(metadata, Mapping) and isinstance(metadata.get("user_id"), str):
+        out["user"] = metadata["user_id"]
+    return Bridged(body=out, dropped_tools=tuple(dropped), dropped_items=tuple(dropped_items))
+
+
+def _blocks_text(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise invalid(where, "expected a string or an array of content blocks")
+    texts = []
+    for j, block in enumerate(value):
+        if not isinstance(block, Mapping):
+            raise invalid(f"{where}.{j}", "expected a content block object")
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        else:
+            texts.append(f"[{block.get('type')}]")
+    return "\n".join(texts)
+
+
+def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[str, Any]]:
+    if not isinstance(message, Mapping):
+        raise invalid(where, "expected a message object")
+    role = message.get("role")
+    if role not in ("user", "assistant"):
+        raise invalid(f"{where}.role", "expected 'user' or 'assistant'")
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"role": role, "content": content}]
+    if not isinstance(content, list):
+        raise invalid(f"{where}.content", "expected a string or an array of content blocks")
+    parts: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for j, block in enumerate(content):
+        at = f"{where}.content.{j}"
+        if not isinstance(block, Mapping):
+            raise invalid(at, "expected a content block object")
+        kind = block.get("type")
+        if kind == "text":
+            parts.append({"type": "text", "text": str(block.get("text", ""))})
+        elif kind == "image":
+            source: Mapping[str, Any] = block["source"] if isinstance(block.get("source"), Mapping) else {}
+            if source.get("type") == "base64":
+                url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+            else:
+                url = str(source.get("url", ""))
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif kind == "tool_use":
+            name, call_id = block.get("name"), block.get("id")
+            if not isinstance(call_id, str) or not call_id:
+                raise missing(f"{at}.id")
+            if not isinstance(name, str) or not name:
+                raise missing(f"{at}.name")
+            arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
+            calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+        elif kind == "tool_result":
+            call_id = block.get("tool_use_id")
+            if not isinstance(call_id, str) or not call_id:
+                raise missing(f"{at}.tool_use_id")
+            output = _blocks_text(block.get("content") or "", f"{at}.content")
+            if block.get("is_error"):
+                output = f"[error] {output}"
+            results.append({"role": "tool", "tool_call_id": call_id, "content": output})
+        elif kind in ("thinking", "redacted_thinking"):
+            dropped.append(kind)
+        else:
+            parts.append({"type": "text", "text": f"[{kind}]"})
+    out: list[dict[str, Any]] = [*results]
+    if role == "assistant":
+        text = "\n".join(p["text"] for p in parts if p["type"] == "text")
+        if calls or text or not results:
+            assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                assistant["tool_calls"] = calls
+            out.append(assistant)
+    elif parts or not results:
+        plain = all(p["type"] == "text" for p in parts)
+        out.append({"role": "user", "content": "\n".join(p["text"] for p in parts) if plain else parts})
+    return out
+
+
+def _chat_tools(tools: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    if tools is None:
+        return [], []
+    if not isinstance(tools, list):
+        raise invalid("tools", "expected an array of tools")
+    kept: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise invalid(f"tools.{i}", "expected an object")
+        kind = tool.get("type")
+        if kind not in (None, "custom") or "input_schema" not in tool:
+            dropped.append(str(kind or tool.get("name")))  # a server tool: the host cannot run it
+            continue
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            raise missing(f"tools.{i}.name")
+        fn: dict[str, Any] = {"name": name}
+        if isinstance(tool.get("description"), str):
+            fn["description"] = tool["description"]
+        fn["parameters"] = tool["input_schema"]
+        kept.append({"type": "function", "function": fn})
+    return kept, dropped
+
+
+def _chat_choice(choice: Any) -> dict[str, Any]:
+    if not isinstance(choice, Mapping):
+        raise invalid("tool_choice", "expected an object")
+    kind = choice.get("type")
+    out: dict[str, Any] = {}
+    if kind == "auto":
+        out["tool_choice"] = "auto"
+    elif kind == "any":
+        out["tool_choice"] = "required"
+    elif kind == "none":
+        out["tool_choice"] = "none"
+    elif kind == "tool":
+        name = choice.get("name")
+        if not isinstance(name, str) or not name:
+            raise missing("tool_choice.name")
+        out["tool_choice"] = {"type": "function", "function": {"name": name}}
+    else:
+        raise invalid("tool_choice.type", "expected 'auto', 'any', 'tool' or 'none'")
+    if choice.get("disable_parallel_tool_use") is True:
+        out["parallel_tool_calls"] = False
+    return out
+
+
+# -- Chat -> Anthropic ---------------------------------------------------------------------
+
+
+def chat_to_messages(body: Any) -> Bridged:
+    """The Anthropic Messages body for a Chat Completions body (see the module doc)."""
+    if not isinstance(body, Mapping):
+        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+    raw = body.get("messages")
+    if raw is None:
+        raise missing("messages")
+    if not isinstance(raw, list):
+        raise invalid("messages", "expected an array of messages")
+    out: dict[str, Any] = {k: body[k] for k in SAMPLING if k in body}
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+    for i, message in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(message, Mapping):
+            raise invalid(where, "expected a message object")
+        role = message.get("role")
+        if role in ("system", "developer"):
+            system.append(content_text(message.get("content"), f"{where}.content"))
+            continue
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str) or not call_id:
+                raise missing(f"{where}.tool_call_id")
+            result = {
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": content_text(message.get("content"), f"{where}.content"),
+            }
+            _append(turns, "user", [result])
+        elif role == "user":
+            _append(turns, "user", _anthropic_blocks(message.get("content"), f"{where}.content"))
+        elif role == "assistant":
+            blocks = [b for b in _anthropic_blocks(message.get("content"), f"{where}.content") if b.get("text") != ""]
+            for j, call in enumerate(message.get("tool_calls") or []):
+                blocks.append(_tool_use(call, f"{where}.tool_calls[{j}]"))
+            _append(turns, "assistant", blocks or [{"type": "text", "text": ""}])
+        else:
+            raise invalid(f"{where}.role", "expected 'system', 'developer', 'user', 'assistant' or 'tool'")
+    if system:
+        out["system"] = "\n\n".join(s for s in system if s)
+    out["messages"] = turns
+    tools, dropped = _anthropic_tools(body.get("tools"))
+    if tools:
+        out["tools"] = tools
+        choice = _anthropic_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
+        if choice is not None:
+            out["tool_choice"] = choice
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    out["max_tokens"] = limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_TOKENS
+    stop = body.get("stop")
+    if stop:
+        out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    if body.get("stream"):
+        out["stream"] = True
+    return Bridged(body=out, dropped_tools=tuple(dropped))
+
+
+def _append(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    """Anthropic wants alternating turns: consecutive messages of one role join."""
+    if turns and turns[-1]["role"] == role:
+        turns[-1]["content"].extend(blocks)
+    else:
+        turns.append({"role": role, "content": list(blocks)})
+
+
+def _anthropic_blocks(content: Any, where: str) -> list[dict[str, Any]]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        raise invalid(where, "expected a string or an array of content parts")
+    blocks: list[dict[str, Any]] = []
+    for j, part in enumerate(content):
+        if isinstance(part, Mapping) and part.get("type") == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, Mapping) else None
+            if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+                media, data = url[5:].split(";base64,", 1)
+                blocks.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+                continue
+            if isinstance(url, str):
+                blocks.append({"type": "image", "source": {"type": "url", "url": url}})
+                continue
+        blocks.append({"type": "text", "text": content_text([part], f"{where}[{j}]")})
+    return blocks
+
+
+def _tool_use(call: Any, where: str) -> dict[str, Any]:
+    if not isinstance(call, Mapping):
+        raise invalid(where, "expected a tool call object")
+    call_id = call.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        raise missing(f"{where}.id")
+    if call.get("type", "function") == "custom" and isinstance(call.get("custom"), Mapping):
+        custom = call["custom"]
+        return {
+            "type": "tool_use",
+            "id": call_id,
+            "name": str(custom.get("name")),
+            "input": {"input": custom.get("input")},
+        }
+    fn = call.get("function")
+    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+        raise missing(f"{where}.function.name")
+    arguments = fn.get("arguments") or "{}"
+    try:
+        value = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        raise invalid(f"{where}.function.arguments", "expected a JSON object") from None
+    if not isinstance(value, Mapping):
+        raise invalid(f"{where}.function.arguments", "expected a JSON object")
+    return {"type": "tool_use", "id": call_id, "name": fn["name"], "input": dict(value)}
+
+
+def _anthropic_tools(tools: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    if tools is None:
+        return [], []
+    if not isinstance(tools, list):
+        raise invalid("tools", "expected an array of tools")
+    kept: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise invalid(f"tools[{i}]", "expected an object")
+        if tool.get("type", "function") != "function":
+            dropped.append(str(tool.get("type")))
+            continue
+        fn: Mapping[str, Any] = tool["function"] if isinstance(tool.get("function"), Mapping) else tool
+        name = fn.get("name")
+        if not isinstance(name, str) or not name:
+            raise missing(f"tools[{i}].function.name")
+        entry: dict[str, Any] = {"name": name}
+        if isinstance(fn.get("description"), str):
+            entry["description"] = fn["description"]
+        entry["input_schema"] = fn.get("parameters") or {"type": "object", "properties": {}}
+        kept.append(entry)
+    return kept, dropped
+
+
+def _anthropic_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
+    out: dict[str, Any] | None
+    if choice is None or choice == "auto":
+        out = {"type": "auto"}
+    elif choice == "required":
+        out = {"type": "any"}
+    elif choice == "none":
+        out = {"type": "none"}
+    elif isinstance(choice, Mapping) and choice.get("type") == "function":
+        fn: Mapping[str, Any] = choice["function"] if isinstance(choice.get("function"), Mapping) else choice
+        out = {"type": "tool", "name": fn.get("name")}
+    else:
+        out = {"type": "auto"}  # allowed_tools and hosted choices: the policy enforces them on the answer
+    if parallel is False and out["type"] != "none":
+        out["disable_parallel_tool_use"] = True
+    if choice is None and parallel is not False:
+        return None
+    return out
+
+
+__all__ = ["DEFAULT_MAX_TOKENS", "chat_to_messages", "messages_to_chat"]
