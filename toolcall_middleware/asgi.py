@@ -48,6 +48,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         max_sse_event_bytes=config.limits.max_sse_event_bytes,
         max_calls=config.limits.max_calls,
         max_call_bytes=config.limits.max_call_bytes,
+        call_ids=config.call_ids,
     )
 
 
@@ -107,6 +108,9 @@ class _Request:
             self.exchange.report.notes.append("request body over the limit: forwarded unchanged")
         try:
             await self.mw.app(scope, self._replay(chunks, complete), self._send)
+        except Exception as error:
+            await self._abort(error)
+            raise  # the server logs it as usual; the client's stream has been ended cleanly
         finally:
             self._report()
 
@@ -187,6 +191,23 @@ class _Request:
         await self._flush_start()
         if out or not more:
             await self.send({"type": "http.response.body", "body": out, "more_body": more})
+        if not more:
+            self.state = "done"
+
+    async def _abort(self, error: Exception) -> None:
+        """The app raised mid-stream: end the rewritten stream (held text out, an error event
+        last) rather than cutting it where the parser was holding text back. Anything else (no
+        body sent yet, a pass-through) is left to the server, as without the middleware."""
+        if self.state != "stream" or self.start is not None:
+            return
+        out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
+        if out is None:
+            return
+        self.state = "done"
+        try:
+            await self.send({"type": "http.response.body", "body": out, "more_body": False})
+        except Exception:  # the client may be gone too (which may be why the app failed)
+            logger.debug("toolcall-middleware: could not end the stream after the app failed", exc_info=True)
 
     async def _other(self, message: Message) -> None:
         """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""

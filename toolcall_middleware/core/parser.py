@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .dialects import ParseContext, resolve
@@ -69,16 +69,26 @@ class StreamParser:
             self._splitter = ReasoningSplitter(syntax, start_inside=inside)
         self._content_fed = False
         self._closed = False
+        # The tool machine's shortcut for a piece that is plain text (`BlockParser.feed_plain`).
+        self._plain: Callable[[str], list[Event] | None] | None = getattr(self._tools, "feed_plain", None)
 
     def feed(self, delta: str) -> list[Event]:
         """Parse the next piece of the output's text."""
         if self._closed:
             raise RuntimeError("feed() after close()")
         self._content_fed = True
+        splitter = self._splitter
+        direct = splitter is None or splitter.passes_through  # past the reasoning: straight to the tools
+        if direct and self._plain is not None and delta:
+            plain = self._plain(delta)
+            if plain is not None:
+                return plain
         with repairing(self._repair):
-            if self._splitter is None:
+            if splitter is None:
                 return self._tools.feed(delta)
-            return self._route(self._splitter.feed(delta))
+            if direct:
+                return self._tools.feed(delta) if delta else []
+            return self._route(splitter.feed(delta))
 
     def feed_reasoning(self, delta: str) -> list[Event]:
         """Parse text the host already labelled reasoning (a `reasoning_content` delta).
