@@ -16,6 +16,7 @@ goes out as the app sent it, head and messages. Everything else is forwarded in 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -30,6 +31,8 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+logger = logging.getLogger("toolcall_middleware")
 
 __all__ = ["ToolCallMiddleware", "settings_from"]
 
@@ -91,6 +94,9 @@ class _Request:
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
         try:
             await self.mw.app(scope, self._replay(chunks, complete), self._send)
+        except Exception as error:
+            await self._abort(error)
+            raise  # the server logs it as usual; the client's stream has been ended cleanly
         finally:
             if self.keepalive is not None:
                 await self.keepalive.stop()
@@ -175,7 +181,9 @@ class _Request:
             await self.keepalive.stop()  # the end, or raw bytes that may split an event: no more pings
         if out or not more:
             await self._out({"type": "http.response.body", "body": out, "more_body": more})
-        if more and not ex.passthrough:
+        if not more:
+            self.state = "done"
+        elif not ex.passthrough:
             self._keep_alive()
 
     def _keep_alive(self) -> None:
@@ -188,6 +196,23 @@ class _Request:
     async def _out(self, message: Message) -> None:
         """A message on a started stream: after any ping being written, never inside one."""
         await (self.keepalive.send(message) if self.keepalive is not None else self.send(message))
+
+    async def _abort(self, error: Exception) -> None:
+        """The app raised mid-stream: end the rewritten stream (held text out, an error event
+        last) rather than cutting it where the parser was holding text back. Anything else (no
+        body sent yet, a pass-through) is left to the server, as without the middleware."""
+        if self.state != "stream" or self.start is not None:
+            return
+        out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
+        if out is None:
+            return
+        self.state = "done"
+        if self.keepalive is not None:
+            await self.keepalive.stop()
+        try:
+            await self.send({"type": "http.response.body", "body": out, "more_body": False})
+        except Exception:  # the client may be gone too (which may be why the app failed)
+            logger.debug("toolcall-middleware: could not end the stream after the app failed", exc_info=True)
 
     async def _other(self, message: Message) -> None:
         """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""

@@ -78,6 +78,11 @@ class ToolCallConfig(BaseModel):
     reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
     responses_reasoning: bool = Field(True, description="emit reasoning items in Responses output")
     profiles: frozenset[Profile] = Field(frozenset(), description="compatibility profiles to switch on")
+    call_ids: Literal["openai", "model"] = Field(
+        "openai",
+        description="tool call ids: 'openai' mints call_ + 24 alphanumerics (unique across a conversation); "
+        "'model' keeps the model's own where its format writes one (Kimi's functions.NAME:N), minting the rest",
+    )
     limits: Limits = Field(default_factory=Limits)
     bridge: frozenset[Bridge] = Field(
         frozenset(), description="client APIs the host does not serve, translated to one it does ('responses-to-chat')"

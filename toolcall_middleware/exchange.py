@@ -48,6 +48,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         max_sse_event_bytes=config.limits.max_sse_event_bytes,
         max_calls=config.limits.max_calls,
         max_call_bytes=config.limits.max_call_bytes,
+        call_ids=config.call_ids,
     )
 
 
@@ -138,6 +139,15 @@ class ToolCallExchange:
             return self.pipeline.feed(data) + (self.pipeline.close() if end else b"")
         except Exception:
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
+            return None
+
+    def abort(self, message: str) -> bytes | None:
+        """The app failed mid-stream: the bytes that end the client's stream (held text, then the
+        client API's error), or None when nothing can be said (logged like `transform`)."""
+        try:
+            return self.pipeline.abort(message)
+        except Exception:
+            logger.exception("toolcall-middleware: ending the stream after the app failed went wrong")
             return None
 
     @property

@@ -219,6 +219,16 @@ class _Request:
         out = self.exchange.transform(data)
         return self._after(out, data, end=False)
 
+    def abort(self, error: Exception) -> bytes | None:
+        """The app raised mid-stream: the bytes that end the client's rewritten stream, or None
+        when the stream is not ours or has not started (the server answers the failure itself)."""
+        if self.state != "stream" or self.server_write is None:
+            return None
+        out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
+        if out is not None:
+            self.state = "done"
+        return out
+
     def end(self) -> list[bytes]:
         """What the client gets once the app's body ended."""
         if self.state == "head":
@@ -279,12 +289,16 @@ class _Response:
         self._chunks: Iterator[bytes] | None = None
         self._out: deque[bytes] = deque()
         self._ended = False
+        self._failure: Exception | None = None  # raised once the ending of the stream is out
 
     def __iter__(self) -> Iterator[bytes]:
         return self
 
     def __next__(self) -> bytes:
         while not self._out:
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                raise failure
             if self._ended:
                 raise StopIteration
             if self._chunks is None:
@@ -294,6 +308,15 @@ class _Response:
             except StopIteration:
                 self._ended = True
                 self._out.extend(self._request.end())
+                continue
+            except Exception as error:
+                # The app failed mid-stream: the client's stream ends cleanly first (held text out,
+                # an error event last), then the server gets the exception as it would have.
+                ending = self._request.abort(error)
+                if ending is None:
+                    raise
+                self._ended, self._failure = True, error
+                self._out.append(ending)
                 continue
             pieces = self._request.chunk(data)
             if self._request.state == "buffer":

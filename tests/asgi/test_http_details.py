@@ -832,28 +832,50 @@ def test_repair_option_reaches_the_parser() -> None:
         assert len(out["choices"][0]["message"].get("tool_calls") or []) == calls
 
 
-def test_several_choices_pass_through_untouched() -> None:
-    """`n > 1`: no choice may be lost, so the answer reaches the client as the host wrote it."""
+def test_several_choices_are_each_parsed_and_legacy_completions_pass_through() -> None:
+    """`n > 1`: every Chat choice is parsed on its own index (none is lost); legacy completions,
+    which are not parsed per choice, reach the client as the host wrote them."""
     from toolcall_middleware.asgi import settings_from
     from toolcall_middleware.config import ToolCallConfig
     from toolcall_middleware.core.pipeline import Exchange
 
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
-    exchange.rewrite_request(b'{"model": "m", "n": 2, "messages": [{"role": "user", "content": "x"}]}')
+    def answer(kind: str) -> bytes:
+        key = "message" if kind == "chat.completion" else "text"
+        call = '<tool_call>{{"name": "f{}", "arguments": {{}}}}</tool_call>'
+        return json.dumps(
+            {
+                "id": "c",
+                "object": kind,
+                "created": 1,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": i,
+                        key: {"role": "assistant", "content": call.format(i)}
+                        if key == "message"
+                        else f"<tool_call>{i}",
+                        "finish_reason": "stop",
+                    }
+                    for i in range(2)
+                ],
+            }
+        ).encode()
+
     headers = [(b"content-type", b"application/json"), (b"content-length", b"99")]
+    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    tools = [{"type": "function", "function": {"name": f"f{i}", "parameters": {"type": "object"}}} for i in range(2)]
+    request = {"model": "m", "n": 2, "messages": [{"role": "user", "content": "x"}], "tools": tools}
+    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.start("POST", 200, headers)
+    out = json.loads(exchange.feed(answer("chat.completion")) + exchange.close())
+    assert [c["index"] for c in out["choices"]] == [0, 1]
+    assert [c["message"]["tool_calls"][0]["function"]["name"] for c in out["choices"]] == ["f0", "f1"]
+    assert [c["finish_reason"] for c in out["choices"]] == ["tool_calls", "tool_calls"]
+
+    exchange = Exchange("completions", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange.rewrite_request(b'{"model": "m", "n": 2, "prompt": "x"}')
     assert exchange.start("POST", 200, headers) == headers
-    body = json.dumps(
-        {
-            "id": "c",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "m",
-            "choices": [
-                {"index": i, "message": {"role": "assistant", "content": f"<tool_call>{i}"}, "finish_reason": "stop"}
-                for i in range(2)
-            ],
-        }
-    ).encode()
+    body = answer("text_completion")
     assert exchange.passthrough and exchange.feed(body) + exchange.close() == body
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -89,7 +90,9 @@ def test_chat_full_tool_turn(proxied: str, stream: bool) -> None:
     assert first.message.content is None
     calls = first.message.tool_calls or []
     assert [(c.function.name, json.loads(c.function.arguments)) for c in calls] == [("get_weather", {"city": "Paris"})]
-    assert calls[0].id == "functions.get_weather:0"  # Kimi writes its own ids
+    # Kimi writes its own ids (`functions.get_weather:0`, restarting in every answer); the client gets
+    # a unique OpenAI-style one (`call_ids="openai"`), mapped back to Kimi's in the next request.
+    assert re.fullmatch(r"call_[A-Za-z0-9]{24}", calls[0].id)
     messages.append(first.message.model_dump(exclude_none=True))
     messages.append({"role": "tool", "tool_call_id": calls[0].id, "content": "Sunny, 21 C"})
     second = ask().choices[0]

@@ -366,3 +366,46 @@ def test_on_report_gets_one_record_per_exchange() -> None:
     Server().run(validator_free := ToolCallWSGIMiddleware(app, config), environ(harness.chat_request(stream=True)))
     assert validator_free.config is config
     assert len(records) == 1 and records[0]["calls_emitted"] == 1 and records[0]["rewritten_request"]
+
+
+class _AppBroke(RuntimeError):
+    pass
+
+
+def test_an_app_failing_mid_stream_ends_the_client_stream_then_reaches_the_server() -> None:
+    # The WSGI twin of tests/asgi/test_upstream_failure.py: text held back as a possible marker
+    # goes out as text, the stream ends with an error chunk and [DONE], then the server sees the
+    # app's own exception (and closes the iterable).
+    held = "Sure, let me look <tool"
+    events = harness.chat_stream(held, piece=5).split(b"\n\n")[:-3]  # no finish chunk, no [DONE]
+
+    def app(env: Any, start_response: Any) -> Iterator[bytes]:
+        env["wsgi.input"].read(int(env["CONTENT_LENGTH"]))
+        start_response("200 OK", sse_headers())
+        for event in events:
+            yield event + b"\n\n"
+        raise _AppBroke("the model server went away")
+
+    server = Server()
+    with pytest.raises(_AppBroke):
+        server.run(ToolCallWSGIMiddleware(app, dialect="hermes"), environ(harness.chat_request(stream=True)))
+    payloads = harness.sse_events(b"".join(server.chunks))
+    assert payloads[-1] == "[DONE]"
+    chunks = payloads[:-1]
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert text == held
+    last = chunks[-1]
+    assert last["choices"][0]["finish_reason"] == "error" and last["error"]["code"] == "upstream_error"
+
+
+def test_an_app_failing_before_its_first_chunk_is_left_to_the_server() -> None:
+    def app(env: Any, start_response: Any) -> Iterator[bytes]:
+        env["wsgi.input"].read(int(env["CONTENT_LENGTH"]))
+        start_response("200 OK", sse_headers())
+        raise _AppBroke("nothing was sent")
+        yield b""  # a generator: it fails on its first iteration
+
+    server = Server()
+    with pytest.raises(_AppBroke):
+        server.run(ToolCallWSGIMiddleware(app, dialect="hermes"), environ(harness.chat_request(stream=True)))
+    assert b"".join(server.chunks) == b""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from .dialects import ParseContext, resolve
@@ -54,6 +54,9 @@ class StreamParser:
     body, a repeated key) or that breaks after its start: it is left without its `ToolCallEnd`,
     and a broken call's text follows as content as in whole mode; `PolicyFilter(streaming=
     "incremental")` fails the response on such a call.
+
+    `model_ids=False` leaves `ToolCallStart.id` `None` where the format writes an id of its own
+    (Kimi's `functions.f:0` restarts at 0 in every answer), so the emitters mint unique ones.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class StreamParser:
         thinking: bool | None = None,
         repair: bool = False,
         arguments_streaming: ArgumentsStreaming = "whole",
+        model_ids: bool = True,
     ) -> None:
         if arguments_streaming not in ("whole", "incremental"):
             raise ValueError(f"arguments_streaming must be 'whole' or 'incremental', not {arguments_streaming!r}")
@@ -74,7 +78,10 @@ class StreamParser:
         # single quotes, Python literals), never on a cut-off one; without it such a body is text.
         self._repair = repair_arguments if repair else None
         self.context = ParseContext(
-            tools=tool_schemas(tools), model=model, incremental=arguments_streaming == "incremental"
+            tools=tool_schemas(tools),
+            model=model,
+            incremental=arguments_streaming == "incremental",
+            model_ids=model_ids,
         )
         self._tools = self.dialect.machine(self.context)
         self._splitter: ReasoningSplitter | None = None
@@ -88,16 +95,26 @@ class StreamParser:
             self._splitter = ReasoningSplitter(syntax, start_inside=inside)
         self._content_fed = False
         self._closed = False
+        # The tool machine's shortcut for a piece that is plain text (`BlockParser.feed_plain`).
+        self._plain: Callable[[str], list[Event] | None] | None = getattr(self._tools, "feed_plain", None)
 
     def feed(self, delta: str) -> list[Event]:
         """Parse the next piece of the output's text."""
         if self._closed:
             raise RuntimeError("feed() after close()")
         self._content_fed = True
+        splitter = self._splitter
+        direct = splitter is None or splitter.passes_through  # past the reasoning: straight to the tools
+        if direct and self._plain is not None and delta:
+            plain = self._plain(delta)
+            if plain is not None:
+                return plain
         with repairing(self._repair):
-            if self._splitter is None:
+            if splitter is None:
                 return self._tools.feed(delta)
-            return self._route(self._splitter.feed(delta))
+            if direct:
+                return self._tools.feed(delta) if delta else []
+            return self._route(splitter.feed(delta))
 
     def feed_reasoning(self, delta: str) -> list[Event]:
         """Parse text the host already labelled reasoning (a `reasoning_content` delta).

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
 from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
 from .emitters.meta import Upstream
-from .events import Event, TruncatedCall
+from .events import Event, TextDelta, TruncatedCall
 from .framing.sse import DONE, SSEDecoder, SSEEvent, SSETooLarge, encode_data, encode_event
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import (
@@ -69,6 +69,7 @@ class Settings:
     max_sse_event_bytes: int = 8 * 1024 * 1024
     max_calls: int = 128
     max_call_bytes: int = 4 * 1024 * 1024
+    call_ids: Literal["openai", "model"] = "openai"
 
 
 @dataclass
@@ -179,9 +180,9 @@ class Exchange:
             self.report.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
             return headers
         n = self.request.get("n")
-        if isinstance(n, int) and n > 1:
-            # Each choice would need its own parser and emitter index; until then every choice
-            # reaches the client as the host wrote it rather than all but the first being lost.
+        if isinstance(n, int) and n > 1 and self.api != "chat":
+            # Chat parses each choice on its own (`_Stream.several`); legacy completions do not
+            # yet, so every choice reaches the client as the host wrote it rather than being lost.
             self._passthrough = True
             self.report.passthrough_reason = "n > 1: choices are passed through unparsed"
             return headers
@@ -237,8 +238,25 @@ class Exchange:
             out += self._stream.finish(UpstreamDone(complete=False))
         return out
 
+    def abort(self, message: str) -> bytes | None:
+        """The host app failed in the middle of a stream being rewritten: the last bytes of the
+        client's stream, ending it with what can be saved. Text the parser held back goes out as
+        text, a call the model had not finished is dropped (as at any cut-off), and the stream ends
+        in an error (a Chat chunk with `error` and `finish_reason: "error"`, then `[DONE]`;
+        `response.failed`), which the openai SDK raises; empty when our stream had already ended.
+        `None` when there is no stream of ours: what was sent is the app's, so is the failure."""
+        if self._passthrough or self._stream is None:
+            return None
+        if not self._stream.done:
+            self.report.notes.append(f"the host app failed mid-stream: {message}")
+        return self._stream.abort(message)
+
     def _feed_sse(self, data: bytes) -> bytes:
         assert self._sse is not None
+        if self._stream is not None and self._sse.idle and len(data) <= self._sse.max_event_bytes:
+            out = self._stream.feed_event(data)  # one whole text chunk: read without SSE decoding
+            if out is not None:
+                return out
         self._held += data
         try:
             events = self._sse.feed(data)
@@ -343,8 +361,9 @@ def _json(text: str) -> Any:
 class _Stream:
     """The response side of one exchange once the upstream is known to be ours."""
 
-    def __init__(self, exchange: Exchange, *, stream: bool) -> None:
+    def __init__(self, exchange: Exchange, *, stream: bool, choice: int = 0, parent: _Stream | None = None) -> None:
         self.ex = exchange
+        self.stream = stream
         settings, request, rules = exchange.settings, exchange.request, exchange._rules
         self.reader = reader_for(exchange.upstream, stream=stream)
         self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
@@ -369,6 +388,32 @@ class _Stream:
         self.failed: PolicyError | None = None
         self.done = False
         self.parser_truncated = False
+        # Several choices (Chat, `n > 1`): this stream is choice 0 and owns the reader; every other
+        # choice gets a stream of its own (parser, rules, emitter on its `index`) in `others`.
+        n = request.get("n")
+        self.several = exchange.api == "chat" and isinstance(n, int) and n > 1
+        self.index = choice
+        self.parent = parent
+        self.others: dict[int, _Stream] = {}
+
+    def _choice(self, index: int) -> _Stream:
+        sub = self.others.get(index)
+        if sub is None:
+            sub = self.others[index] = _Stream(self.ex, stream=self.stream, choice=index, parent=self)
+            if self.stream:
+                if self.chat is None:
+                    self._open(Upstream())
+                assert self.chat is not None
+                sub._open(self.chat.upstream)  # one id, model and time for every choice
+        return sub
+
+    def _choices(self) -> list[_Stream]:
+        return [self, *(self.others[k] for k in sorted(self.others))]
+
+    @property
+    def _ended(self) -> bool:
+        head = self.parent if self.parent is not None else self
+        return self.done or self.failed is not None or head.done or head.failed is not None
 
     def _parser(self) -> StreamParser:
         ex = self.ex
@@ -380,6 +425,9 @@ class _Stream:
             thinking=ex.settings.thinking,
             repair=ex.settings.repair,
             arguments_streaming=self.streaming,
+            # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
+            # ones. Ids a host gives its calls in its protocol (`tool_use.id`) are kept either way.
+            model_ids=ex.settings.call_ids == "model",
         )
 
     def _native_call(self, piece: UpstreamCall) -> list[Event]:
@@ -396,25 +444,35 @@ class _Stream:
     # -- streamed ------------------------------------------------------------------------------
 
     def feed(self, event: SSEEvent) -> bytes:
-        obj = _json(event.data or "")
-        if obj is None:
+        items = self.reader.feed_data(event.data or "")
+        if items is None:
             return event.raw
-        out: list[bytes] = []
-        for item in self.reader.feed(obj):
-            out.append(self._item(item, event))
-        return b"".join(out)
+        if len(items) == 1:
+            return self._item(items[0], event)
+        return b"".join([self._item(item, event) for item in items])
+
+    def feed_event(self, raw: bytes) -> bytes | None:
+        item = self.reader.feed_event(raw)
+        return None if item is None else self._text(item)
+
+    def _text(self, item: RawText) -> bytes:
+        if item.choice != self.index:
+            if not self.several:
+                return b""
+            out = self._choice(item.choice)._text(item)
+            if not out:
+                return out
+            below = [c.chat.opening() for c in self._choices() if c.index < item.choice and c.chat is not None]
+            return b"".join(encode_data(chunk) for chunks in below for chunk in chunks) + out
+        parsed = self.parser.feed_reasoning(item.text) if item.channel == "reasoning" else self.parser.feed(item.text)
+        return self._emit(parsed)
 
     def _item(self, item: Any, event: SSEEvent) -> bytes:
         if isinstance(item, UpstreamMeta):
             self.meta = item
             return self._open(item.to_upstream())
         if isinstance(item, RawText):
-            if item.choice != 0:
-                return b""
-            parsed = (
-                self.parser.feed_reasoning(item.text) if item.channel == "reasoning" else self.parser.feed(item.text)
-            )
-            return self._emit(parsed)
+            return self._text(item)
         if isinstance(item, UpstreamCall):
             return self._emit(self._native_call(item))
         if isinstance(item, UpstreamDone):
@@ -450,16 +508,24 @@ class _Stream:
             reasoning_field=settings.reasoning_field,
             include_usage=include_usage,
             legacy_functions=self.legacy,
+            choice=self.index,
         )
         return b""
 
     def _emit(self, parsed: list[Event]) -> bytes:
-        if self.done or self.failed is not None:
+        if self._ended:
             return b""
-        self.parser_truncated = self.parser_truncated or any(isinstance(e, TruncatedCall) for e in parsed)
+        if not parsed:
+            return b""
+        if not self.parser_truncated:
+            self.parser_truncated = any(type(e) is TruncatedCall for e in parsed)
+        judged = self.policy.feed(parsed)
+        first = judged[0] if len(judged) == 1 else None
+        if isinstance(first, TextDelta):
+            return self._encode([first])  # the usual piece of text
         out: list[bytes] = []
         events: list[Event] = []
-        for item in self.policy.feed(parsed):
+        for item in judged:
             if isinstance(item, PolicyError):
                 out.append(self._encode(events))
                 events = []
@@ -472,16 +538,18 @@ class _Stream:
         if not events:
             return b""
         if self.responses is not None:
-            return b"".join(encode_event(e) for e in self.responses.feed(events))
+            return self.responses.feed_sse(events)
         if self.messages is not None:
             return b"".join(encode_event(e) for e in self.messages.feed(events))
         if self.chat is None:  # text before the upstream's metadata: defaults stand in
             self._open(Upstream())
         assert self.chat is not None
-        return b"".join(encode_data(c) for c in self.chat.feed(events))
+        return self.chat.feed_sse(events)
 
     def _fail(self, error: PolicyError) -> bytes:
         self.failed = error
+        if self.parent is not None:
+            self.parent.failed = error  # one choice broke the rules: the whole response fails
         self.ex.report.policy_error = error.message
         if self.responses is not None:
             return b"".join(encode_event(e) for e in self.responses.fail(error.message, code="server_error"))
@@ -492,18 +560,26 @@ class _Stream:
             b"".join(encode_data(c) for c in self.chat.error(error.message, code=error.code, param=error.param)) + DONE
         )
 
-    def finish(self, done: UpstreamDone) -> bytes:
-        if self.done:
-            return b""
+    def _settle(self) -> bytes:
+        """The output ended: what the parser and the rules still hold, out."""
         out = self._emit(self.parser.close())
         tail: list[Any] = []
-        if self.failed is None:
+        if not self._ended:
             for item in self.policy.close():
                 if isinstance(item, PolicyError):
                     out += self._fail(item)
                     break
                 tail.append(item)
-        out += self._encode(tail)
+        return out + self._encode(tail)
+
+    def finish(self, done: UpstreamDone) -> bytes:
+        if self.done:
+            return b""
+        out = b""
+        for choice in self._choices():
+            out += choice._settle()
+            if self.failed is not None:
+                break
         self.done = True
         self._report()
         if self.failed is not None:
@@ -517,37 +593,72 @@ class _Stream:
             return out + b"".join(encode_event(e) for e in self.messages.finish(usage=done.usage))
         if self.chat is None:
             self._open(Upstream())
-        assert self.chat is not None
-        self.chat.upstream.finish_reason = upstream_reason
         usage = chat_usage(done.usage)
-        return out + b"".join(encode_data(c) for c in self.chat.finish(usage=usage)) + DONE
+        tail: list[dict[str, Any]] = []
+        for choice in self._choices():
+            assert choice.chat is not None
+            reason = done.finish_reasons.get(choice.index) if self.others else upstream_reason
+            choice.chat.upstream.finish_reason = reason
+            closing, *tail = choice.chat.finish(usage=usage)  # the usage chunk, once, after every choice
+            out += encode_data(closing)
+        return out + b"".join(encode_data(c) for c in tail) + DONE
+
+    def abort(self, message: str) -> bytes:
+        if self.done or self.failed is not None:
+            return b""  # the client's stream already ended
+        out = b""
+        for choice in self._choices():
+            out += choice._emit(choice.parser.close())
+            if self.failed is None:
+                # The calls the model finished go out; the rules' verdict on the whole answer (a
+                # required call missing) is moot: the answer is incomplete, and the error says why.
+                out += choice._encode([e for e in choice.policy.close() if not isinstance(e, PolicyError)])
+        self.done = True
+        self._report()
+        if self.failed is not None:
+            return out
+        if self.responses is not None:
+            return out + b"".join(encode_event(e) for e in self.responses.fail(message, code="server_error"))
+        if self.messages is not None:
+            return out + b"".join(encode_event(e) for e in self.messages.fail(message))
+        if self.chat is None:
+            self._open(Upstream())
+        assert self.chat is not None
+        error = self.chat.error(message, code="upstream_error", kind="server_error")
+        return out + b"".join(encode_data(c) for c in error) + DONE
 
     # -- whole ---------------------------------------------------------------------------------
 
     def whole(self, obj: Any) -> bytes | None:
-        events: list[Event] = []
+        parsed: dict[int, list[Event]] = {0: []}
         done: UpstreamDone | None = None
         for item in self.reader.feed(obj) + self.reader.flush():
             if isinstance(item, UpstreamMeta):
                 self.meta = item
-            elif isinstance(item, RawText) and item.choice == 0:
-                feed = self.parser.feed_reasoning if item.channel == "reasoning" else self.parser.feed
-                events.extend(feed(item.text))
+            elif isinstance(item, RawText) and (item.choice == 0 or self.several):
+                parser = (self if item.choice == 0 else self._choice(item.choice)).parser
+                feed = parser.feed_reasoning if item.channel == "reasoning" else parser.feed
+                parsed.setdefault(item.choice, []).extend(feed(item.text))
             elif isinstance(item, UpstreamCall):
-                events.extend(self._native_call(item))
+                parsed[0].extend(self._native_call(item))
             elif isinstance(item, UpstreamDone):
                 done = item
             elif isinstance(item, UpstreamError):
                 return None
-        events.extend(self.parser.close())
-        self.parser_truncated = any(isinstance(e, TruncatedCall) for e in events)
-        kept: list[Event] = []
-        for judged in [*self.policy.feed(events), *self.policy.close()]:
-            if isinstance(judged, PolicyError):
-                self.failed = judged
-                self.ex.report.policy_error = judged.message
+        kept_by: dict[int, list[Event]] = {}
+        for choice in self._choices():
+            events = parsed.get(choice.index, []) + choice.parser.close()
+            choice.parser_truncated = any(isinstance(e, TruncatedCall) for e in events)
+            kept = kept_by[choice.index] = []
+            for judged in [*choice.policy.feed(events), *choice.policy.close()]:
+                if isinstance(judged, PolicyError):
+                    self.failed = judged
+                    self.ex.report.policy_error = judged.message
+                    break
+                kept.append(judged)
+            if self.failed is not None:
                 break
-            kept.append(judged)
+        kept = kept_by[0]
         self.done = True
         self._report()
         upstream = self.meta.to_upstream(done) if self.meta is not None else Upstream()
@@ -569,7 +680,11 @@ class _Stream:
             messages = MessagesBuilder(upstream, reasoning=self.ex.settings.reasoning_field != "none")
             payload = messages.build(result, usage=done.usage if done else None)
         elif self.ex.api == "responses":
-            body = ResponsesBuilder(upstream, request=self.ex.request, reasoning=self.ex.settings.responses_reasoning)
+            body = ResponsesBuilder(
+                upstream,
+                request=self.ex.request,
+                reasoning=self.ex.settings.responses_reasoning,
+            )
             payload = body.build(result, usage=done.usage if done else None)
         else:
             builder = ChatMessageBuilder(
@@ -579,16 +694,30 @@ class _Stream:
                 extensions="extensions" in self.ex.settings.profiles,
             )
             payload = builder.build(result, usage=chat_usage(done.usage if done else None))
+            if self.others:
+                payload["choices"] = [
+                    self._whole_choice(builder, index, judged, done) if index else payload["choices"][0]
+                    for index, judged in sorted(kept_by.items())
+                ]
         return json.dumps(payload, ensure_ascii=False).encode()
+
+    @staticmethod
+    def _whole_choice(builder: ChatMessageBuilder, index: int, kept: list[Event], done: UpstreamDone | None) -> Any:
+        """Choice `index` of a whole answer with several, with its own finish reason."""
+        builder.upstream.finish_reason = done.finish_reasons.get(index) if done is not None else None
+        choice = builder.build(merge_events(kept))["choices"][0]
+        choice["index"] = index
+        return choice
 
     def _report(self) -> None:
         report = self.ex.report
-        policy = self.policy.report
+        choices = self._choices()
+        policies = [c.policy.report for c in choices]
         report.rewritten_response = True
-        report.calls_found = policy.calls_found
-        report.calls_emitted = policy.calls_emitted
-        report.truncated = self.parser_truncated
-        report.notes.extend(str(n) for n in policy.notes)
+        report.calls_found = sum(p.calls_found for p in policies)
+        report.calls_emitted = sum(p.calls_emitted for p in policies)
+        report.truncated = any(c.parser_truncated for c in choices)
+        report.notes.extend(str(n) for p in policies for n in p.notes)
 
 
 def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -85,6 +85,11 @@ class ReasoningSplitter:
     def in_reasoning(self) -> bool:
         return self._state is _State.REASONING
 
+    @property
+    def passes_through(self) -> bool:
+        """Past the reasoning, nothing held: `feed(text)` is `[(CONTENT, text)]` from here on."""
+        return self._state is _State.DONE and not self._pending and not self._strip_content
+
     def force_reasoning(self) -> None:
         """Treat what follows as reasoning (the host delivered it in a reasoning channel)."""
         if self._state is not _State.REASONING:

@@ -26,6 +26,14 @@ def _marker_shape(markers: tuple[str, ...]) -> tuple[int, frozenset[str]]:
     return max((len(m) for m in markers), default=1) - 1, frozenset(m[0] for m in markers if m)
 
 
+@lru_cache(maxsize=512)
+def head_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """A regex for any character a marker starts with: a piece it does not match holds no marker,
+    whole or partial."""
+    heads = sorted({m[0] for m in markers if m})
+    return re.compile("[" + "".join(re.escape(h) for h in heads) + "]" if heads else "(?!)")
+
+
 def partial_marker_len(text: str, markers: Sequence[str]) -> int:
     """Length of the longest suffix of `text` that is a proper prefix of one of `markers`."""
     longest, heads = _marker_shape(markers if isinstance(markers, tuple) else tuple(markers))

@@ -10,15 +10,14 @@ calls it holds; malformed calls come back as their raw text, which becomes conte
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, find_first, partial_marker_len
+from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
 
 FENCE = "```"
 
@@ -40,6 +39,7 @@ class ParseContext:
     model: str | None = None
     next_index: int = 0
     incremental: bool = False  # blocks that can report `Opened` and `Fragment` items do so
+    model_ids: bool = True  # False: calls go out without the id the model wrote (the emitter mints one)
 
     def schema_for(self, tool: str) -> Mapping[str, Any] | None:
         return self.tools.get(tool)
@@ -139,14 +139,24 @@ def dump_arguments(value: Mapping[str, Any]) -> str:
 _REPAIR: ContextVar[Callable[[str], str | None] | None] = ContextVar("toolcall_repair", default=None)
 
 
-@contextmanager
-def repairing(repair: Callable[[str], str | None] | None) -> Iterator[None]:
+class _Repairing:
+    """The context of `repairing` (a class, not a generator: it wraps every parser call)."""
+
+    __slots__ = ("_repair", "_token")
+
+    def __init__(self, repair: Callable[[str], str | None] | None) -> None:
+        self._repair = repair
+
+    def __enter__(self) -> None:
+        self._token = _REPAIR.set(self._repair)
+
+    def __exit__(self, *exc: object) -> None:
+        _REPAIR.reset(self._token)
+
+
+def repairing(repair: Callable[[str], str | None] | None) -> _Repairing:
     """Let `load_object` try `repair` on text that is not a JSON object, within the block."""
-    token = _REPAIR.set(repair)
-    try:
-        yield
-    finally:
-        _REPAIR.reset(token)
+    return _Repairing(repair)
 
 
 def load_object(text: str) -> dict[str, Any] | None:
@@ -232,6 +242,22 @@ class BlockParser(PendingTextMachine):
         self._skip_ws = False
         self._markers: tuple[str, ...] = (*self.openers, FENCE)
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
+        self._heads = head_pattern(self._markers)
+
+    def feed(self, text: str) -> list[Event]:
+        plain = self.feed_plain(text)
+        return super().feed(text) if plain is None else plain
+
+    def feed_plain(self, text: str) -> list[Event] | None:
+        """`feed(text)` for most pieces: no character that starts a marker (or a fence), nothing
+        held but whitespace, so it is text and the text mode would find nothing in it to stop at.
+        `None` for any other piece (nothing consumed). It parses no block: no repair can apply."""
+        if text and self._block is None and not self._pending and not self._skip_ws:
+            if self._heads.search(text) is None:
+                out: list[Event] = []
+                self._text(out, text)
+                return out
+        return None
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError
@@ -334,7 +360,7 @@ class BlockParser(PendingTextMachine):
                 index = self.ctx.next_index
                 self.ctx.next_index += 1
                 self._live = (index, item.name, [])
-                out.append(ToolCallStart(index=index, id=item.id, name=item.name))
+                out.append(ToolCallStart(index=index, id=item.id if self.ctx.model_ids else None, name=item.name))
                 continue
             if isinstance(item, Fragment):
                 if self._live is not None and item.text:
@@ -389,7 +415,7 @@ def call_events(ctx: ParseContext, call: Call) -> list[Event]:
     index = ctx.next_index
     ctx.next_index += 1
     return [
-        ToolCallStart(index=index, id=call.id, name=call.name),
+        ToolCallStart(index=index, id=call.id if ctx.model_ids else None, name=call.name),
         ToolCallDelta(index=index, arguments=call.arguments),
         ToolCallEnd(index=index, arguments=call.arguments),
     ]

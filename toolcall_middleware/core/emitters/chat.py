@@ -13,11 +13,14 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, TruncatedCall
+from ..framing.sse import SSETemplate, encode_data, json_token
 from ..result import ParseResult
-from .ids import call_id
+from .ids import CallIds, tool_call_id
 from .meta import Upstream
 
 ReasoningField = Literal["reasoning_content", "reasoning", "both", "none"]
+
+_PROBE = "toolcall-text-probe"
 
 
 def finish_reason_for(*, called: bool, truncated: bool, upstream: str | None, legacy: bool = False) -> str:
@@ -56,17 +59,22 @@ class ChatStreamEmitter:
         reasoning_field: ReasoningField = "reasoning_content",
         include_usage: bool = False,
         legacy_functions: bool = False,
+        call_ids: CallIds = "model",
+        choice: int = 0,
     ) -> None:
         self.upstream = upstream
+        self._choice = choice  # the choice's `index` (requests with `n > 1`)
         self._reasoning_field = reasoning_field
         self._include_usage = include_usage
         self._legacy = legacy_functions
+        self._call_ids: CallIds = call_ids
         self._role_sent = False
         self._called = False
         self._truncated = False
         self._finished = False
         self._ids: dict[int, str] = {}
         self._legacy_index: int | None = None  # the one call the functions API can carry
+        self._text_template: tuple[tuple[Any, ...], SSETemplate | None] | None = None
 
     @property
     def called(self) -> bool:
@@ -81,7 +89,7 @@ class ChatStreamEmitter:
             "object": "chat.completion.chunk",
             "created": self.upstream.created,
             "model": self.upstream.model,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+            "choices": [{"index": self._choice, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
         }
         if self.upstream.system_fingerprint is not None:
             chunk["system_fingerprint"] = self.upstream.system_fingerprint
@@ -119,6 +127,25 @@ class ChatStreamEmitter:
         flush_text()
         return out
 
+    def opening(self) -> list[dict[str, Any]]:
+        """The first chunk (`role`, empty `content`) if none went out yet. With several choices,
+        a choice must appear before any higher one does: the SDK's accumulator appends them in order."""
+        return [] if self._role_sent else [self._chunk({"content": ""})]
+
+    def feed_sse(self, events: list[Event]) -> bytes:
+        """`feed`, encoded as SSE. A piece that is text alone (most of them) is written into a
+        template of the text chunk, made once per response: the same bytes, without the dicts."""
+        if self._role_sent and len(events) == 1 and type(events[0]) is TextDelta:
+            upstream = self.upstream
+            key = (upstream.id, upstream.created, upstream.model, upstream.system_fingerprint)
+            cached = self._text_template
+            if cached is None or cached[0] != key:
+                probe = encode_data(self._chunk({"content": _PROBE}))
+                cached = self._text_template = (key, SSETemplate.of(probe, json_token(_PROBE)))
+            if cached[1] is not None:
+                return cached[1].fill(json_token(events[0].text).encode())
+        return b"".join([encode_data(c) for c in self.feed(events)])
+
     def _call_event(self, event: Event) -> list[dict[str, Any]]:
         if isinstance(event, TruncatedCall):
             self._truncated = True
@@ -130,7 +157,7 @@ class ChatStreamEmitter:
                     return []  # the functions API has room for one call
                 self._legacy_index = event.index
                 return [self._chunk({"content": None, "function_call": {"name": event.name, "arguments": ""}})]
-            cid = event.id or call_id()
+            cid = tool_call_id(event.id, self._call_ids)
             self._ids[event.index] = cid
             fragment = {
                 "index": event.index,
@@ -170,12 +197,19 @@ class ChatStreamEmitter:
             out.append(final)
         return out
 
-    def error(self, message: str, *, code: str = "invalid_tool_call", param: str | None = None) -> list[dict[str, Any]]:
-        """A mid-stream failure: the closing chunk has `finish_reason: "error"` and an `error` object,
-        which the openai SDK raises as `APIError`."""
+    def error(
+        self,
+        message: str,
+        *,
+        code: str = "invalid_tool_call",
+        param: str | None = None,
+        kind: str = "invalid_request_error",
+    ) -> list[dict[str, Any]]:
+        """A mid-stream failure: the closing chunk has `finish_reason: "error"` and an `error` object
+        (`type` is `kind`), which the openai SDK raises as `APIError`."""
         self._finished = True
         chunk = self._chunk({}, "error")
-        chunk["error"] = {"message": message, "type": "invalid_request_error", "code": code, "param": param}
+        chunk["error"] = {"message": message, "type": kind, "code": code, "param": param}
         return [chunk]
 
 
@@ -194,11 +228,13 @@ class ChatMessageBuilder:
         reasoning_field: ReasoningField = "reasoning_content",
         legacy_functions: bool = False,
         extensions: bool = False,
+        call_ids: CallIds = "model",
     ) -> None:
         self.upstream = upstream
         self._reasoning_field = reasoning_field
         self._legacy = legacy_functions
         self._extensions = extensions
+        self._call_ids: CallIds = call_ids
 
     def message(self, result: ParseResult) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": result.content, "refusal": None}
@@ -211,7 +247,7 @@ class ChatMessageBuilder:
             else:
                 message["tool_calls"] = [
                     {
-                        "id": c.id or call_id(),
+                        "id": tool_call_id(c.id, self._call_ids),
                         "type": "function",
                         "function": {"name": c.name, "arguments": c.arguments},
                     }

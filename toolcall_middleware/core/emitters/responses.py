@@ -15,9 +15,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ..framing.sse import SSETemplate, encode_event, json_token
 from ..result import ParseResult
-from .ids import call_id, random_id
+from .ids import CallIds, random_id, tool_call_id
 from .meta import Upstream
+
+_PROBE_TEXT = "toolcall-text-probe"
+_PROBE_SEQ = 918273645546372819  # a sequence number no response reaches
 
 
 def responses_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -138,10 +142,12 @@ class ResponsesStreamEmitter:
         request: Mapping[str, Any] | None = None,
         reasoning: bool = True,
         required_action: bool = False,
+        call_ids: CallIds = "model",
     ) -> None:
         self._shell = _ResponseShell(upstream, request)
         self._emit_reasoning = reasoning
         self._required_action = required_action
+        self._call_ids: CallIds = call_ids
         self._seq = 0
         self._output: list[dict[str, Any]] = []
         self._open: str | None = None  # "message" | "reasoning" | "function_call"
@@ -151,6 +157,7 @@ class ResponsesStreamEmitter:
         self._truncated = False
         self._started = False
         self._finished = False
+        self._delta_template: tuple[tuple[str, int], SSETemplate | None] | None = None
 
     @property
     def response_id(self) -> str:
@@ -187,7 +194,7 @@ class ResponsesStreamEmitter:
                 self._close_item(out)
                 self._open = "function_call"
                 self._item_id = random_id("fc_")
-                self._call = {"call_id": event.id or call_id(), "name": event.name, "arguments": []}
+                self._call = {"call_id": tool_call_id(event.id, self._call_ids), "name": event.name, "arguments": []}
                 item = _function_call(self._item_id, self._call["call_id"], event.name, "", "in_progress")
                 out.append(self._event("response.output_item.added", output_index=len(self._output), item=item))
             elif isinstance(event, ToolCallDelta):
@@ -206,6 +213,26 @@ class ResponsesStreamEmitter:
             elif isinstance(event, TruncatedCall):
                 self._truncated = True
         return out
+
+    def feed_sse(self, events: list[Event]) -> bytes:
+        """`feed`, encoded as SSE. A text piece inside an open message (most of them) is written
+        into a template of its delta event, made once per message item: the same bytes."""
+        if len(events) == 1 and type(events[0]) is TextDelta and self._open == "message" and events[0].text:
+            text = events[0].text
+            key = (self._item_id, len(self._output))
+            cached = self._delta_template
+            if cached is None or cached[0] != key:
+                seq, self._seq = self._seq, _PROBE_SEQ
+                probe = self._text_event("response.output_text.delta", delta=_PROBE_TEXT, logprobs=[])
+                self._seq = seq
+                template = SSETemplate.of(encode_event(probe), str(_PROBE_SEQ), json_token(_PROBE_TEXT))
+                cached = self._delta_template = (key, template)
+            if cached[1] is not None:
+                self._text.append(text)
+                out = cached[1].fill(str(self._seq).encode(), json_token(text).encode())
+                self._seq += 1
+                return out
+        return b"".join([encode_event(e) for e in self.feed(events)])
 
     def _text_event(self, type_: str, **fields: Any) -> dict[str, Any]:
         return self._event(type_, item_id=self._item_id, output_index=len(self._output), content_index=0, **fields)
@@ -298,9 +325,17 @@ class ResponsesStreamEmitter:
 class ResponsesBuilder:
     """A whole parse -> the `response` object."""
 
-    def __init__(self, upstream: Upstream, *, request: Mapping[str, Any] | None = None, reasoning: bool = True) -> None:
+    def __init__(
+        self,
+        upstream: Upstream,
+        *,
+        request: Mapping[str, Any] | None = None,
+        reasoning: bool = True,
+        call_ids: CallIds = "model",
+    ) -> None:
         self._shell = _ResponseShell(upstream, request)
         self._emit_reasoning = reasoning
+        self._call_ids: CallIds = call_ids
 
     def build(self, result: ParseResult, *, usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
         output: list[dict[str, Any]] = []
@@ -311,7 +346,9 @@ class ResponsesBuilder:
             output.append(_message(random_id("msg_"), result.content, "incomplete" if cut else "completed"))
         for call in result.tool_calls:
             output.append(
-                _function_call(random_id("fc_"), call.id or call_id(), call.name, call.arguments, "completed")
+                _function_call(
+                    random_id("fc_"), tool_call_id(call.id, self._call_ids), call.name, call.arguments, "completed"
+                )
             )
         status = "incomplete" if cut else "completed"
         return self._shell.response(status, output, responses_usage(usage or self._shell.upstream.usage))

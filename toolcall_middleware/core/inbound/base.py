@@ -3,10 +3,12 @@ and reading text out of the shapes hosts use for it (a string, or a list of cont
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
 from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
+from .template import TextTemplate
 
 DONE = "[DONE]"
 """The data of the SSE event that ends a Chat or completions stream (fed to a reader as is)."""
@@ -27,7 +29,21 @@ class Reader(Protocol):
 
     def feed(self, obj: object) -> list[InboundEvent]: ...
 
+    def feed_data(self, data: str) -> list[InboundEvent] | None: ...
+
+    def feed_event(self, raw: bytes) -> RawText | None: ...
+
     def flush(self) -> list[InboundEvent]: ...
+
+
+def decode_data(data: str) -> object | None:
+    """One SSE event's data as a reader takes it: its JSON decoded, the `[DONE]` marker as the
+    string it is, `None` for anything else."""
+    try:
+        value: object = json.loads(data)
+    except ValueError:
+        return data if data.strip() == DONE else None
+    return value
 
 
 def str_or_none(value: object) -> str | None:
@@ -122,6 +138,7 @@ class ReaderBase:
         self._usage: Mapping[str, Any] | None = None
         self._native = False
         self._refusal = False
+        self._template: TextTemplate | None = None  # set by readers that can learn one
 
     @property
     def has_native_tool_calls(self) -> bool:
@@ -146,6 +163,34 @@ class ReaderBase:
         if not isinstance(obj, Mapping):
             return [Unrecognized(obj)]
         return self._read(obj)
+
+    def feed_data(self, data: str) -> list[InboundEvent] | None:
+        """`feed(decode_data(data))` for one SSE event's data; `None` when it is not JSON (nor
+        `[DONE]`). A chunk shaped like the last plain text chunk is read from its template
+        (`TextTemplate`), without decoding the whole chunk: the events are the same."""
+        template = self._template
+        if template is not None and not self._done:
+            fast = template.match(data)
+            if fast is not None:
+                return [fast]
+        obj = decode_data(data)
+        if obj is None:
+            return None
+        events = self.feed(obj)
+        if template is not None and len(events) == 1 and isinstance(events[0], RawText) and isinstance(obj, dict):
+            self._learn(template, data, obj, events[0])
+        return events
+
+    def feed_event(self, raw: bytes) -> RawText | None:
+        """The one event of a whole SSE event, as it came, when its chunk matches the template (see
+        `feed_data`); `None` when it does not: decode it and call `feed_data`."""
+        template = self._template
+        if template is None or self._done:
+            return None
+        return template.match_event(raw)
+
+    def _learn(self, template: TextTemplate, data: str, obj: dict[str, Any], event: RawText) -> None:
+        """Teach `template` this chunk when reading it again would change nothing but the text."""
 
     def flush(self) -> list[InboundEvent]:
         """The body ended. A stream that ended without its end marker ends here, `complete=False`."""

@@ -15,9 +15,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from .base import ReaderBase, choices_meta, content_texts, int_or_none, reasoning_text, upstream_error
-from .events import InboundEvent, Kind, RawText, Unrecognized
+from .events import Channel, InboundEvent, Kind, RawText, Unrecognized
+from .template import TextTemplate, holder_of, text_key
 
 Shape = Literal["chunk", "completion"]
+
+# Where a delta's text is, by channel, in the order `_message` reads it.
+_TEXT_KEYS: dict[Channel, tuple[str, ...]] = {"content": ("content",), "reasoning": ("reasoning_content", "reasoning")}
 
 
 def chat_shape(obj: Mapping[str, Any]) -> Shape | None:
@@ -55,6 +59,10 @@ class ChatReader(ReaderBase):
 
     kind: ClassVar[Kind] = "chat"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._template = TextTemplate()
+
     def _read(self, obj: Mapping[str, Any]) -> list[InboundEvent]:
         error = upstream_error(obj)
         if error is not None:
@@ -79,6 +87,21 @@ class ChatReader(ReaderBase):
         if shape == "completion":
             out.extend(self._end(complete=True))
         return out
+
+    def _learn(self, template: TextTemplate, data: str, obj: dict[str, Any], event: RawText) -> None:
+        # Only a chunk whose every other part is a no-op to read again: one choice, no finish
+        # reason, no usage (the last one seen wins), no calls or refusal.
+        choices = obj.get("choices")
+        if obj.get("usage") or self._native or self._refusal or chat_shape(obj) != "chunk":
+            return
+        if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+            return
+        if choices[0].get("finish_reason"):
+            return
+        delta = holder_of(obj, "choices", 0, "delta")
+        key = None if delta is None else text_key(delta, event.channel, event.text, _TEXT_KEYS)
+        if key is not None:
+            template.learn(data, event, key, lambda o: holder_of(o, "choices", 0, "delta"))
 
     def _message(self, message: Mapping[str, Any], index: int) -> list[RawText]:
         out: list[RawText] = []

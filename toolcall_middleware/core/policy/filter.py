@@ -105,6 +105,9 @@ class PolicyFilter:
         a `ValueError` (the parser never writes one)."""
         if self._closed:
             raise RuntimeError("feed() after close()")
+        if not self._queue and self._error is None and type(events) is list and len(events) == 1:
+            if type(events[0]) is TextDelta:
+                return [events[0]]  # text with nothing waiting before it: out at once, as `_flush` would
         out: list[PolicyEvent] = []
         for event in events:
             if self._error is not None:

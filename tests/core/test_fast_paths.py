@@ -1,0 +1,259 @@
+"""The per-chunk fast paths give exactly what the general paths give.
+
+Each shortcut (the one-line SSE events, the reader's chunk template, the parser's plain text, the
+emitters' chunk templates, the exchange's whole-event lane) is checked against the same input
+taken the long way: byte by byte (where no shortcut applies), or through the plain `feed` API.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcall_middleware.asgi import settings_from
+from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
+from toolcall_middleware.core.emitters.meta import Upstream
+from toolcall_middleware.core.events import (
+    Event,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    TruncatedCall,
+)
+from toolcall_middleware.core.framing.sse import SSEDecoder, SSEEvent, encode_data, encode_event
+from toolcall_middleware.core.inbound import ChatReader
+from toolcall_middleware.core.pipeline import Exchange
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
+TRICKY = st.sampled_from(['"', "\\", "\n", "\r", "\x00", "\u2028", "é", "<", "<tool_call>", "`", " ", ""])
+PIECE = st.one_of(TEXT, TRICKY, st.lists(st.one_of(TEXT, TRICKY), max_size=4).map("".join))
+
+
+def _split(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+
+
+# -- SSE decoding ---------------------------------------------------------------------------
+
+SSE_BLOCK = st.one_of(
+    PIECE.map(lambda t: b"data: " + json.dumps(t).encode() + b"\n\n"),
+    PIECE.map(lambda t: b"data:" + json.dumps(t, ensure_ascii=False).encode() + b"\n\n"),
+    st.sampled_from(
+        [
+            b"data: a\ndata: b\n\n",
+            b": comment\n\n",
+            b"event: x\ndata: y\n\n",
+            b"data: crlf\r\n\r\n",
+            b"data: cr\r\r",
+            b"\n",
+            b"data: bad \xff utf-8\n\n",
+            b"id: 3\n\n",
+            b"data: [DONE]\n\n",
+            b"data: no end",
+        ]
+    ),
+)
+
+
+def _decode(pieces: list[bytes]) -> list[SSEEvent]:
+    decoder = SSEDecoder()
+    return [e for p in pieces for e in decoder.feed(p)] + decoder.flush()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(SSE_BLOCK, max_size=8), st.lists(st.integers(min_value=0), max_size=6))
+def test_sse_events_are_the_same_in_one_piece_any_pieces_and_byte_by_byte(blocks: list[bytes], cuts: list[int]) -> None:
+    stream = b"".join(blocks)
+    slow = _decode([stream[i : i + 1] for i in range(len(stream))])
+    assert _decode([stream]) == slow
+    assert _decode(_split(stream, cuts)) == slow
+    assert _decode(blocks) == slow
+
+
+# -- the reader's chunk template ----------------------------------------------------------------
+
+META = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 7, "model": "m"}
+
+
+@st.composite
+def chat_chunks(draw: Any) -> list[str]:
+    """A streamed answer as a host might write it: mostly one shape, with odd chunks mixed in."""
+    ascii_only = draw(st.booleans())
+    separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
+    out: list[str] = []
+    for n in range(draw(st.integers(min_value=1, max_value=12))):
+        kind = draw(st.sampled_from(["text"] * 6 + ["reasoning", "usage", "finish", "list", "two", "error", "native"]))
+        piece = draw(PIECE)
+        delta: dict[str, Any] = {"role": "assistant"} if n == 0 else {}
+        choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
+        chunk: dict[str, Any] = {**META, "choices": [choice]}
+        if kind == "text":
+            delta["content"] = piece
+        elif kind == "reasoning":
+            delta[draw(st.sampled_from(["reasoning_content", "reasoning"]))] = piece
+        elif kind == "usage":
+            delta["content"] = piece
+            chunk["usage"] = {"prompt_tokens": 1, "completion_tokens": n, "total_tokens": n + 1}
+        elif kind == "finish":
+            delta["content"] = piece
+            choice["finish_reason"] = "stop"
+        elif kind == "list":
+            delta["content"] = [{"type": "text", "text": piece}]
+        elif kind == "two":
+            delta["content"] = piece
+            chunk["choices"] = [choice, {**choice, "index": 1}]
+        elif kind == "error":
+            chunk = {"error": {"message": piece or "x"}}
+        else:
+            delta["tool_calls"] = [{"index": 0, "function": {"arguments": piece}}]
+        out.append(json.dumps(chunk, ensure_ascii=ascii_only, separators=separators))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(chat_chunks(), st.booleans())
+def test_the_chat_reader_template_reads_what_decoding_reads(datas: list[str], whole_events: bool) -> None:
+    fast, slow = ChatReader(), ChatReader()
+    for data in datas:
+        raw = b"data: " + data.encode() + b"\n\n"
+        one = fast.feed_event(raw) if whole_events else None
+        got = [one] if one is not None else fast.feed_data(data)
+        assert got == slow.feed(json.loads(data))
+    assert fast.feed_data("[DONE]") == slow.feed("[DONE]")
+    assert fast.feed_data("not json") is None
+
+
+def test_the_template_is_used_and_stops_after_shapes_that_never_repeat() -> None:
+    reader = ChatReader()
+    chunks = [{**META, "choices": [{"index": 0, "delta": {"content": f"w{n} "}}]} for n in range(3)]
+    assert reader.feed_event(b"data: " + json.dumps(chunks[0]).encode() + b"\n\n") is None  # nothing learned yet
+    reader.feed_data(json.dumps(chunks[0]))  # the metadata comes with it: not a text-only chunk
+    reader.feed_data(json.dumps(chunks[1]))  # learned from
+    event = reader.feed_event(b"data: " + json.dumps(chunks[2]).encode() + b"\n\n")
+    assert event is not None and event.text == "w2 "
+    varying, slow = ChatReader(), ChatReader()  # a per-chunk timestamp: no two chunks share a shape
+    for n in range(10):
+        data = json.dumps({**META, "created": n, "choices": [{"index": 0, "delta": {"content": "x"}}]})
+        assert varying.feed_data(data) == slow.feed(json.loads(data))
+    assert varying._template is not None and varying._template._unused == 3
+
+
+# -- the emitters' chunk templates ------------------------------------------------------------
+
+
+@st.composite
+def event_runs(draw: Any) -> list[list[Event]]:
+    runs: list[list[Event]] = []
+    index = 0
+    for _ in range(draw(st.integers(min_value=0, max_value=10))):
+        kind = draw(st.sampled_from(["text", "text", "text", "texts", "reasoning", "call", "truncated", "empty"]))
+        piece = draw(PIECE)
+        if kind == "text":
+            runs.append([TextDelta(piece)])
+        elif kind == "texts":
+            runs.append([TextDelta(piece), TextDelta(draw(PIECE))])
+        elif kind == "reasoning":
+            runs.append([ReasoningDelta(piece)])
+        elif kind == "call":
+            args = json.dumps({"a": piece})
+            runs.append(
+                [ToolCallStart(index, f"call_{index}", "f"), ToolCallDelta(index, args), ToolCallEnd(index, args)]
+            )
+            index += 1
+        elif kind == "truncated":
+            runs.append([TruncatedCall("<tool_call>{")])
+        else:
+            runs.append([])
+    return runs
+
+
+_IDS = re.compile(rb"(msg|rs|fc)_[A-Za-z0-9]{24}")
+
+
+def _same_ids(data: bytes) -> bytes:
+    seen: dict[bytes, bytes] = {}
+    return _IDS.sub(lambda m: seen.setdefault(m.group(), b"id%d" % len(seen)), data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(event_runs(), st.booleans(), st.sampled_from([None, "fp_1"]))
+def test_the_chat_emitter_template_writes_what_encoding_writes(
+    runs: list[list[Event]], usage: bool, fingerprint: str | None
+) -> None:
+    def emitter() -> ChatStreamEmitter:
+        upstream = Upstream(id="chatcmpl-1", model="m", created=1, system_fingerprint=fingerprint)
+        return ChatStreamEmitter(upstream, include_usage=usage)
+
+    fast, slow = emitter(), emitter()
+    for events in runs:
+        assert fast.feed_sse(events) == b"".join(encode_data(c) for c in slow.feed(events))
+    assert fast.finish() == slow.finish()
+
+
+@settings(max_examples=300, deadline=None)
+@given(event_runs(), st.booleans())
+def test_the_responses_emitter_template_writes_what_encoding_writes(runs: list[list[Event]], reasoning: bool) -> None:
+    def emitter() -> ResponsesStreamEmitter:
+        return ResponsesStreamEmitter(Upstream(id="chatcmpl-1", model="m", created=1), reasoning=reasoning)
+
+    fast, slow = emitter(), emitter()
+    fast_out, slow_out = [], []
+    for events in runs:
+        fast_out.append(fast.feed_sse(events))
+        slow_out.append(b"".join(encode_event(e) for e in slow.feed(events)))
+    fast_out.append(b"".join(encode_event(e) for e in fast.finish()))
+    slow_out.append(b"".join(encode_event(e) for e in slow.finish()))
+    assert _same_ids(b"".join(fast_out)) == _same_ids(b"".join(slow_out))
+
+
+# -- the exchange's whole-event lane ----------------------------------------------------------
+
+HERMES_PIECE = st.one_of(
+    PIECE,
+    st.sampled_from(['<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>', "<tool_call>", "</tool_call>"]),
+)
+_CALL_IDS = re.compile(rb"call_[A-Za-z0-9]{24}")
+
+
+def _exchange(messages: list[bytes]) -> bytes:
+    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    request = {"model": "m", "stream": True, "tools": tools, "messages": [{"role": "user", "content": "x"}]}
+    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
+    out = b"".join(exchange.feed(m) for m in messages) + exchange.close()
+    return _same_ids(_CALL_IDS.sub(b"call_x", out))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(HERMES_PIECE, max_size=12), st.booleans())
+def test_the_exchange_gives_the_same_bytes_by_whole_events_and_byte_by_byte(pieces: list[str], finished: bool) -> None:
+    events = []
+    for n, piece in enumerate(pieces):
+        delta = {"role": "assistant", "content": piece} if n == 0 else {"content": piece}
+        events.append({**META, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]})
+    if finished:
+        events.append({**META, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}]})
+    stream = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+    stream += b"data: [DONE]\n\n" if finished else b""
+    per_event = [b"data: " + json.dumps(e).encode() + b"\n\n" for e in events]
+    per_event += [b"data: [DONE]\n\n"] if finished else []
+    slow = _exchange([stream[i : i + 1] for i in range(len(stream))])
+    assert _exchange(per_event) == slow
+    assert _exchange([stream]) == slow
+
+
+def test_an_upstream_that_holds_the_probe_is_encoded_the_long_way() -> None:
+    """A model named like the template's probe: no template can be made, the bytes are still right."""
+    upstream = Upstream(id="chatcmpl-1", model="toolcall-text-probe", created=1)
+    fast, slow = ChatStreamEmitter(upstream), ChatStreamEmitter(upstream)
+    for events in ([TextDelta("a")], [TextDelta("b")], [TextDelta('"c"')]):
+        assert fast.feed_sse(list(events)) == b"".join(encode_data(c) for c in slow.feed(events))

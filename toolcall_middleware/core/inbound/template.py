@@ -1,0 +1,135 @@
+"""Reading a streamed chunk's text without decoding the chunk: the shape of the last plain text chunk.
+
+A host streams hundreds of chunks that differ only in their text: the same id, model and
+timestamp, the same keys in the same order, one `delta.content` string. After one such chunk has
+been decoded the normal way, `TextTemplate` knows the bytes before and after its text; a later
+chunk with exactly that prefix and suffix is the same object with another text, so the text is
+read from between them (decoded as a JSON string only when it holds an escape). Anything else
+(another shape, an empty text, a string that would not be one JSON string token) is not matched
+and the caller decodes the chunk in full, as before.
+
+The template is proven when it is learned: the chunk with a probe put in place of its text must
+decode to the chunk with only that one string changed. A host whose chunks never repeat their
+shape (a per-chunk timestamp or usage) stops being templated after a few tries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .events import Channel, RawText
+
+_PROBE = "toolcall-template-probe"
+_SPECIAL = re.compile(r'["\\\x00-\x1f]')  # what a JSON string body cannot hold unescaped
+_MAX_UNUSED = 3  # templates learned and never matched, before learning stops
+
+Locate = Callable[[Any], "dict[str, Any] | None"]
+"""Given a decoded chunk, the mapping that holds its text (`delta`, a choice), or `None`."""
+
+
+class TextTemplate:
+    """`match(data)` -> the text event of a chunk shaped like the learned one, or `None`."""
+
+    def __init__(self) -> None:
+        self._prefix = ""
+        self._suffix = ""
+        self._head = b""  # the prefix and suffix as one `data: ` line's bytes (empty: not on one line)
+        self._tail = b""
+        self._event: RawText | None = None  # the learned chunk's event: its channel and choice
+        self._used = False
+        self._unused = 0
+
+    def match(self, data: str) -> RawText | None:
+        if self._event is None or not data.startswith(self._prefix) or not data.endswith(self._suffix):
+            return None
+        end = len(data) - len(self._suffix)
+        if end <= len(self._prefix):
+            return None  # an empty text (or an overlap): no text event, decoded the normal way
+        return self._read(data[len(self._prefix) : end])
+
+    def match_event(self, raw: bytes) -> RawText | None:
+        """`match` on a whole SSE event as it came (`data: …\\n\\n`), before SSE decoding: the
+        same event, when the chunk is the learned one's shape on one `data:` line."""
+        if not self._head or not raw.startswith(self._head) or not raw.endswith(self._tail):
+            return None
+        end = len(raw) - len(self._tail)
+        if end <= len(self._head):
+            return None
+        try:
+            body = raw[len(self._head) : end].decode()
+        except UnicodeDecodeError:
+            return None  # the SSE decoder replaces bad bytes: its text is not this one
+        return self._read(body)
+
+    def _read(self, body: str) -> RawText | None:
+        """The text of the string token `"body"`, or `None` when it is not exactly one."""
+        event = self._event
+        assert event is not None
+        if _SPECIAL.search(body) is not None:
+            try:
+                text = json.loads('"' + body + '"')
+            except ValueError:  # an unescaped quote (not one string token), a raw control character
+                return None
+            if not text:
+                return None
+        else:
+            text = body
+        self._used = True
+        return RawText(text, event.channel, event.choice)
+
+    def learn(self, data: str, event: RawText, key: str, locate: Locate) -> None:
+        """Learn from a chunk that gave exactly `event`, whose text is `locate(chunk)[key]`."""
+        if self._unused >= _MAX_UNUSED:
+            return
+        if self._event is not None and not self._used:
+            self._unused += 1
+        self._event, self._used, self._head, self._tail = None, False, b"", b""
+        token = None
+        for encoded in (json.dumps(event.text, ensure_ascii=False), json.dumps(event.text)):
+            if data.count(encoded) == 1:
+                token = encoded
+                break
+        if token is None:
+            return
+        start = data.index(token)
+        prefix, suffix = data[: start + 1], data[start + len(token) - 1 :]
+        try:
+            probed = json.loads(prefix + _PROBE + suffix)
+            expected = json.loads(data)
+        except ValueError:
+            return
+        holder = locate(expected)
+        if holder is None or holder.get(key) != event.text:
+            return
+        holder[key] = _PROBE
+        if probed != expected:
+            return
+        self._prefix, self._suffix, self._event = prefix, suffix, event
+        one_line = not any(c in prefix or c in suffix for c in "\r\n")
+        self._head = (b"data: " + prefix.encode()) if one_line else b""
+        self._tail = (suffix.encode() + b"\n\n") if one_line else b""
+
+
+def holder_of(obj: Any, *path: str | int) -> dict[str, Any] | None:
+    """`obj[p0][p1]…` when every step exists and the last is a dict, else `None`."""
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(obj, list) or len(obj) <= step:
+                return None
+        elif not isinstance(obj, dict) or step not in obj:
+            return None
+        obj = obj[step]
+    return obj if isinstance(obj, dict) else None
+
+
+def text_key(
+    holder: Mapping[str, Any], channel: Channel, text: str, keys: Mapping[Channel, tuple[str, ...]]
+) -> str | None:
+    """Which of the channel's keys holds `text` (the first that does, as the readers read them)."""
+    for key in keys[channel]:
+        if holder.get(key) == text:
+            return key
+    return None
