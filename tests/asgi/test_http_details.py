@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.wire import replay_chat
 from toolcall_middleware import ToolCallMiddleware
 
 from .harness import (
@@ -896,3 +897,38 @@ def test_a_model_no_pattern_knows_is_shown_the_hermes_manifest_and_read_back_by_
     message = send.json()["choices"][0]["message"]
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
     assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
+
+
+def _completion_shaped(text: str, *, stream: bool) -> bytes:
+    """An in-house host's answer on the chat route in the legacy completions shape."""
+    meta = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "qwen3"}
+    if not stream:
+        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": "stop"}
+        usage = {"prompt_tokens": 5, "completion_tokens": 9, "total_tokens": 14}
+        return json.dumps({**meta, "choices": [choice], "usage": usage}).encode()
+    pieces = [text[i : i + 6] for i in range(0, len(text), 6)]
+    chunks = [{**meta, "choices": [{"index": 0, "text": p, "logprobs": None, "finish_reason": None}]} for p in pieces]
+    chunks.append({**meta, "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": "stop"}]})
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_chat_route_answered_in_the_completions_shape_is_read_and_answered_as_chat(stream: bool) -> None:
+    data = _completion_shaped(RAW_CALL, stream=stream)
+    head = start(200, SSE_HEADERS if stream else json_headers(data))
+    app = scripted([head, *split_every_byte(data)] if stream else [head, body(data)])
+    send = Recorder()
+    call(ToolCallMiddleware(app, dialect="hermes"), scope(), Receive([request(chat_request(stream=stream))]), send)
+    if stream:
+        payloads = sse_events(send.body)
+        assert payloads[-1] == "[DONE]"
+        message = replay_chat(payloads[:-1]).choices[0].message  # the SDK's own accumulator
+        calls = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls]
+        content = message.content
+    else:
+        completion = ChatCompletion.model_validate(send.json())
+        assert completion.choices[0].finish_reason == "tool_calls" and completion.usage is not None
+        message = completion.choices[0].message
+        calls = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []]
+        content = message.content
+    assert content == "Let me check." and calls == [("get_weather", {"city": "Paris"})]

@@ -36,10 +36,11 @@ from .inbound import (
     UpstreamError,
     UpstreamMeta,
     detect,
+    kind_of,
     reader_for,
 )
 from .inbound.anthropic import NativeCalls
-from .inbound.events import UpstreamCall
+from .inbound.events import Kind, UpstreamCall
 from .parser import StreamParser
 from .policy import PolicyError, PolicyFilter, PolicyLimits
 from .request import BadRequest, RewriteResult, rewrite_chat_request, rewrite_responses_request
@@ -286,27 +287,42 @@ class Exchange:
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
             obj = _json(event.data)
-            if obj is None or detect(obj, route=_ROUTES[self.upstream]) is None:
+            kind = self._answer_kind(obj)
+            if kind is None:
                 if event.data.strip() != "[DONE]":
                     self.report.notes.append("upstream stream is not an OpenAI-style answer: passed through")
                     self._passthrough = True
                 return event.raw
-            self._stream = _Stream(self, stream=True)
+            self._stream = _Stream(self, stream=True, kind=kind)
         return self._stream.feed(event)
 
     def _whole(self, raw: bytes) -> bytes:
         obj = (
             _json(raw.decode("utf-8", errors="replace")) if self._buffered <= self.settings.max_response_bytes else None
         )
-        if obj is None or detect(obj, route=_ROUTES[self.upstream]) is None:
+        kind = self._answer_kind(obj)
+        if kind is None:
             self.report.passthrough_reason = "the upstream body is not an OpenAI-style answer"
             self._passthrough = True  # the caller sends the original bytes and headers
             return raw
-        stream = _Stream(self, stream=False)
+        stream = _Stream(self, stream=False, kind=kind)
         body = stream.whole(obj)
         if body is None:
             self._passthrough = True
         return raw if body is None else body
+
+
+    def _answer_kind(self, obj: Any) -> Kind | None:
+        """The reader for the host's first object: its own API's, or None (not ours). A chat route
+        answered in the legacy completions shape (`text_completion`, raw text in `choices[].text`,
+        as some in-house servers do) is read as such: the client still gets Chat."""
+        if obj is None:
+            return None
+        kind = detect(obj, route=_ROUTES[self.upstream])
+        if kind is None and self.upstream == "chat" and kind_of(obj) == "completions":
+            self.report.notes.append("the host answered the chat route in the completions shape")
+            return "completions"
+        return kind
 
 
 def request_dialect(dialect: str) -> str:
@@ -361,11 +377,14 @@ def _json(text: str) -> Any:
 class _Stream:
     """The response side of one exchange once the upstream is known to be ours."""
 
-    def __init__(self, exchange: Exchange, *, stream: bool, choice: int = 0, parent: _Stream | None = None) -> None:
+    def __init__(
+        self, exchange: Exchange, *, stream: bool, kind: Kind, choice: int = 0, parent: _Stream | None = None
+    ) -> None:
         self.ex = exchange
         self.stream = stream
+        self.kind = kind
         settings, request, rules = exchange.settings, exchange.request, exchange._rules
-        self.reader = reader_for(exchange.upstream, stream=stream)
+        self.reader = reader_for(kind, stream=stream)
         self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
         self.parser = self._parser()
         self.native = NativeCalls(index_base=NATIVE_INDEX)  # a host's own calls (`tool_use` blocks)
@@ -399,7 +418,7 @@ class _Stream:
     def _choice(self, index: int) -> _Stream:
         sub = self.others.get(index)
         if sub is None:
-            sub = self.others[index] = _Stream(self.ex, stream=self.stream, choice=index, parent=self)
+            sub = self.others[index] = _Stream(self.ex, stream=self.stream, kind=self.kind, choice=index, parent=self)
             if self.stream:
                 if self.chat is None:
                     self._open(Upstream())
