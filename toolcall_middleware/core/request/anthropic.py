@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from .bridge_messages import messages_to_chat
-from .errors import BadRequest, invalid, missing
+from .bridge_messages import is_client_tool, messages_to_chat
+from .errors import invalid, invalid_body, required_array, required_string
 from .render import render_manifest, renderer
 from .rewrite import Flattener, RewriteResult, content_text, with_manifest
 from .tools import normalize_tools
@@ -49,7 +49,7 @@ def rewrite_messages_request(
 ) -> RewriteResult:
     """The body with its tools and tool history written as the dialect's text (see the module doc)."""
     if not isinstance(body, Mapping):
-        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+        raise invalid_body()
     renderer(dialect)  # an unknown dialect is a configuration error, raised before any work
     messages = _messages(body)
     system = body.get("system")
@@ -77,23 +77,11 @@ def rewrite_messages_request(
     manifest = render_manifest(dialect, tools) if inject_manifest else None
     if manifest is not None:
         new_body["system"] = _with_manifest(system, manifest, flat.prepend_manifest)
-    return RewriteResult(
-        body=new_body,
-        tools=tools,
-        manifest=manifest,
-        calls_flattened=flat.n_calls,
-        results_flattened=flat.n_results,
-        dropped_items=tuple(dropped),
-        changed=True,
-    )
+    return flat.rewritten(new_body, tools, manifest, dropped)
 
 
 def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    messages = body.get("messages")
-    if messages is None:
-        raise missing("messages")
-    if not isinstance(messages, list):
-        raise invalid("messages", "expected an array of messages")
+    messages = required_array(body, "messages", "expected an array of messages")
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise invalid(f"messages.{i}", "expected a message object")
@@ -114,15 +102,6 @@ def _blocks_of(message: Mapping[str, Any], kinds: tuple[str, ...]) -> bool:
     return isinstance(content, list) and any(block.get("type") in kinds for block in content)
 
 
-def _string(block: Mapping[str, Any], key: str, where: str) -> str:
-    value = block.get(key)
-    if value is None:
-        raise missing(f"{where}.{key}")
-    if not isinstance(value, str) or not value:
-        raise invalid(f"{where}.{key}", "expected a non-empty string")
-    return value
-
-
 def _assistant(message: Mapping[str, Any], i: int, flat: Flattener, dropped: list[str]) -> dict[str, Any]:
     """One assistant turn: its text (and notes of server-tool blocks), then its calls."""
     texts: list[str] = []
@@ -133,7 +112,7 @@ def _assistant(message: Mapping[str, Any], i: int, flat: Flattener, dropped: lis
         if kind == "text":
             texts.append(content_text([block], where))
         elif kind == "tool_use":
-            call_id, name = _string(block, "id", where), _string(block, "name", where)
+            call_id, name = required_string(block, "id", where), required_string(block, "name", where)
             arguments = block.get("input", {})
             if not isinstance(arguments, Mapping):
                 raise invalid(f"{where}.input", "expected an object")
@@ -165,7 +144,7 @@ def _user(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str, Any]
             flush()
             blocks.append(block)
             continue
-        call_id = _string(block, "tool_use_id", where)
+        call_id = required_string(block, "tool_use_id", where)
         output = content_text(block.get("content"), f"{where}.content")
         if block.get("is_error") is True:
             output = f"[error] {output}"
@@ -183,7 +162,7 @@ def _tool_fields(body: Mapping[str, Any], forward: bool) -> dict[str, Any]:
     out = dict(body)
     raw = body.get("tools")
     if isinstance(raw, list):
-        kept = [t for t in raw if t.get("type") in (None, "custom") and "input_schema" in t]
+        kept = [t for t in raw if is_client_tool(t)]
         if kept:
             out["tools"] = kept
         else:

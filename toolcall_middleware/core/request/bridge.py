@@ -31,8 +31,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import BadRequest, invalid, missing
+from .errors import BadRequest, invalid, invalid_body, missing, required_string
+from .responses import item_kind, item_note
 from .rewrite import content_text, output_text
+from .tools import partition_tools
 
 KEPT = ("model", "temperature", "top_p", "user", "seed", "stop")
 STATEFUL = ("previous_response_id", "conversation")
@@ -50,7 +52,7 @@ class Bridged:
 def responses_to_chat(body: Any) -> Bridged:
     """The Chat Completions body for a Responses body (see the module doc)."""
     if not isinstance(body, Mapping):
-        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+        raise invalid_body()
     for name in STATEFUL:
         if body.get(name) is not None:
             raise BadRequest(
@@ -80,7 +82,7 @@ def responses_to_chat(body: Any) -> Bridged:
     elif items is not None:
         raise invalid("input", "expected a string or an array of input items")
     out["messages"] = messages
-    tools, dropped = _tools(body.get("tools"))
+    tools, dropped = partition_tools(body.get("tools"), _chat_tool)
     if tools:
         out["tools"] = tools
     choice = _tool_choice(body.get("tool_choice"), dropped_all=bool(dropped) and not tools)
@@ -102,11 +104,6 @@ def responses_to_chat(body: Any) -> Bridged:
 # -- input items ---------------------------------------------------------------------------
 
 
-def _kind(item: Mapping[str, Any]) -> str:
-    kind = item.get("type")
-    return kind if isinstance(kind, str) else "message"
-
-
 def _messages(items: list[Any], dropped: list[str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     turn: dict[str, Any] | None = None  # the open assistant message that calls join
@@ -122,7 +119,7 @@ def _messages(items: list[Any], dropped: list[str]) -> list[dict[str, Any]]:
         where = f"input[{i}]"
         if not isinstance(item, Mapping):
             raise invalid(where, "expected an input item object")
-        kind = _kind(item)
+        kind = item_kind(item)
         if kind == "reasoning":
             dropped.append(kind)
             continue
@@ -150,34 +147,32 @@ def _messages(items: list[Any], dropped: list[str]) -> list[dict[str, Any]]:
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)
             call = {
-                "id": _string(item, "call_id", where),
+                "id": required_string(item, "call_id", where),
                 "type": "function",
-                "function": {"name": _string(item, "name", where), "arguments": arguments},
+                "function": {"name": required_string(item, "name", where), "arguments": arguments},
             }
             message.setdefault("tool_calls", []).append(call)
             continue
         if kind == "custom_tool_call":
             message = assistant()
-            custom = {"name": _string(item, "name", where), "input": item.get("input", "")}
+            custom = {"name": required_string(item, "name", where), "input": item.get("input", "")}
             message.setdefault("tool_calls", []).append(
-                {"id": _string(item, "call_id", where), "type": "custom", "custom": custom}
+                {"id": required_string(item, "call_id", where), "type": "custom", "custom": custom}
             )
             continue
         if kind in ("function_call_output", "custom_tool_call_output"):
             turn = None
             content = output_text(item.get("output"), f"{where}.output")
-            out.append({"role": "tool", "tool_call_id": _string(item, "call_id", where), "content": content})
+            out.append({"role": "tool", "tool_call_id": required_string(item, "call_id", where), "content": content})
             continue
         if kind.endswith("_call"):
             # A hosted tool's call (`local_shell_call`, `web_search_call`…): the host never had the
             # tool, but what happened stays in the transcript.
             message = assistant()
-            rest = {k: v for k, v in item.items() if k not in ("type", "id", "status")}
-            message["content"] = _join(message["content"], f"[{kind} {json.dumps(rest, ensure_ascii=False)}]")
+            message["content"] = _join(message["content"], item_note(item, kind))
             continue
         turn = None
-        rest = {k: v for k, v in item.items() if k not in ("type", "id", "status")}
-        out.append({"role": "user", "content": f"[{kind} {json.dumps(rest, ensure_ascii=False)}]"})
+        out.append({"role": "user", "content": item_note(item, kind)})
     return out
 
 
@@ -219,41 +214,21 @@ def _content(content: Any, where: str) -> Any:
     return parts
 
 
-def _string(item: Mapping[str, Any], key: str, where: str) -> str:
-    value = item.get(key)
-    if value is None:
-        raise missing(f"{where}.{key}")
-    if not isinstance(value, str) or not value:
-        raise invalid(f"{where}.{key}", "expected a non-empty string")
-    return value
-
-
 # -- tools ---------------------------------------------------------------------------------
 
 
-def _tools(tools: Any) -> tuple[list[dict[str, Any]], list[str]]:
-    if tools is None:
-        return [], []
-    if not isinstance(tools, list):
-        raise invalid("tools", "expected an array of tools")
-    kept: list[dict[str, Any]] = []
-    dropped: list[str] = []
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
-            raise invalid(f"tools[{i}]", "expected an object")
-        kind = tool.get("type", "function")
-        if kind != "function":
-            dropped.append(str(kind))
-            continue
-        if isinstance(tool.get("function"), Mapping):  # already Chat's shape: clients mix them up
-            kept.append({"type": "function", "function": dict(tool["function"])})
-            continue
-        name = tool.get("name")
-        if not isinstance(name, str) or not name:
-            raise missing(f"tools[{i}].name")
-        fn = {k: tool[k] for k in ("name", "description", "parameters", "strict") if tool.get(k) is not None}
-        kept.append({"type": "function", "function": fn})
-    return kept, dropped
+def _chat_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any] | str:
+    """A function tool in Chat's nested shape; any other tool as its type, to drop."""
+    kind = tool.get("type", "function")
+    if kind != "function":
+        return str(kind)
+    if isinstance(tool.get("function"), Mapping):  # already Chat's shape: clients mix them up
+        return {"type": "function", "function": dict(tool["function"])}
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise missing(f"{where}.name")
+    fn = {k: tool[k] for k in ("name", "description", "parameters", "strict") if tool.get(k) is not None}
+    return {"type": "function", "function": fn}
 
 
 def _tool_choice(choice: Any, *, dropped_all: bool) -> Any:

@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .bridge import Bridged
-from .errors import BadRequest, invalid, missing
+from .errors import invalid, invalid_body, missing, required_array
 from .rewrite import content_text
+from .tools import partition_tools
 
 DEFAULT_MAX_TOKENS = 4096
 SAMPLING = ("temperature", "top_p", "model")
@@ -36,7 +37,7 @@ SAMPLING = ("temperature", "top_p", "model")
 def messages_to_chat(body: Any) -> Bridged:
     """The Chat Completions body for an Anthropic Messages body (see the module doc)."""
     if not isinstance(body, Mapping):
-        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+        raise invalid_body()
     out: dict[str, Any] = {k: body[k] for k in SAMPLING if k in body}
     messages: list[dict[str, Any]] = []
     system = body.get("system")
@@ -44,16 +45,12 @@ def messages_to_chat(body: Any) -> Bridged:
         text = _blocks_text(system, "system")
         if text:
             messages.append({"role": "system", "content": text})
-    raw = body.get("messages")
-    if raw is None:
-        raise missing("messages")
-    if not isinstance(raw, list):
-        raise invalid("messages", "expected an array of messages")
+    raw = required_array(body, "messages", "expected an array of messages")
     dropped_items: list[str] = []
     for i, message in enumerate(raw):
         messages.extend(_chat_messages(message, f"messages.{i}", dropped_items))
     out["messages"] = messages
-    tools, dropped = _chat_tools(body.get("tools"))
+    tools, dropped = partition_tools(body.get("tools"), _chat_tool, path="tools.{}")
     if tools:
         out["tools"] = tools
         choice = body.get("tool_choice")
@@ -150,29 +147,23 @@ def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[st
     return out
 
 
-def _chat_tools(tools: Any) -> tuple[list[dict[str, Any]], list[str]]:
-    if tools is None:
-        return [], []
-    if not isinstance(tools, list):
-        raise invalid("tools", "expected an array of tools")
-    kept: list[dict[str, Any]] = []
-    dropped: list[str] = []
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
-            raise invalid(f"tools.{i}", "expected an object")
-        kind = tool.get("type")
-        if kind not in (None, "custom") or "input_schema" not in tool:
-            dropped.append(str(kind or tool.get("name")))  # a server tool: the host cannot run it
-            continue
-        name = tool.get("name")
-        if not isinstance(name, str) or not name:
-            raise missing(f"tools.{i}.name")
-        fn: dict[str, Any] = {"name": name}
-        if isinstance(tool.get("description"), str):
-            fn["description"] = tool["description"]
-        fn["parameters"] = tool["input_schema"]
-        kept.append({"type": "function", "function": fn})
-    return kept, dropped
+def is_client_tool(tool: Mapping[str, Any]) -> bool:
+    """A tool the client defines (with an `input_schema`), not a server tool Anthropic runs itself."""
+    return tool.get("type") in (None, "custom") and "input_schema" in tool
+
+
+def _chat_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any] | str:
+    """A client tool as a Chat function tool; a server tool as its type (or name), to drop."""
+    if not is_client_tool(tool):
+        return str(tool.get("type") or tool.get("name"))  # the host cannot run a server tool
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise missing(f"{where}.name")
+    fn: dict[str, Any] = {"name": name}
+    if isinstance(tool.get("description"), str):
+        fn["description"] = tool["description"]
+    fn["parameters"] = tool["input_schema"]
+    return {"type": "function", "function": fn}
 
 
 def _chat_choice(choice: Any) -> dict[str, Any]:
@@ -204,12 +195,8 @@ def _chat_choice(choice: Any) -> dict[str, Any]:
 def chat_to_messages(body: Any) -> Bridged:
     """The Anthropic Messages body for a Chat Completions body (see the module doc)."""
     if not isinstance(body, Mapping):
-        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
-    raw = body.get("messages")
-    if raw is None:
-        raise missing("messages")
-    if not isinstance(raw, list):
-        raise invalid("messages", "expected an array of messages")
+        raise invalid_body()
+    raw = required_array(body, "messages", "expected an array of messages")
     out: dict[str, Any] = {k: body[k] for k in SAMPLING if k in body}
     system: list[str] = []
     turns: list[dict[str, Any]] = []
@@ -243,7 +230,7 @@ def chat_to_messages(body: Any) -> Bridged:
     if system:
         out["system"] = "\n\n".join(s for s in system if s)
     out["messages"] = turns
-    tools, dropped = _anthropic_tools(body.get("tools"))
+    tools, dropped = partition_tools(body.get("tools"), _anthropic_tool)
     if tools:
         out["tools"] = tools
         choice = _anthropic_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
@@ -317,29 +304,19 @@ def _tool_use(call: Any, where: str) -> dict[str, Any]:
     return {"type": "tool_use", "id": call_id, "name": fn["name"], "input": dict(value)}
 
 
-def _anthropic_tools(tools: Any) -> tuple[list[dict[str, Any]], list[str]]:
-    if tools is None:
-        return [], []
-    if not isinstance(tools, list):
-        raise invalid("tools", "expected an array of tools")
-    kept: list[dict[str, Any]] = []
-    dropped: list[str] = []
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
-            raise invalid(f"tools[{i}]", "expected an object")
-        if tool.get("type", "function") != "function":
-            dropped.append(str(tool.get("type")))
-            continue
-        fn: Mapping[str, Any] = tool["function"] if isinstance(tool.get("function"), Mapping) else tool
-        name = fn.get("name")
-        if not isinstance(name, str) or not name:
-            raise missing(f"tools[{i}].function.name")
-        entry: dict[str, Any] = {"name": name}
-        if isinstance(fn.get("description"), str):
-            entry["description"] = fn["description"]
-        entry["input_schema"] = fn.get("parameters") or {"type": "object", "properties": {}}
-        kept.append(entry)
-    return kept, dropped
+def _anthropic_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any] | str:
+    """A function tool (either OpenAI shape) as an Anthropic client tool; any other as its type, to drop."""
+    if tool.get("type", "function") != "function":
+        return str(tool.get("type"))
+    fn: Mapping[str, Any] = tool["function"] if isinstance(tool.get("function"), Mapping) else tool
+    name = fn.get("name")
+    if not isinstance(name, str) or not name:
+        raise missing(f"{where}.function.name")
+    entry: dict[str, Any] = {"name": name}
+    if isinstance(fn.get("description"), str):
+        entry["description"] = fn["description"]
+    entry["input_schema"] = fn.get("parameters") or {"type": "object", "properties": {}}
+    return entry
 
 
 def _anthropic_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:

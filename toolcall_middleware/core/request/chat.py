@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import BadRequest, invalid, missing
+from .errors import invalid, invalid_body, missing, required_array, required_string
 from .render import render_manifest, renderer
 from .rewrite import Flattener, RewriteResult, content_text, with_manifest, without_tool_fields
 from .tools import normalize_tools
@@ -46,13 +46,9 @@ def rewrite_chat_request(
 ) -> RewriteResult:
     """The body with its tools and tool history written as the dialect's text (see the module doc)."""
     if not isinstance(body, Mapping):
-        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+        raise invalid_body()
     renderer(dialect)  # an unknown dialect is a configuration error, raised before any work
-    messages = body.get("messages")
-    if messages is None:
-        raise missing("messages")
-    if not isinstance(messages, list):
-        raise invalid("messages", "expected an array of messages")
+    messages = required_array(body, "messages", "expected an array of messages")
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise invalid(f"messages[{i}]", "expected a message object")
@@ -88,14 +84,7 @@ def rewrite_chat_request(
     out = _fold_system(out, manifest, flat.prepend_manifest)
     new_body = without_tool_fields(body, TOOL_FIELDS, tools, forward_tools)
     new_body["messages"] = out
-    return RewriteResult(
-        body=new_body,
-        tools=tools,
-        manifest=manifest,
-        calls_flattened=flat.n_calls,
-        results_flattened=flat.n_results,
-        changed=True,
-    )
+    return flat.rewritten(new_body, tools, manifest)
 
 
 def _assistant(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str, Any]:
@@ -127,7 +116,7 @@ def _assistant(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str,
             fn = call.get("function")
             if not isinstance(fn, Mapping):
                 raise missing(f"{at}.function")
-            name = _name(fn, f"{at}.function.name")
+            name = required_string(fn, "name", f"{at}.function")
             calls.append((call_id, name, fn.get("arguments", ""), f"{at}.function.arguments"))
     legacy = message.get("function_call")
     if legacy and not tool_calls:
@@ -136,7 +125,7 @@ def _assistant(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str,
         calls.append(
             (
                 None,
-                _name(legacy, f"{where}.function_call.name"),
+                required_string(legacy, "name", f"{where}.function_call"),
                 legacy.get("arguments", ""),
                 f"{where}.function_call.arguments",
             )
@@ -147,20 +136,11 @@ def _assistant(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str,
     return out
 
 
-def _name(fn: Mapping[str, Any], param: str) -> str:
-    name = fn.get("name")
-    if name is None:
-        raise missing(param)
-    if not isinstance(name, str) or not name:
-        raise invalid(param, "expected a non-empty string")
-    return name
-
-
 def _result(message: Mapping[str, Any], i: int) -> tuple[str | None, str | None, str]:
     where = f"messages[{i}]"
     output = content_text(message.get("content"), f"{where}.content")
     if message["role"] == "function":  # legacy: matched by name
-        return None, _name(message, f"{where}.name"), output
+        return None, required_string(message, "name", where), output
     call_id = message.get("tool_call_id")
     if not isinstance(call_id, str) or not call_id:
         raise missing(f"{where}.tool_call_id")

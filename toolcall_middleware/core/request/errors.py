@@ -2,11 +2,14 @@
 
 The message names the offending field the way OpenAI does (`messages[2].tool_calls[0].function.name`),
 and `param` carries the same path, so the middleware can answer 400 with `.body()` and the client's
-SDK raises a `BadRequestError` whose text points at the field.
+SDK raises a `BadRequestError` whose text points at the field. `invalid`, `missing` and
+`invalid_body` word the usual faults; `required_string` and `required_array` read a required field
+or raise them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -44,4 +47,29 @@ def missing(param: str) -> BadRequest:
     return BadRequest(f"Missing required parameter: '{param}'.", param, code="missing_required_parameter")
 
 
-__all__ = ["BadRequest", "invalid", "missing"]
+def invalid_body() -> BadRequest:
+    """The error for a body that is not a JSON object (there is no field to name)."""
+    return BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+
+
+def required_string(obj: Mapping[str, Any], key: str, where: str) -> str:
+    """`obj[key]` as a non-empty string, or the error naming `where.key`."""
+    value = obj.get(key)
+    if value is None:
+        raise missing(f"{where}.{key}")
+    if not isinstance(value, str) or not value:
+        raise invalid(f"{where}.{key}", "expected a non-empty string")
+    return value
+
+
+def required_array(body: Mapping[str, Any], key: str, what: str) -> list[Any]:
+    """`body[key]` as a list, or the error naming `key` (`what`: the wording for another shape)."""
+    value = body.get(key)
+    if value is None:
+        raise missing(key)
+    if not isinstance(value, list):
+        raise invalid(key, what)
+    return value
+
+
+__all__ = ["BadRequest", "invalid", "invalid_body", "missing", "required_array", "required_string"]

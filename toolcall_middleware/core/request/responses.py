@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import BadRequest, invalid, missing
+from .errors import invalid, invalid_body, required_string
 from .render import render_manifest, renderer
 from .rewrite import Flattener, RewriteResult, content_text, output_text, with_manifest, without_tool_fields
 from .tools import normalize_tools
@@ -32,10 +32,16 @@ from .tools import normalize_tools
 TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls")
 
 
-def _kind(item: Mapping[str, Any]) -> str:
+def item_kind(item: Mapping[str, Any]) -> str:
     """`message`, `function_call`, `reasoning`, … (an item with a role and no type is a message)."""
     kind = item.get("type")
     return kind if isinstance(kind, str) else "message"
+
+
+def item_note(item: Mapping[str, Any], kind: str) -> str:
+    """An item the backend has no shape for (a hosted tool's call) as a text note, so it is not lost."""
+    rest = {k: v for k, v in item.items() if k not in ("type", "id", "status")}
+    return f"[{kind} {json.dumps(rest, ensure_ascii=False)}]"
 
 
 def _is_call(kind: str) -> bool:
@@ -47,7 +53,7 @@ def _is_output(kind: str) -> bool:
 
 
 def _is_history(item: Mapping[str, Any]) -> bool:
-    return _is_call(_kind(item)) or _is_output(_kind(item))
+    return _is_call(item_kind(item)) or _is_output(item_kind(item))
 
 
 def rewrite_responses_request(
@@ -55,7 +61,7 @@ def rewrite_responses_request(
 ) -> RewriteResult:
     """The body with its tools and tool history written as the dialect's text (see the module doc)."""
     if not isinstance(body, Mapping):
-        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+        raise invalid_body()
     renderer(dialect)
     items = body.get("input")
     if items is not None and not isinstance(items, (str, list)):
@@ -80,15 +86,7 @@ def rewrite_responses_request(
     manifest = render_manifest(dialect, tools) if inject_manifest else None
     if manifest is not None:
         new_body["instructions"] = with_manifest(instructions or "", manifest, flat.prepend_manifest)
-    return RewriteResult(
-        body=new_body,
-        tools=tools,
-        manifest=manifest,
-        calls_flattened=flat.n_calls,
-        results_flattened=flat.n_results,
-        dropped_items=tuple(dropped),
-        changed=True,
-    )
+    return flat.rewritten(new_body, tools, manifest, dropped)
 
 
 def _flatten(items: list[Any], flat: Flattener, dropped: list[str]) -> list[Any]:
@@ -105,7 +103,7 @@ def _flatten(items: list[Any], flat: Flattener, dropped: list[str]) -> list[Any]
             results.clear()
 
     for i, item in enumerate(items):
-        kind = _kind(item)
+        kind = item_kind(item)
         if kind == "reasoning":
             dropped.append(kind)  # the backend cannot use it, and it never carries a call
             continue
@@ -130,47 +128,37 @@ def _flatten(items: list[Any], flat: Flattener, dropped: list[str]) -> list[Any]
 
 def _assistant_turn(turn: list[tuple[int, Mapping[str, Any]]], flat: Flattener) -> list[Any]:
     """One assistant turn: its messages' text, notes of hosted calls, then its function calls."""
-    if not any(_is_call(_kind(item)) for _, item in turn):
+    if not any(_is_call(item_kind(item)) for _, item in turn):
         return [item for _, item in turn]  # plain assistant messages stay as they were
     texts: list[str] = []
     calls: list[tuple[str | None, str, Any, str]] = []
     for i, item in turn:
-        kind = _kind(item)
+        kind = item_kind(item)
         where = f"input[{i}]"
         if kind == "message":
             texts.append(content_text(item.get("content"), f"{where}.content"))
         elif kind == "function_call":
-            call_id = _string(item, "call_id", where)
-            calls.append((call_id, _string(item, "name", where), item.get("arguments", ""), f"{where}.arguments"))
+            call_id, arguments = required_string(item, "call_id", where), item.get("arguments", "")
+            calls.append((call_id, required_string(item, "name", where), arguments, f"{where}.arguments"))
         else:
             ref = item.get("call_id") or item.get("id")
             name = item.get("name")
             if isinstance(ref, str):
                 flat.note_call(ref, name if isinstance(name, str) else kind)
-            rest = {k: v for k, v in item.items() if k not in ("type", "id", "status")}
-            texts.append(f"[{kind} {json.dumps(rest, ensure_ascii=False)}]")
+            texts.append(item_note(item, kind))
     content = "\n\n".join(t for t in texts if t)
     return [{"type": "message", "role": "assistant", "content": flat.assistant(content, calls)}]
 
 
 def _result(item: Mapping[str, Any], i: int, kind: str, flat: Flattener) -> tuple[str | None, str | None, str]:
     where = f"input[{i}]"
-    call_id: Any = _string(item, "call_id", where) if kind == "function_call_output" else item.get("call_id")
+    call_id: Any = required_string(item, "call_id", where) if kind == "function_call_output" else item.get("call_id")
     if not isinstance(call_id, str):
         call_id = item.get("id") if isinstance(item.get("id"), str) else None
     output = output_text(item.get("output"), f"{where}.output")
     if kind != "function_call_output":
         output = f"[{kind}] {output}"
     return call_id, flat.name_of(call_id) if call_id else None, output
-
-
-def _string(item: Mapping[str, Any], key: str, where: str) -> str:
-    value = item.get(key)
-    if value is None:
-        raise missing(f"{where}.{key}")
-    if not isinstance(value, str) or not value:
-        raise invalid(f"{where}.{key}", "expected a non-empty string")
-    return value
 
 
 __all__ = ["TOOL_FIELDS", "rewrite_responses_request"]

@@ -1,4 +1,4 @@
-"""What the Chat and Responses rewrites share: the result value, and the history flattener.
+"""What the Chat, Responses and Messages rewrites share: the result value, and the history flattener.
 
 `Flattener` turns one conversation's tool history into the dialect's text, turn by turn. It
 remembers each call's name and the id the dialect writes for it (Kimi's `functions.f:N` counts
@@ -149,6 +149,20 @@ class Flattener:
     @property
     def prepend_manifest(self) -> bool:
         return self._renderer.prepend
+
+    def rewritten(
+        self, body: Any, tools: ToolSet, manifest: str | None, dropped_items: Sequence[str] = ()
+    ) -> RewriteResult:
+        """The result of a rewrite that went through this flattener: changed, with its counts."""
+        return RewriteResult(
+            body=body,
+            tools=tools,
+            manifest=manifest,
+            calls_flattened=self.n_calls,
+            results_flattened=self.n_results,
+            dropped_items=tuple(dropped_items),
+            changed=True,
+        )
 
 
 def without_tool_fields(

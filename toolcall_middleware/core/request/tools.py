@@ -10,18 +10,23 @@ sees and reported by type, never an error (ik_llama.cpp#1964, unsloth#5141).
 `tool_choice` (`none`, `auto`, `required`, a forced function in either shape, `allowed_tools`, or
 the legacy `function_call`) becomes a `ToolChoice`; `parallel_tool_calls` a bool. A forced or
 allowed name that no offered function carries is a `BadRequest` naming `tool_choice`.
+
+`partition_tools(raw, read)` is the walk over a `tools` array that this reading and the API
+bridges share: each entry checked to be an object, read by the caller's rule into a kept tool or
+the type it is dropped as.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from .errors import BadRequest, invalid, missing
+from .errors import BadRequest, invalid, missing, required_string
 
 ChoiceMode = Literal["none", "auto", "required"]
 _MODES: dict[str, ChoiceMode] = {"none": "none", "auto": "auto", "required": "required"}
+Kept = TypeVar("Kept")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,18 +105,8 @@ class ToolSet:
 
 def normalize_tools(body: Mapping[str, Any]) -> ToolSet:
     """The `tools`/`functions`, `tool_choice`/`function_call` and `parallel_tool_calls` of a body."""
-    tools: list[ToolSpec] = []
-    dropped: list[str] = []
     raw_tools = body.get("tools")
-    if raw_tools is not None:
-        if not isinstance(raw_tools, list):
-            raise invalid("tools", "expected an array of tools")
-        for i, tool in enumerate(raw_tools):
-            spec = _read_tool(tool, f"tools[{i}]")
-            if isinstance(spec, ToolSpec):
-                tools.append(spec)
-            else:
-                dropped.append(spec)
+    tools, dropped = partition_tools(raw_tools, _read_tool)
     raw_functions = body.get("functions")
     legacy = False
     if raw_functions is not None:
@@ -136,10 +131,34 @@ def normalize_tools(body: Mapping[str, Any]) -> ToolSet:
     )
 
 
-def _read_tool(tool: Any, where: str) -> ToolSpec | str:
+def partition_tools(
+    raw: Any, read: Callable[[Mapping[str, Any], str], Kept | str], path: str = "tools[{}]"
+) -> tuple[list[Kept], list[str]]:
+    """A `tools` array walked: the tools `read` keeps, and the types of those it drops.
+
+    `read` gets each entry (already checked to be an object) and its path (`path` with the index
+    filled in: Anthropic writes `tools.0`), and returns the tool to keep or the type to drop it as.
+    """
+    kept: list[Kept] = []
+    dropped: list[str] = []
+    if raw is None:
+        return kept, dropped
+    if not isinstance(raw, list):
+        raise invalid("tools", "expected an array of tools")
+    for i, tool in enumerate(raw):
+        where = path.format(i)
+        if not isinstance(tool, Mapping):
+            raise invalid(where, "expected an object")
+        outcome = read(tool, where)
+        if isinstance(outcome, str):
+            dropped.append(outcome)
+        else:
+            kept.append(outcome)
+    return kept, dropped
+
+
+def _read_tool(tool: Mapping[str, Any], where: str) -> ToolSpec | str:
     """A function tool as a `ToolSpec`, any other tool as its type (to drop)."""
-    if not isinstance(tool, Mapping):
-        raise invalid(where, "expected an object")
     kind = tool.get("type", "function" if "function" in tool or "name" in tool else None)
     if kind is None:
         raise missing(f"{where}.type")
@@ -200,29 +219,20 @@ def _read_choice(body: Mapping[str, Any], tools: Sequence[ToolSpec], has_tools: 
     if not isinstance(raw, Mapping):
         raise invalid(where, "expected a string or an object")
     if where == "function_call":
-        return _forced(_name_of(raw, where, f"{where}.name"), names, where), None
+        return _forced(required_string(raw, "name", where), names, where), None
     kind = raw.get("type")
     if kind == "function":
         inner = raw.get("function")
         if inner is not None:
             if not isinstance(inner, Mapping):
                 raise invalid(f"{where}.function", "expected an object")
-            return _forced(_name_of(inner, where, f"{where}.function.name"), names, where), None
-        return _forced(_name_of(raw, where, f"{where}.name"), names, where), None
+            return _forced(required_string(inner, "name", f"{where}.function"), names, where), None
+        return _forced(required_string(raw, "name", where), names, where), None
     if kind == "allowed_tools":
         return _allowed(raw, names, where)
     if isinstance(kind, str):
         return ToolChoice("auto"), kind  # a hosted tool (`web_search`, `custom`, `mcp`…): dropped with it
     raise missing(f"{where}.type")
-
-
-def _name_of(obj: Mapping[str, Any], where: str, param: str) -> str:
-    name = obj.get("name")
-    if name is None:
-        raise missing(param)
-    if not isinstance(name, str) or not name:
-        raise invalid(param, "expected a non-empty string")
-    return name
 
 
 def _forced(name: str, names: Sequence[str], where: str) -> ToolChoice:
@@ -260,9 +270,9 @@ def _allowed(raw: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[
             continue  # a hosted tool: dropped like the tool itself
         inner = entry.get("function")
         if isinstance(inner, Mapping):
-            name = _name_of(inner, where, f"{base}.tools[{i}].function.name")
+            name = required_string(inner, "name", f"{base}.tools[{i}].function")
         else:
-            name = _name_of(entry, where, f"{base}.tools[{i}].name")
+            name = required_string(entry, "name", f"{base}.tools[{i}]")
         if name not in names:
             raise _not_offered(name, names, where)
         if name not in allowed:
@@ -272,4 +282,4 @@ def _allowed(raw: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[
     return ToolChoice(mode or "auto", allowed=tuple(allowed)), None
 
 
-__all__ = ["ChoiceMode", "ToolChoice", "ToolSet", "ToolSpec", "normalize_tools"]
+__all__ = ["ChoiceMode", "ToolChoice", "ToolSet", "ToolSpec", "normalize_tools", "partition_tools"]
