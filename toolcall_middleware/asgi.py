@@ -73,6 +73,9 @@ class _Request:
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
         self.state = "head"  # head -> stream | buffer -> done | pass
+        # A rewritten stream under way (head sent, keep-alive set up): its next body goes the short
+        # way in `_send`. Cleared whenever the stream ends or is given up.
+        self.flowing = False
 
     async def run(self) -> None:
         chunks, complete = await self._read_body()
@@ -134,6 +137,18 @@ class _Request:
         return receive
 
     async def _send(self, message: Message) -> None:
+        if self.flowing and message["type"] == "http.response.body" and message.get("more_body", False):
+            # The usual message: one more piece of a stream being rewritten. What the general
+            # path below does for it, without the checks that only its first piece needs.
+            ex = self.exchange
+            out = ex.transform(bytes(message.get("body", b"")))
+            if out is None or ex.pipeline.passthrough:
+                await self._streamed(message, out, True)
+            elif out:
+                keepalive = self.keepalive  # as `_out`, one coroutine less
+                piece = {"type": "http.response.body", "body": out, "more_body": True}
+                await (self.send(piece) if keepalive is None else keepalive.send(piece))
+            return
         kind = message["type"]
         if kind == "http.response.start":
             self.start = self.original = message
@@ -153,29 +168,33 @@ class _Request:
         if self.state == "buffer":
             self.held.append(message)
         out = ex.transform(body, end=not more)
+        if self.state != "buffer":
+            await self._streamed(message, out, more)
+            return
+        if out is None or ex.passthrough:
+            # A bug of ours (logged: the answer must not go down with it), not an answer, or over
+            # the cap: the original head and bytes, byte for byte.
+            await self._give_back()
+        elif not more:
+            # The rewritten body replaces the held ones; other held messages follow the head.
+            self.held = [m for m in self.held if m["type"] != "http.response.body"]
+            await self._flush_start(length=len(out), status=ex.status)
+            self.state = "done"
+            await self.send({"type": "http.response.body", "body": out, "more_body": False})
+
+    async def _streamed(self, message: Message, out: bytes | None, more: bool) -> None:
+        """A body of a streamed rewrite, `out` what the exchange made of it."""
+        self.flowing = False
         if out is None:  # a bug of ours (logged) must not take the answer down: the rest passes through
-            if self.state == "buffer":
-                await self._give_back()
-                return
             self.state = "pass"
             if self.keepalive is not None:
                 await self.keepalive.stop()
             await self._flush_start()
             await self.send(message)
             return
-        if self.state == "buffer":
-            if ex.passthrough:
-                # Not an answer, or over the cap: the original head and bytes, byte for byte.
-                await self._give_back()
-            elif not more:
-                # The rewritten body replaces the held ones; other held messages follow the head.
-                self.held = [m for m in self.held if m["type"] != "http.response.body"]
-                await self._flush_start(length=len(out), status=ex.status)
-                self.state = "done"
-                await self.send({"type": "http.response.body", "body": out, "more_body": False})
-            return
-        # Streamed. If the exchange gave up midway it keeps returning the (decoded) bytes as they
-        # came: Content-Encoding is already gone from the head, so raw gzip must not follow it.
+        # If the exchange gave up midway it keeps returning the (decoded) bytes as they came:
+        # Content-Encoding is already gone from the head, so raw gzip must not follow it.
+        ex = self.exchange
         await self._flush_start()
         if self.keepalive is not None and (ex.passthrough or not more):
             await self.keepalive.stop()  # the end, or raw bytes that may split an event: no more pings
@@ -185,6 +204,7 @@ class _Request:
             self.state = "done"
         elif not ex.passthrough:
             self._keep_alive()
+            self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
 
     def _keep_alive(self) -> None:
         interval = self.mw.config.keepalive_interval
@@ -206,7 +226,7 @@ class _Request:
         out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
         if out is None:
             return
-        self.state = "done"
+        self.state, self.flowing = "done", False
         if self.keepalive is not None:
             await self.keepalive.stop()
         try:

@@ -136,7 +136,9 @@ class ToolCallExchange:
         rest through (a buffered body: the original head and bytes) rather than fail the answer.
         """
         try:
-            return self.pipeline.feed(data) + (self.pipeline.close() if end else b"")
+            if not end:
+                return self.pipeline.feed(data)
+            return self.pipeline.feed(data) + self.pipeline.close()
         except Exception:
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
             return None

@@ -7,11 +7,14 @@ know a typed `event: ping` (Anthropic sends it itself); the `ping_events` profil
 Messages clients. OpenAI clients get the comment either way: the openai SDK hands every `data:`
 event to its accumulators, so a typed ping would reach them as a chunk.
 
-The middleware sends its own messages through `KeepAlive.send`, which holds the same lock as the
-timer: a ping only ever goes out between two whole messages, and every message of a rewritten
-stream holds whole SSE events, so a ping never lands inside one. The timer runs on asyncio only
-(under trio there is no timer and no ping) and `stop()` ends it for good; the middleware calls it
-before the last body, on pass-through, on error and when the request ends, so nothing is left
+The middleware sends its own messages through `KeepAlive.send`: a ping only ever goes out between
+two whole messages, and every message of a rewritten stream holds whole SSE events, so a ping never
+lands inside one. A message costs a timestamp and a counter: no lock, no timer rescheduled. The
+timer wakes when the silence could have reached the interval, reads the timestamp, and sleeps on or
+pings. A ping is written holding a lock, with a flag up that makes a message arriving meanwhile
+wait for the lock; a ping never starts while a message is being written. The timer runs on asyncio
+only (under trio there is no timer and no ping) and `stop()` ends it for good; the middleware calls
+it before the last body, on pass-through, on error and when the request ends, so nothing is left
 running.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
+from time import monotonic
 from typing import Any
 
 Message = MutableMapping[str, Any]
@@ -40,9 +44,11 @@ class KeepAlive:
         self._send = send
         self._interval = interval
         self._ping = {"type": "http.response.body", "body": ping, "more_body": True}
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # held by a ping being written (and a message waiting for one)
+        self._pinging = False  # a ping is being written: a message waits for the lock
+        self._sending = 0  # messages being written outside the lock: no ping starts
         self._task: asyncio.Task[None] | None = None
-        self._last = 0.0
+        self._last = 0.0  # when the last message (or ping) was written, `time.monotonic()`
         self._stopped = False
         self.pings = 0
 
@@ -54,14 +60,22 @@ class KeepAlive:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # another event loop (trio): no timer
             return
-        self._last = loop.time()
+        self._last = monotonic()
         self._task = loop.create_task(self._run())
 
     async def send(self, message: Message) -> None:
         """Send one message of the response; the silence counts from here."""
-        async with self._lock:
+        if self._pinging:
+            async with self._lock:  # after the ping being written
+                await self._send(message)
+                self._last = monotonic()
+            return
+        self._sending += 1
+        try:
             await self._send(message)
-            self._last = asyncio.get_running_loop().time()
+        finally:
+            self._sending -= 1
+        self._last = monotonic()
 
     async def stop(self) -> None:
         """End the timer; a ping being written completes first. Safe to call more than once."""
@@ -74,23 +88,27 @@ class KeepAlive:
         await asyncio.wait([task])  # never raises, even when the timer failed
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         while True:
-            wait = self._last + self._interval - loop.time()
+            wait = self._last + self._interval - monotonic()
+            if wait <= 0 and self._sending:
+                wait = self._interval  # a message is being written (a slow client): not silent
             if wait > 0:
                 await asyncio.sleep(wait)
                 continue
             async with self._lock:
                 if self._stopped:
                     return
-                if loop.time() - self._last < self._interval:
-                    continue  # a message went out while we waited for the lock
+                if self._sending or monotonic() - self._last < self._interval:
+                    continue  # a message went out (or began to) while we waited for the lock
+                self._pinging = True
                 try:
                     await self._send(dict(self._ping))
                 except Exception:  # the client is gone: the app's own send will find out
                     return
+                finally:
+                    self._pinging = False
                 self.pings += 1
-                self._last = loop.time()
+                self._last = monotonic()
 
 
 __all__ = ["PING_COMMENT", "PING_EVENT", "KeepAlive", "ping_for"]

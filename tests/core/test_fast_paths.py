@@ -1,12 +1,14 @@
 """The per-chunk fast paths give exactly what the general paths give.
 
 Each shortcut (the one-line SSE events, the reader's chunk template, the parser's plain text, the
-emitters' chunk templates, the exchange's whole-event lane) is checked against the same input
+emitters' chunk templates, the exchange's whole-event lane and each step of its direct path from
+the reader's text to the emitter's bytes) is checked against the same input
 taken the long way: byte by byte (where no shortcut applies), or through the plain `feed` API.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from typing import Any
@@ -28,8 +30,10 @@ from toolcall_middleware.core.events import (
     TruncatedCall,
 )
 from toolcall_middleware.core.framing.sse import SSEDecoder, SSEEvent, encode_data, encode_event
-from toolcall_middleware.core.inbound import ChatReader
+from toolcall_middleware.core.inbound import ChatReader, RawText
+from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.pipeline import Exchange
+from toolcall_middleware.core.policy import PolicyFilter
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
 TRICKY = st.sampled_from(['"', "\\", "\n", "\r", "\x00", "\u2028", "é", "<", "<tool_call>", "`", " ", ""])
@@ -257,3 +261,117 @@ def test_an_upstream_that_holds_the_probe_is_encoded_the_long_way() -> None:
     fast, slow = ChatStreamEmitter(upstream), ChatStreamEmitter(upstream)
     for events in ([TextDelta("a")], [TextDelta("b")], [TextDelta('"c"')]):
         assert fast.feed_sse(list(events)) == b"".join(encode_data(c) for c in slow.feed(events))
+
+
+# -- the exchange's direct lane: each short step against its long form -------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(chat_chunks())
+def test_the_reader_event_text_is_the_event_feed_event_gives(datas: list[str]) -> None:
+    short, whole = ChatReader(), ChatReader()
+    for data in datas:
+        raw = b"data: " + data.encode() + b"\n\n"
+        text, event = short.event_text(raw), whole.feed_event(raw)
+        if event is None:
+            assert text is None
+        else:
+            learned = short.template.learned if short.template is not None else None
+            assert learned is not None and RawText(text or "", learned.channel, learned.choice) == event
+        short.feed_data(data), whole.feed_data(data)  # both learn the same way, then go on
+
+
+LAYOUT_PIECE = st.one_of(PIECE, st.sampled_from([" ", "\n", "\n\n", "a.", "a. ", "x\n", "<think>", "</think>", " \n"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["hermes", "gemma4", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v3"]),
+    st.lists(st.one_of(LAYOUT_PIECE, HERMES_PIECE), max_size=14),
+)
+def test_the_parser_feed_text_gives_what_feed_gives(dialect: str, pieces: list[str]) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    short, long = StreamParser(dialect, tools=tools), StreamParser(dialect, tools=tools)
+    for piece in pieces:
+        text = short.feed_text(piece)
+        if text is None:
+            got = short.feed(piece)
+        else:
+            got = [TextDelta(text)] if text else []
+        assert got == long.feed(piece)
+    assert short.close() == long.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(event_runs(), PIECE, st.sampled_from([None, "required", "none"]), st.sampled_from([None, False]))
+def test_the_policy_passes_text_only_when_feeding_it_gives_it_back(
+    runs: list[list[Event]], text: str, choice: str | None, parallel: bool | None
+) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    policy = PolicyFilter(tools, choice, parallel)
+    for events in runs:
+        if policy.passes_text:
+            probe = copy.deepcopy(policy)
+            assert probe.feed([TextDelta(text)]) == [TextDelta(text)]
+        try:
+            policy.feed(events)
+        except ValueError:
+            return  # a delta without its start: not what a parser writes
+    policy.close()
+    assert not policy.passes_text
+
+
+@settings(max_examples=200, deadline=None)
+@given(event_runs(), PIECE)
+def test_the_emitters_text_sse_writes_what_feed_sse_writes(runs: list[list[Event]], text: str) -> None:
+    upstream = Upstream(id="chatcmpl-1", model="m", created=1)
+    chat, chat_long = ChatStreamEmitter(upstream), ChatStreamEmitter(upstream)
+    responses, responses_long = ResponsesStreamEmitter(upstream), ResponsesStreamEmitter(upstream)
+    responses.start(), responses_long.start()
+    last: list[Event] = [TextDelta(text)]
+    for events in [*runs, last]:
+        for short, long in ((chat, chat_long), (responses, responses_long)):
+            written = short.text_sse(text)
+            expected = long.feed_sse([TextDelta(text)])
+            assert written is None or _same_ids(written) == _same_ids(expected)
+            if written is None:
+                short.feed_sse([TextDelta(text)])
+            short.feed_sse(events), long.feed_sse(events)
+
+
+def _exchange_api(api: str, messages: list[bytes]) -> bytes:
+    exchange = Exchange(api, settings_from(ToolCallConfig(dialect="hermes")), upstream="chat")  # type: ignore[arg-type]
+    tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    request: dict[str, Any] = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+    if api == "responses":
+        request = {"model": "m", "stream": True, "input": "x", "tools": [{"type": "function", "name": "f"}]}
+    elif api == "messages":
+        request = {**request, "max_tokens": 9, "tools": [{"name": "f", "input_schema": {"type": "object"}}]}
+    else:
+        request["tools"] = tools
+    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
+    out = b"".join(exchange.feed(m) for m in messages) + exchange.close()
+    return _same_ids(_TOOLU_IDS.sub(b"toolu_x", _CALL_IDS.sub(b"call_x", out)))
+
+
+_TOOLU_IDS = re.compile(rb"toolu_[A-Za-z0-9]{24}")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["chat", "responses", "messages"]),
+    st.lists(st.tuples(st.sampled_from(["content"] * 4 + ["reasoning_content"]), HERMES_PIECE), max_size=12),
+)
+def test_every_client_api_gets_the_same_bytes_by_whole_events_and_byte_by_byte(
+    api: str, pieces: list[tuple[str, str]]
+) -> None:
+    events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]}]
+    for field, piece in pieces:
+        events.append({**META, "choices": [{"index": 0, "delta": {field: piece}, "finish_reason": None}]})
+    events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    per_event = [b"data: " + json.dumps(e, ensure_ascii=False).encode() + b"\n\n" for e in events]
+    per_event.append(b"data: [DONE]\n\n")
+    stream = b"".join(per_event)
+    slow = _exchange_api(api, [stream[i : i + 1] for i in range(len(stream))])
+    assert _exchange_api(api, per_event) == slow

@@ -97,6 +97,10 @@ class StreamParser:
         self._closed = False
         # The tool machine's shortcut for a piece that is plain text (`BlockParser.feed_plain`).
         self._plain: Callable[[str], list[Event] | None] | None = getattr(self._tools, "feed_plain", None)
+        self._plain_text: Callable[[str], str | None] | None = getattr(self._tools, "feed_plain_text", None)
+        # Content went to the tools past any reasoning: from then on the splitter passes all through
+        # (nothing turns it back once content was fed, and the splitter is no longer replaced).
+        self._past_reasoning = False
 
     def feed(self, delta: str) -> list[Event]:
         """Parse the next piece of the output's text."""
@@ -115,6 +119,22 @@ class StreamParser:
             if direct:
                 return self._tools.feed(delta) if delta else []
             return self._route(splitter.feed(delta))
+
+    def feed_text(self, delta: str) -> str | None:
+        """`feed(delta)` for a piece the tool machine takes as plain text, past any reasoning: the
+        text of its one `TextDelta` ("" when it gives none: held back). `None` for any other
+        piece, with nothing consumed: call `feed`. (The per-chunk short path of the exchange.)"""
+        plain = self._plain_text
+        if plain is None or self._closed or not delta:
+            return None
+        if not self._past_reasoning:
+            splitter = self._splitter
+            if splitter is not None and not splitter.passes_through:
+                return None
+        text = plain(delta)
+        if text is not None:
+            self._content_fed = self._past_reasoning = True
+        return text
 
     def feed_reasoning(self, delta: str) -> list[Event]:
         """Parse text the host already labelled reasoning (a `reasoning_content` delta).

@@ -123,6 +123,10 @@ class Exchange:
         self._decoder: ContentDecoder | None = None
         self._sse: SSEDecoder | None = None
         self._held = bytearray()  # decoded bytes the SSE decoder holds: given back raw if we give up
+        # The whole-event lane: the stream's `feed_event` while the body is not content-encoded and
+        # the SSE decoder holds nothing (an event fed whole needs no decoding), else `None`.
+        self._direct: Callable[[bytes], bytes | None] | None = None
+        self._max_event = settings.max_sse_event_bytes
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._stream: _Stream | None = None
@@ -208,6 +212,11 @@ class Exchange:
         return self._mode is Body.JSON and not self._passthrough
 
     def feed(self, data: bytes) -> bytes:
+        direct = self._direct
+        if direct is not None and not self._passthrough and len(data) <= self._max_event:
+            out = direct(data)  # one whole text chunk, the usual piece of a stream: see `_Stream.feed_event`
+            if out is not None:
+                return out
         if self._passthrough:
             # A stream given up midway still decodes: its Content-Encoding is already dropped.
             return data if self._decoder is None else self._decoder.feed(data)
@@ -264,7 +273,10 @@ class Exchange:
         except SSETooLarge:
             self.report.notes.append("an upstream SSE event exceeded the cap: the rest passes through")
             return self._give_up()
-        return self._sse_events(events)
+        out = self._sse_events(events)
+        identity = self._decoder is not None and self._decoder.identity
+        self._direct = self._stream.feed_event if self._stream is not None and identity and self._sse.idle else None
+        return out
 
     def _sse_events(self, events: list[SSEEvent]) -> bytes:
         out: list[bytes] = []
@@ -385,6 +397,7 @@ class _Stream:
         self.kind = kind
         settings, request, rules = exchange.settings, exchange.request, exchange._rules
         self.reader = reader_for(kind, stream=stream)
+        self._template = self.reader.template
         self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
         self.parser = self._parser()
         self.native = NativeCalls(index_base=NATIVE_INDEX)  # a host's own calls (`tool_use` blocks)
@@ -402,6 +415,7 @@ class _Stream:
         self.chat: ChatStreamEmitter | None = None
         self.responses: ResponsesStreamEmitter | None = None
         self.messages: MessagesStreamEmitter | None = None
+        self._text_sse: Callable[[str], bytes | None] | None = None  # the emitter's `text_sse`, if any
         self.meta: UpstreamMeta | None = None
         self.events: list[Event] = []
         self.failed: PolicyError | None = None
@@ -471,8 +485,34 @@ class _Stream:
         return b"".join([self._item(item, event) for item in items])
 
     def feed_event(self, raw: bytes) -> bytes | None:
-        item = self.reader.feed_event(raw)
-        return None if item is None else self._text(item)
+        """The bytes out for one whole SSE event as it came, when its chunk is shaped like the last
+        plain text chunk (the reader's template); `None` for any other: decode it, `feed`.
+
+        The usual chunk (content of this choice, plain text the parser holds nothing before, no
+        call waiting in the rules) goes straight from the parser to the emitter's text template:
+        what `_text` gives, without the events between them."""
+        text = self.reader.event_text(raw)
+        if text is None:
+            return None
+        learned = self._template.learned if self._template is not None else None
+        assert learned is not None  # `event_text` matched the template it learned
+        if (
+            learned.channel == "content"
+            and learned.choice == self.index
+            and not self.done
+            and self.failed is None
+            and self.parent is None  # (one choice of several: the head's state counts too)
+        ):
+            kept = self.parser.feed_text(text)
+            if kept is not None:
+                if not kept:
+                    return b""  # all held back (whitespace that may come before a call)
+                if self.policy.passes_text and self._text_sse is not None:
+                    out = self._text_sse(kept)
+                    if out is not None:
+                        return out
+                return self._emit([TextDelta(kept)])
+        return self._text(RawText(text, learned.channel, learned.choice))
 
     def _text(self, item: RawText) -> bytes:
         if item.choice != self.index:
@@ -517,6 +557,7 @@ class _Stream:
                 reasoning=settings.responses_reasoning,
                 required_action="required_action" in settings.profiles,
             )
+            self._text_sse = self.responses.text_sse
             return b"".join(encode_event(e) for e in self.responses.start())
         if self.ex.api == "messages":
             self.messages = MessagesStreamEmitter(upstream, reasoning=settings.reasoning_field != "none")
@@ -529,6 +570,7 @@ class _Stream:
             legacy_functions=self.legacy,
             choice=self.index,
         )
+        self._text_sse = self.chat.text_sse
         return b""
 
     def _emit(self, parsed: list[Event]) -> bytes:

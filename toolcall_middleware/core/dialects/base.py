@@ -252,11 +252,16 @@ class BlockParser(PendingTextMachine):
         """`feed(text)` for most pieces: no character that starts a marker (or a fence), nothing
         held but whitespace, so it is text and the text mode would find nothing in it to stop at.
         `None` for any other piece (nothing consumed). It parses no block: no repair can apply."""
+        kept = self.feed_plain_text(text)
+        if kept is None:
+            return None
+        return [TextDelta(kept)] if kept else []
+
+    def feed_plain_text(self, text: str) -> str | None:
+        """`feed_plain(text)` as the text of its one `TextDelta` ("" for none: all held back)."""
         if text and self._block is None and not self._pending and not self._skip_ws:
             if self._heads.search(text) is None:
-                out: list[Event] = []
-                self._text(out, text)
-                return out
+                return self._text_piece(text)
         return None
 
     def open_block(self, opener: str) -> Block:
@@ -335,21 +340,28 @@ class BlockParser(PendingTextMachine):
             start = pos + len(FENCE)
 
     def _text(self, out: list[Event], text: str, *, before_block: bool = False) -> None:
+        kept = self._text_piece(text, before_block=before_block)
+        if kept:
+            out.append(TextDelta(kept))
+
+    def _text_piece(self, text: str, *, before_block: bool = False) -> str:
+        """Take `text` as text: what goes out now; trailing layout whitespace is held back."""
         if text:
             self._prev = text[-1]
-        full = self._held_ws + text
+        full = self._held_ws + text if self._held_ws else text
         self._held_ws = ""
         body = full.rstrip(WHITESPACE)
         if body:
             self._last, self._after_call = body[-1], False
-        tail = full[len(body) :] if self.layout_before_block(self._last, self._after_call) else ""
-        kept = full[: len(full) - len(tail)]
-        if kept:
-            out.append(TextDelta(kept))
+        if len(body) == len(full):
+            tail = ""  # no trailing whitespace: nothing to hold, whatever the format's layout
+        else:
+            tail = full[len(body) :] if self.layout_before_block(self._last, self._after_call) else ""
         if before_block:
             self._dropped_ws = tail  # given back if the block turns out malformed
         else:
             self._held_ws = tail
+        return full[: len(full) - len(tail)] if tail else full
 
     # -- blocks ----------------------------------------------------------------------------
 

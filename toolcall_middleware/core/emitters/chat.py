@@ -10,6 +10,7 @@ empty; the usage chunk has `choices: []`. The deprecated `functions` API gets `f
 from __future__ import annotations
 
 from collections.abc import Iterable
+from json.encoder import encode_basestring
 from typing import Any, Literal
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, TruncatedCall
@@ -135,16 +136,28 @@ class ChatStreamEmitter:
     def feed_sse(self, events: list[Event]) -> bytes:
         """`feed`, encoded as SSE. A piece that is text alone (most of them) is written into a
         template of the text chunk, made once per response: the same bytes, without the dicts."""
-        if self._role_sent and len(events) == 1 and type(events[0]) is TextDelta:
-            upstream = self.upstream
-            key = (upstream.id, upstream.created, upstream.model, upstream.system_fingerprint)
-            cached = self._text_template
-            if cached is None or cached[0] != key:
-                probe = encode_data(self._chunk({"content": _PROBE}))
-                cached = self._text_template = (key, SSETemplate.of(probe, json_token(_PROBE)))
-            if cached[1] is not None:
-                return cached[1].fill(json_token(events[0].text).encode())
+        if len(events) == 1 and type(events[0]) is TextDelta:
+            out = self.text_sse(events[0].text)
+            if out is not None:
+                return out
         return b"".join([encode_data(c) for c in self.feed(events)])
+
+    def text_sse(self, text: str) -> bytes | None:
+        """`feed_sse([TextDelta(text)])` written into the text chunk's template; `None` when there
+        is none (the first chunk, which carries the role; a probe in the upstream's fields)."""
+        if not self._role_sent:
+            return None
+        upstream = self.upstream
+        key = (upstream.id, upstream.created, upstream.model, upstream.system_fingerprint)
+        cached = self._text_template
+        if cached is None or cached[0] != key:
+            probe = encode_data(self._chunk({"content": _PROBE}))
+            cached = self._text_template = (key, SSETemplate.of(probe, json_token(_PROBE)))
+        template = cached[1]
+        if template is None:
+            return None
+        head, tail = template.parts  # `template.fill(json_token(text).encode())`, one call less
+        return head + encode_basestring(text).encode() + tail
 
     def _call_event(self, event: Event) -> list[dict[str, Any]]:
         if isinstance(event, TruncatedCall):

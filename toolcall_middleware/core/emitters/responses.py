@@ -217,22 +217,31 @@ class ResponsesStreamEmitter:
     def feed_sse(self, events: list[Event]) -> bytes:
         """`feed`, encoded as SSE. A text piece inside an open message (most of them) is written
         into a template of its delta event, made once per message item: the same bytes."""
-        if len(events) == 1 and type(events[0]) is TextDelta and self._open == "message" and events[0].text:
-            text = events[0].text
-            key = (self._item_id, len(self._output))
-            cached = self._delta_template
-            if cached is None or cached[0] != key:
-                seq, self._seq = self._seq, _PROBE_SEQ
-                probe = self._text_event("response.output_text.delta", delta=_PROBE_TEXT, logprobs=[])
-                self._seq = seq
-                template = SSETemplate.of(encode_event(probe), str(_PROBE_SEQ), json_token(_PROBE_TEXT))
-                cached = self._delta_template = (key, template)
-            if cached[1] is not None:
-                self._text.append(text)
-                out = cached[1].fill(str(self._seq).encode(), json_token(text).encode())
-                self._seq += 1
+        if len(events) == 1 and type(events[0]) is TextDelta:
+            out = self.text_sse(events[0].text)
+            if out is not None:
                 return out
         return b"".join([encode_event(e) for e in self.feed(events)])
+
+    def text_sse(self, text: str) -> bytes | None:
+        """`feed_sse([TextDelta(text)])` written into the delta event's template, for a text piece
+        inside an open message; `None` for any other (use `feed_sse`)."""
+        if self._open != "message" or not text:
+            return None
+        key = (self._item_id, len(self._output))
+        cached = self._delta_template
+        if cached is None or cached[0] != key:
+            seq, self._seq = self._seq, _PROBE_SEQ
+            probe = self._text_event("response.output_text.delta", delta=_PROBE_TEXT, logprobs=[])
+            self._seq = seq
+            template = SSETemplate.of(encode_event(probe), str(_PROBE_SEQ), json_token(_PROBE_TEXT))
+            cached = self._delta_template = (key, template)
+        if cached[1] is None:
+            return None
+        self._text.append(text)
+        out = cached[1].fill(str(self._seq).encode(), json_token(text).encode())
+        self._seq += 1
+        return out
 
     def _text_event(self, type_: str, **fields: Any) -> dict[str, Any]:
         return self._event(type_, item_id=self._item_id, output_index=len(self._output), content_index=0, **fields)

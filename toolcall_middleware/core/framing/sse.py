@@ -41,7 +41,7 @@ class SSETemplate:
     Each probe must occur exactly once in the event, in the order given.
     """
 
-    __slots__ = ("_parts",)
+    __slots__ = ("parts",)
 
     def __init__(self, encoded: bytes, *probes: str) -> None:
         parts: list[bytes] = []
@@ -53,7 +53,7 @@ class SSETemplate:
             head, _, rest = rest.partition(token)
             parts.append(head)
         parts.append(rest)
-        self._parts = tuple(parts)
+        self.parts = tuple(parts)  # the bytes around the holes (a caller may join them itself)
 
     @classmethod
     def of(cls, encoded: bytes, *probes: str) -> SSETemplate | None:
@@ -65,7 +65,7 @@ class SSETemplate:
             return None
 
     def fill(self, *values: bytes) -> bytes:
-        parts = self._parts
+        parts = self.parts
         if len(values) == 1:
             return parts[0] + values[0] + parts[1]
         out = [parts[0]]

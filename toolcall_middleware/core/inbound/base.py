@@ -33,6 +33,11 @@ class Reader(Protocol):
 
     def feed_event(self, raw: bytes) -> RawText | None: ...
 
+    def event_text(self, raw: bytes) -> str | None: ...
+
+    @property
+    def template(self) -> TextTemplate | None: ...
+
     def flush(self) -> list[InboundEvent]: ...
 
 
@@ -188,6 +193,19 @@ class ReaderBase:
         if template is None or self._done:
             return None
         return template.match_event(raw)
+
+    def event_text(self, raw: bytes) -> str | None:
+        """`feed_event(raw).text`, without making the event: its channel and choice are those of
+        `template.learned` (the per-chunk short path of the exchange)."""
+        template = self._template
+        if template is None or self._done:
+            return None
+        return template.match_text(raw)
+
+    @property
+    def template(self) -> TextTemplate | None:
+        """The chunk template this reader reads plain text chunks with (`None`: none)."""
+        return self._template
 
     def _learn(self, template: TextTemplate, data: str, obj: dict[str, Any], event: RawText) -> None:
         """Teach `template` this chunk when reading it again would change nothing but the text."""

@@ -24,6 +24,8 @@ from .events import Channel, RawText
 
 _PROBE = "toolcall-template-probe"
 _SPECIAL = re.compile(r'["\\\x00-\x1f]')  # what a JSON string body cannot hold unescaped
+# The C string scanner `json.loads` reads a string token with (not in the type stubs).
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _MAX_UNUSED = 3  # templates learned and never matched, before learning stops
 
 Locate = Callable[[Any], "dict[str, Any] | None"]
@@ -38,55 +40,74 @@ class TextTemplate:
         self._suffix = ""
         self._head = b""  # the prefix and suffix as one `data: ` line's bytes (empty: not on one line)
         self._tail = b""
-        self._event: RawText | None = None  # the learned chunk's event: its channel and choice
+        self._head_len = self._tail_len = 0
+        self._frame = 1 << 62  # len(head) + len(tail): no event is longer while nothing is learned
+        self.learned: RawText | None = None  # the learned chunk's event: its channel and choice
         self._used = False
         self._unused = 0
 
     def match(self, data: str) -> RawText | None:
-        if self._event is None or not data.startswith(self._prefix) or not data.endswith(self._suffix):
+        if self.learned is None or not data.startswith(self._prefix) or not data.endswith(self._suffix):
             return None
         end = len(data) - len(self._suffix)
         if end <= len(self._prefix):
             return None  # an empty text (or an overlap): no text event, decoded the normal way
-        return self._read(data[len(self._prefix) : end])
+        text = self._read(data[len(self._prefix) : end])
+        if text is None:
+            return None
+        event = self.learned
+        assert event is not None
+        return RawText(text, event.channel, event.choice)
 
     def match_event(self, raw: bytes) -> RawText | None:
         """`match` on a whole SSE event as it came (`data: …\\n\\n`), before SSE decoding: the
         same event, when the chunk is the learned one's shape on one `data:` line."""
-        if not self._head or not raw.startswith(self._head) or not raw.endswith(self._tail):
+        text = self.match_text(raw)
+        if text is None:
             return None
-        end = len(raw) - len(self._tail)
-        if end <= len(self._head):
+        event = self.learned
+        assert event is not None
+        return RawText(text, event.channel, event.choice)
+
+    def match_text(self, raw: bytes) -> str | None:
+        """`match_event(raw).text`, without making the event: its channel and choice are `learned`'s."""
+        size = len(raw)
+        # Not shorter than head + tail + one byte: an empty text (or an overlap) is decoded in full.
+        if size <= self._frame or not raw.startswith(self._head) or not raw.endswith(self._tail):
             return None
         try:
-            body = raw[len(self._head) : end].decode()
+            body = raw[self._head_len : size - self._tail_len].decode()
         except UnicodeDecodeError:
             return None  # the SSE decoder replaces bad bytes: its text is not this one
+        if _SPECIAL.search(body) is None:  # the usual text: no escape, the token's body is the text
+            self._used = True
+            return body
         return self._read(body)
 
-    def _read(self, body: str) -> RawText | None:
+    def _read(self, body: str) -> str | None:
         """The text of the string token `"body"`, or `None` when it is not exactly one."""
-        event = self._event
-        assert event is not None
         if _SPECIAL.search(body) is not None:
             try:
-                text = json.loads('"' + body + '"')
-            except ValueError:  # an unescaped quote (not one string token), a raw control character
+                # As `json.loads('"' + body + '"')`: the string token must end at the last quote.
+                text, end = _scanstring(body + '"', 0)
+            except ValueError:  # a raw control character, a bad escape
                 return None
-            if not text:
-                return None
+            if end != len(body) + 1 or not text:
+                return None  # an unescaped quote: not one string token
         else:
             text = body
         self._used = True
-        return RawText(text, event.channel, event.choice)
+        return text
 
     def learn(self, data: str, event: RawText, key: str, locate: Locate) -> None:
         """Learn from a chunk that gave exactly `event`, whose text is `locate(chunk)[key]`."""
         if self._unused >= _MAX_UNUSED:
             return
-        if self._event is not None and not self._used:
+        if self.learned is not None and not self._used:
             self._unused += 1
-        self._event, self._used, self._head, self._tail = None, False, b"", b""
+        self.learned, self._used, self._head, self._tail = None, False, b"", b""
+        self._head_len = self._tail_len = 0
+        self._frame = 1 << 62
         token = None
         for encoded in (json.dumps(event.text, ensure_ascii=False), json.dumps(event.text)):
             if data.count(encoded) == 1:
@@ -107,10 +128,12 @@ class TextTemplate:
         holder[key] = _PROBE
         if probed != expected:
             return
-        self._prefix, self._suffix, self._event = prefix, suffix, event
+        self._prefix, self._suffix, self.learned = prefix, suffix, event
         one_line = not any(c in prefix or c in suffix for c in "\r\n")
-        self._head = (b"data: " + prefix.encode()) if one_line else b""
-        self._tail = (suffix.encode() + b"\n\n") if one_line else b""
+        if one_line:
+            self._head, self._tail = b"data: " + prefix.encode(), suffix.encode() + b"\n\n"
+            self._head_len, self._tail_len = len(self._head), len(self._tail)
+            self._frame = self._head_len + self._tail_len
 
 
 def holder_of(obj: Any, *path: str | int) -> dict[str, Any] | None:

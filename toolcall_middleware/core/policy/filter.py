@@ -96,6 +96,12 @@ class PolicyFilter:
         self._closed = False
 
     @property
+    def passes_text(self) -> bool:
+        """Text fed now would come out at once, as it is: `feed([TextDelta(t)]) == [TextDelta(t)]`
+        (nothing waits before it, no error, not closed). The exchange's per-chunk short path."""
+        return not self._queue and self._error is None and not self._closed
+
+    @property
     def report(self) -> PolicyReport:
         """What the stage has done so far (complete after `close()`)."""
         return PolicyReport(self._found, self._emitted, tuple(self._judge.notes), self._error)
