@@ -110,8 +110,11 @@ def text_of(stream: bytes) -> str:
 def exchange_alone(chunks: list[bytes], request: bytes, config: ToolCallConfig) -> Callable[[], None]:
     """The same stream through the sans-IO exchange only: the rewriting work itself, no WSGI."""
 
+    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    assert route is not None
+
     def run() -> None:
-        exchange = ToolCallExchange(config, "chat")
+        exchange = ToolCallExchange(config, route)
         exchange.rewrite_request(request)
         exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
         for chunk in chunks:
