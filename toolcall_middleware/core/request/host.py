@@ -1,0 +1,56 @@
+"""The request as the host gets it: translated to the host's API (a bridge), then rewritten for a
+raw-output model (manifest, rules, flattened history) in the dialect's own text.
+
+```python
+host_body, rules, dropped = for_host("responses", "chat", body)   # rules: the tool rules, OpenAI-shaped
+result = REWRITES["chat"](host_body, dialect=request_dialect(dialect), forward_tools=False)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .anthropic import rewrite_messages_request
+from .bridge import responses_to_chat
+from .bridge_messages import chat_to_messages, messages_to_chat
+from .chat import rewrite_chat_request
+from .responses import rewrite_responses_request
+from .rewrite import RewriteResult
+
+
+def request_dialect(dialect: str) -> str:
+    """The format the request asks the model to write. `auto` is a way of reading, not a format:
+    a model no pattern knows is shown the hermes manifest (`<tool_call>{…}</tool_call>`, the
+    format most open models are trained on), which `auto` reads back like any other it detects."""
+    return "hermes" if dialect == "auto" else dialect
+
+
+REWRITES: dict[str, Callable[..., RewriteResult]] = {
+    "chat": rewrite_chat_request,
+    "responses": rewrite_responses_request,
+    "messages": rewrite_messages_request,
+}
+
+
+def for_host(api: str, upstream: str, body: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, Any], Any]:
+    """The body in the host's API's shape, the tool rules in an OpenAI shape (for the parser and
+    the policy), and the tool types the translation dropped (`None`: no translation)."""
+    if api == "messages":
+        as_chat = messages_to_chat(body)  # Anthropic tools, read in Chat's shape
+        return (as_chat.body if upstream == "chat" else body), as_chat.body, as_chat.dropped_tools
+    if api == upstream:
+        return body, body, None
+    dropped: tuple[str, ...] = ()
+    host = body
+    if api == "responses":
+        as_chat = responses_to_chat(body)
+        host, dropped = as_chat.body, as_chat.dropped_tools
+    if upstream == "messages":
+        as_messages = chat_to_messages(host)
+        host, dropped = as_messages.body, dropped + as_messages.dropped_tools
+    return host, body, dropped
+
+
+__all__ = ["REWRITES", "for_host", "request_dialect"]
