@@ -4,7 +4,7 @@ and reading text out of the shapes hosts use for it (a string, or a list of cont
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
 from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
@@ -225,6 +225,18 @@ class ReaderBase:
             return []
         self._meta_sent = True
         return [build()]
+
+    def _choices(self, obj: Mapping[str, Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
+        """`(index, choice)` for each well-formed entry of `choices`, each seen; a choice without
+        an `index` counts by its position."""
+        choices = obj.get("choices")
+        for position, choice in enumerate(choices if isinstance(choices, list) else []):
+            if not isinstance(choice, Mapping):
+                continue
+            index = int_or_none(choice.get("index"))
+            index = position if index is None else index
+            self._see(index)
+            yield index, choice
 
     def _see(self, choice: int) -> None:
         self._finish.setdefault(choice, None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from .base import ReaderBase, choices_meta, content_texts, int_or_none, reasoning_text, upstream_error
+from .base import ReaderBase, choices_meta, content_texts, reasoning_text, upstream_error
 from .events import Channel, InboundEvent, Kind, RawText, Unrecognized
 from .template import TextTemplate, holder_of, text_key
 
@@ -73,13 +73,7 @@ class ChatReader(ReaderBase):
         out = self._meta(lambda: choices_meta(obj, "chat"))
         self._note_usage(obj.get("usage"))
         key = "delta" if shape == "chunk" else "message"
-        choices = obj.get("choices")
-        for position, choice in enumerate(choices if isinstance(choices, list) else []):
-            if not isinstance(choice, Mapping):
-                continue
-            index = int_or_none(choice.get("index"))
-            index = position if index is None else index
-            self._see(index)
+        for index, choice in self._choices(obj):
             message = choice.get(key)
             if isinstance(message, Mapping):
                 out.extend(self._message(message, index))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from .base import ReaderBase, choices_meta, int_or_none, upstream_error
+from .base import ReaderBase, choices_meta, upstream_error
 from .events import InboundEvent, Kind, RawText, Unrecognized
 
 
@@ -50,13 +50,7 @@ class CompletionsReader(ReaderBase):
             return [Unrecognized(obj)]
         out = self._meta(lambda: choices_meta(obj, "completions"))
         self._note_usage(obj.get("usage"))
-        choices = obj.get("choices")
-        for position, choice in enumerate(choices if isinstance(choices, list) else []):
-            if not isinstance(choice, Mapping):
-                continue
-            index = int_or_none(choice.get("index"))
-            index = position if index is None else index
-            self._see(index)
+        for index, choice in self._choices(obj):
             text = choice.get("text")
             if isinstance(text, str) and text:
                 out.append(RawText(text, "content", index))
