@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
+from time import monotonic
 from typing import Any
 
 from .config import ToolCallConfig
+from .core.dialects.lane import Lane
 from .core.http import header, without
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
@@ -76,6 +78,7 @@ class _Request:
         # A rewritten stream under way (head sent, keep-alive set up): its next body goes the short
         # way in `_send`. Cleared whenever the stream ends or is given up.
         self.flowing = False
+        self.lane: Lane | None = None  # while flowing: the usual piece in one call, `ToolCallExchange.lane`
 
     async def run(self) -> None:
         chunks, complete = await self._read_body()
@@ -137,17 +140,45 @@ class _Request:
         return receive
 
     async def _send(self, message: Message) -> None:
+        lane = self.lane
+        if lane is not None and message["type"] == "http.response.body" and message.get("more_body", False):
+            # The usual message: one more plain text chunk of a stream being rewritten, in one call
+            # (`ToolCallExchange.lane`). `None` from it: any other piece, for the paths below.
+            body = message.get("body", b"")
+            try:
+                out = lane(body) if type(body) is bytes else None
+            except Exception:
+                logger.exception("toolcall-middleware: rewriting failed; passing the response through")
+                await self._streamed(message, None, True)
+                return
+            if out is not None:
+                if not out:
+                    return
+                piece = {"type": "http.response.body", "body": out, "more_body": True}
+                keepalive = self.keepalive
+                if keepalive is None:
+                    await self.send(piece)
+                elif keepalive.pinging:
+                    await keepalive.send(piece)  # after the ping being written
+                else:  # `keepalive.send(piece)` inline: one coroutine less per chunk
+                    keepalive.sending += 1
+                    try:
+                        await self.send(piece)
+                    finally:
+                        keepalive.sending -= 1
+                    keepalive.last = monotonic()
+                return
         if self.flowing and message["type"] == "http.response.body" and message.get("more_body", False):
-            # The usual message: one more piece of a stream being rewritten. What the general
+            # A piece of a stream being rewritten that the lane does not take: what the general
             # path below does for it, without the checks that only its first piece needs.
             ex = self.exchange
             out = ex.transform(bytes(message.get("body", b"")))
             if out is None or ex.pipeline.passthrough:
                 await self._streamed(message, out, True)
-            elif out:
-                keepalive = self.keepalive  # as `_out`, one coroutine less
-                piece = {"type": "http.response.body", "body": out, "more_body": True}
-                await (self.send(piece) if keepalive is None else keepalive.send(piece))
+                return
+            self.lane = ex.lane  # the lane for the state this piece left
+            if out:
+                await self._out({"type": "http.response.body", "body": out, "more_body": True})
             return
         kind = message["type"]
         if kind == "http.response.start":
@@ -161,7 +192,8 @@ class _Request:
         if self.state == "head":
             self._decide()
         if self.state in ("pass", "done"):
-            await self._flush_start()
+            if self.start is not None:
+                await self._flush_start()
             await self.send(message)
             return
         ex = self.exchange
@@ -184,7 +216,7 @@ class _Request:
 
     async def _streamed(self, message: Message, out: bytes | None, more: bool) -> None:
         """A body of a streamed rewrite, `out` what the exchange made of it."""
-        self.flowing = False
+        self.flowing, self.lane = False, None
         if out is None:  # a bug of ours (logged) must not take the answer down: the rest passes through
             self.state = "pass"
             if self.keepalive is not None:
@@ -205,6 +237,7 @@ class _Request:
         elif not ex.passthrough:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
+            self.lane = ex.lane
 
     def _keep_alive(self) -> None:
         interval = self.mw.config.keepalive_interval
@@ -226,7 +259,7 @@ class _Request:
         out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
         if out is None:
             return
-        self.state, self.flowing = "done", False
+        self.state, self.flowing, self.lane = "done", False, None
         if self.keepalive is not None:
             await self.keepalive.stop()
         try:

@@ -22,6 +22,7 @@ import logging
 from typing import Literal
 
 from .config import Route, ToolCallConfig
+from .core.dialects.lane import Lane
 from .core.http import Headers
 from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
@@ -142,6 +143,14 @@ class ToolCallExchange:
         except Exception:
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
             return None
+
+    @property
+    def lane(self) -> Lane | None:
+        """`transform` for the usual piece of a stream, as one function of the piece: the bytes
+        out, or `None` for any other piece (call `transform`). It stands until the next
+        `transform` or `abort`: take it again after either. A failure inside it is a bug of ours,
+        to be handled as `transform` does."""
+        return self.pipeline.lane
 
     def abort(self, message: str) -> bytes | None:
         """The app failed mid-stream: the bytes that end the client's stream (held text, then the

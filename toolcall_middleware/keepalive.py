@@ -45,10 +45,12 @@ class KeepAlive:
         self._interval = interval
         self._ping = {"type": "http.response.body", "body": ping, "more_body": True}
         self._lock = asyncio.Lock()  # held by a ping being written (and a message waiting for one)
-        self._pinging = False  # a ping is being written: a message waits for the lock
-        self._sending = 0  # messages being written outside the lock: no ping starts
+        # What `send` keeps, public so that a caller's per-message path can do what it does inline
+        # (`if not pinging: sending += 1; await the message; sending -= 1; last = monotonic()`).
+        self.pinging = False  # a ping is being written: a message waits for the lock
+        self.sending = 0  # messages being written outside the lock: no ping starts
         self._task: asyncio.Task[None] | None = None
-        self._last = 0.0  # when the last message (or ping) was written, `time.monotonic()`
+        self.last = 0.0  # when the last message (or ping) was written, `time.monotonic()`
         self._stopped = False
         self.pings = 0
 
@@ -60,22 +62,22 @@ class KeepAlive:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # another event loop (trio): no timer
             return
-        self._last = monotonic()
+        self.last = monotonic()
         self._task = loop.create_task(self._run())
 
     async def send(self, message: Message) -> None:
         """Send one message of the response; the silence counts from here."""
-        if self._pinging:
+        if self.pinging:
             async with self._lock:  # after the ping being written
                 await self._send(message)
-                self._last = monotonic()
+                self.last = monotonic()
             return
-        self._sending += 1
+        self.sending += 1
         try:
             await self._send(message)
         finally:
-            self._sending -= 1
-        self._last = monotonic()
+            self.sending -= 1
+        self.last = monotonic()
 
     async def stop(self) -> None:
         """End the timer; a ping being written completes first. Safe to call more than once."""
@@ -89,8 +91,8 @@ class KeepAlive:
 
     async def _run(self) -> None:
         while True:
-            wait = self._last + self._interval - monotonic()
-            if wait <= 0 and self._sending:
+            wait = self.last + self._interval - monotonic()
+            if wait <= 0 and self.sending:
                 wait = self._interval  # a message is being written (a slow client): not silent
             if wait > 0:
                 await asyncio.sleep(wait)
@@ -98,17 +100,17 @@ class KeepAlive:
             async with self._lock:
                 if self._stopped:
                     return
-                if self._sending or monotonic() - self._last < self._interval:
+                if self.sending or monotonic() - self.last < self._interval:
                     continue  # a message went out (or began to) while we waited for the lock
-                self._pinging = True
+                self.pinging = True
                 try:
                     await self._send(dict(self._ping))
                 except Exception:  # the client is gone: the app's own send will find out
                     return
                 finally:
-                    self._pinging = False
+                    self.pinging = False
                 self.pings += 1
-                self._last = monotonic()
+                self.last = monotonic()
 
 
 __all__ = ["PING_COMMENT", "PING_EVENT", "KeepAlive", "ping_for"]

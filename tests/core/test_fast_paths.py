@@ -375,3 +375,82 @@ def test_every_client_api_gets_the_same_bytes_by_whole_events_and_byte_by_byte(
     stream = b"".join(per_event)
     slow = _exchange_api(api, [stream[i : i + 1] for i in range(len(stream))])
     assert _exchange_api(api, per_event) == slow
+
+
+# -- the lane: the usual chunk in one call -------------------------------------------------------
+
+LANE_PIECE = st.one_of(
+    LAYOUT_PIECE,
+    HERMES_PIECE,
+    st.sampled_from(["word ", " word", "two  ", "café ", 'say "hi" ', "a\\b", "tab\t", "é", "  ", "[TOOL_CALLS]"]),
+)
+
+
+def _lane_exchange(dialect: str, messages: list[bytes], use_lane: bool) -> tuple[bytes, int]:
+    """The exchange driven the way the ASGI middleware drives it: each message to the lane when
+    there is one, else to `feed`, after which the lane is taken again. Returns the bytes and how
+    many messages the lane took."""
+    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect=dialect)))
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    request = {"model": "m", "stream": True, "tools": tools, "messages": [{"role": "user", "content": "x"}]}
+    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
+    out: list[bytes] = []
+    lane, taken = None, 0
+    for message in messages:
+        got = lane(message) if lane is not None else None
+        if got is None:
+            got = exchange.feed(message)
+            lane = exchange.lane if use_lane else None
+        else:
+            taken += 1
+        out.append(got)
+    out.append(exchange.close())
+    return _same_ids(_CALL_IDS.sub(b"call_x", b"".join(out))), taken
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["hermes", "gemma4", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v3", "pythonic"]),
+    st.lists(LANE_PIECE, max_size=16),
+    st.booleans(),
+    st.booleans(),
+)
+def test_the_lane_gives_what_the_general_path_gives(
+    dialect: str, pieces: list[str], ascii_only: bool, finished: bool
+) -> None:
+    events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    events += [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    if finished:
+        events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    per_event = [b"data: " + json.dumps(e, ensure_ascii=ascii_only).encode() + b"\n\n" for e in events]
+    per_event += [b"data: [DONE]\n\n"] if finished else []
+    stream = b"".join(per_event)
+    slow = _exchange([stream[i : i + 1] for i in range(len(stream))]) if dialect == "hermes" else None
+    laned, _ = _lane_exchange(dialect, per_event, use_lane=True)
+    general, _ = _lane_exchange(dialect, per_event, use_lane=False)
+    assert laned == general
+    if slow is not None:
+        assert laned == slow
+
+
+def test_the_lane_takes_the_usual_chunks_and_leaves_the_rest() -> None:
+    """Plain text chunks (escaped or not, with spaces held back before a possible call) go the
+    lane; the call's chunks, which the parser must see, do not."""
+    pieces = ["Sure", ". The ", "café ", "is \"open\"", " today.\n", "Then", " a call:", "\n<tool_", "call>", "\n{}"]
+    opening = {"role": "assistant", "content": "Hi"}
+    events = [{**META, "choices": [{"index": 0, "delta": opening, "finish_reason": None}]}]
+    events += [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    per_event = [b"data: " + json.dumps(e).encode() + b"\n\n" for e in events]
+    laned, taken = _lane_exchange("hermes", per_event, use_lane=True)
+    general, none = _lane_exchange("hermes", per_event, use_lane=False)
+    assert laned == general and none == 0
+    # The role chunk has a shape of its own; the first text chunk teaches the template and the
+    # next goes the direct path, which arms the parser's shortcut: from then on every text chunk
+    # is the lane's, up to the one that may start the call.
+    assert taken == 5
+    content = "".join(
+        chunk["choices"][0]["delta"].get("content") or ""
+        for chunk in (json.loads(e.data) for e in SSEDecoder().feed(laned) if e.data and e.data != "[DONE]")
+    )
+    assert content.startswith('HiSure. The café is "open" today.\nThen a call:')

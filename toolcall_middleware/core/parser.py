@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from .dialects import ParseContext, resolve
 from .dialects.base import repairing
+from .dialects.lane import Hits, Lane
 from .events import Event, ReasoningDelta, TextDelta
 from .policy.repair import repair_arguments
 from .reasoning import Channel, ReasoningSplitter
@@ -135,6 +136,18 @@ class StreamParser:
         if text is not None:
             self._content_fed = self._past_reasoning = True
         return text
+
+    def text_lane(
+        self, frame_in: tuple[bytes, bytes], frame_out: tuple[bytes, bytes], cap: int, template: Hits
+    ) -> Lane | None:
+        """The tool machine's text lane (`BlockParser.text_lane`) once the output is past any
+        reasoning and `feed_text` has taken a piece; `None` otherwise. It stands until anything
+        else feeds this parser."""
+        make = getattr(self._tools, "text_lane", None)
+        if make is None or self._closed or not self._past_reasoning:
+            return None
+        lane: Lane | None = make(frame_in, frame_out, cap, template)
+        return lane
 
     def feed_reasoning(self, delta: str) -> list[Event]:
         """Parse text the host already labelled reasoning (a `reasoning_content` delta).

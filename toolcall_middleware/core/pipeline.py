@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .answer import Answer, json_or_done
+from .dialects.lane import Lane
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .http import Body, ContentDecoder, Headers, classify, header, without
@@ -215,6 +216,15 @@ class Exchange:
                 self._passthrough, self._buffer = True, []
             return b""
         return self._feed_sse(data)
+
+    @property
+    def lane(self) -> Lane | None:
+        """`feed` for the usual piece of a stream as one function of the piece (`Answer.lane`):
+        the bytes out, or `None` for any other piece, which goes to `feed`. It stands until the
+        next `feed`, `close` or `abort`; `None` when there is none now."""
+        if self._direct is None or self._passthrough or self._stream is None:
+            return None
+        return self._stream.lane(self._max_event)
 
     def close(self) -> bytes:
         if self._passthrough:

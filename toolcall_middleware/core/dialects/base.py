@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
+from .lane import Hits, Lane, text_lane
 
 FENCE = "```"
 
@@ -263,6 +264,17 @@ class BlockParser(PendingTextMachine):
             if self._heads.search(text) is None:
                 return self._text_piece(text)
         return None
+
+    def text_lane(
+        self, frame_in: tuple[bytes, bytes], frame_out: tuple[bytes, bytes], cap: int, template: Hits
+    ) -> Lane | None:
+        """`feed_plain_text` fused with reading and writing the chunk (see `lane.text_lane`), while
+        this machine is in text mode with nothing held but layout whitespace; else `None`. The
+        lane stands until anything else feeds the machine."""
+        if self._block is not None or self._pending or self._skip_ws:
+            return None
+        fixed = type(self).layout_before_block is BlockParser.layout_before_block
+        return text_lane(self, frame_in, frame_out, cap, template, self.strip_around_blocks if fixed else None)
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError

@@ -145,6 +145,14 @@ class ChatStreamEmitter:
     def text_sse(self, text: str) -> bytes | None:
         """`feed_sse([TextDelta(text)])` written into the text chunk's template; `None` when there
         is none (the first chunk, which carries the role; a probe in the upstream's fields)."""
+        frame = self.text_frame()
+        if frame is None:
+            return None
+        return frame[0] + encode_basestring(text).encode() + frame[1]
+
+    def text_frame(self) -> tuple[bytes, bytes] | None:
+        """The bytes before and after the JSON string token of a text chunk's `content`, made once
+        per response (again if the upstream's fields change); `None` as for `text_sse`."""
         if not self._role_sent:
             return None
         upstream = self.upstream
@@ -156,8 +164,8 @@ class ChatStreamEmitter:
         template = cached[1]
         if template is None:
             return None
-        head, tail = template.parts  # `template.fill(json_token(text).encode())`, one call less
-        return head + encode_basestring(text).encode() + tail
+        head, tail = template.parts
+        return head, tail
 
     def _call_event(self, event: Event) -> list[dict[str, Any]]:
         if isinstance(event, TruncatedCall):

@@ -14,8 +14,18 @@ CallIds = Literal["model", "openai"]
 _ALPHABET = string.ascii_letters + string.digits
 
 
+# Random bytes to alphanumerics in one C call: each byte below 248 (4 x 62, so no letter is more
+# likely than another) names a character, the rest are dropped.
+_TO_ALPHABET = bytes(_ALPHABET[b % len(_ALPHABET)].encode()[0] for b in range(248)) + bytes(8)
+_UNEVEN = bytes(range(248, 256))
+
+
 def random_id(prefix: str, size: int = 24) -> str:
-    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(size))
+    """`prefix` + `size` alphanumerics from the system's secure source (one read, as a rule)."""
+    chars = b""
+    while len(chars) < size:
+        chars += secrets.token_bytes(size + 8).translate(_TO_ALPHABET, _UNEVEN)
+    return prefix + chars[:size].decode()
 
 
 def call_id() -> str:

@@ -38,6 +38,9 @@ class Reader(Protocol):
     @property
     def template(self) -> TextTemplate | None: ...
 
+    @property
+    def done(self) -> bool: ...
+
     def flush(self) -> list[InboundEvent]: ...
 
 

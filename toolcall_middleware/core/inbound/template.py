@@ -43,7 +43,7 @@ class TextTemplate:
         self._head_len = self._tail_len = 0
         self._frame = 1 << 62  # len(head) + len(tail): no event is longer while nothing is learned
         self.learned: RawText | None = None  # the learned chunk's event: its channel and choice
-        self._used = False
+        self.used = False  # a chunk matched the learned shape (set by whoever matched it)
         self._unused = 0
 
     def match(self, data: str) -> RawText | None:
@@ -80,9 +80,16 @@ class TextTemplate:
         except UnicodeDecodeError:
             return None  # the SSE decoder replaces bad bytes: its text is not this one
         if _SPECIAL.search(body) is None:  # the usual text: no escape, the token's body is the text
-            self._used = True
+            self.used = True
             return body
         return self._read(body)
+
+    @property
+    def frame(self) -> tuple[bytes, bytes] | None:
+        """The bytes before and after the text's string body (quotes included) in a whole SSE
+        event of the learned shape, for a caller that matches events itself and sets `used`;
+        `None` when none is learned on one `data:` line."""
+        return (self._head, self._tail) if self._head else None
 
     def _read(self, body: str) -> str | None:
         """The text of the string token `"body"`, or `None` when it is not exactly one."""
@@ -96,16 +103,16 @@ class TextTemplate:
                 return None  # an unescaped quote: not one string token
         else:
             text = body
-        self._used = True
+        self.used = True
         return text
 
     def learn(self, data: str, event: RawText, key: str, locate: Locate) -> None:
         """Learn from a chunk that gave exactly `event`, whose text is `locate(chunk)[key]`."""
         if self._unused >= _MAX_UNUSED:
             return
-        if self.learned is not None and not self._used:
+        if self.learned is not None and not self.used:
             self._unused += 1
-        self.learned, self._used, self._head, self._tail = None, False, b"", b""
+        self.learned, self.used, self._head, self._tail = None, False, b"", b""
         self._head_len = self._tail_len = 0
         self._frame = 1 << 62
         token = None
