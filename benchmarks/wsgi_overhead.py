@@ -117,8 +117,11 @@ def exchange_alone(chunks: list[bytes], request: bytes, config: ToolCallConfig) 
         exchange = ToolCallExchange(config, route)
         exchange.rewrite_request(request)
         exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
-        for chunk in chunks:
-            exchange.transform(chunk)
+        lane = None
+        for chunk in chunks:  # as the middleware runs it: the lane for the usual chunk, else `transform`
+            if lane is None or lane(chunk) is None:
+                exchange.transform(chunk)
+                lane = exchange.lane
         exchange.transform(b"", end=True)
 
     return run

@@ -12,10 +12,10 @@ two whole messages, and every message of a rewritten stream holds whole SSE even
 lands inside one. A message costs a timestamp and a counter: no lock, no timer rescheduled. The
 timer wakes when the silence could have reached the interval, reads the timestamp, and sleeps on or
 pings. A ping is written holding a lock, with a flag up that makes a message arriving meanwhile
-wait for the lock; a ping never starts while a message is being written. The timer runs on asyncio
-only (under trio there is no timer and no ping) and `stop()` ends it for good; the middleware calls
-it before the last body, on pass-through, on error and when the request ends, so nothing is left
-running.
+wait for the lock; a ping never starts while a message is being written. The timer (a loop timer
+handle; a task only while a ping is written) runs on asyncio only (under trio there is no timer and
+no ping) and `stop()` ends it for good; the middleware calls it before the last body, on
+pass-through, on error and when the request ends, so nothing is left running.
 """
 
 from __future__ import annotations
@@ -49,21 +49,25 @@ class KeepAlive:
         # (`if not pinging: sending += 1; await the message; sending -= 1; last = monotonic()`).
         self.pinging = False  # a ping is being written: a message waits for the lock
         self.sending = 0  # messages being written outside the lock: no ping starts
-        self._task: asyncio.Task[None] | None = None
         self.last = 0.0  # when the last message (or ping) was written, `time.monotonic()`
+        # A timer handle, not a task, waits out the silence: cheap to set up and to cancel, which
+        # every rewritten stream does. A task exists only while a ping is being written.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._pinger: asyncio.Task[None] | None = None
         self._stopped = False
         self.pings = 0
 
     def start(self) -> None:
         """Start the timer (once; never after `stop`, never outside asyncio)."""
-        if self._task is not None or self._stopped:
+        if self._loop is not None or self._stopped:
             return
         try:
-            loop = asyncio.get_running_loop()
+            self._loop = asyncio.get_running_loop()
         except RuntimeError:  # another event loop (trio): no timer
             return
         self.last = monotonic()
-        self._task = loop.create_task(self._run())
+        self._timer = self._loop.call_later(self._interval, self._wake)
 
     async def send(self, message: Message) -> None:
         """Send one message of the response; the silence counts from here."""
@@ -82,35 +86,47 @@ class KeepAlive:
     async def stop(self) -> None:
         """End the timer; a ping being written completes first. Safe to call more than once."""
         self._stopped = True
-        task, self._task = self._task, None
-        if task is None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        pinger, self._pinger = self._pinger, None
+        if pinger is None or pinger.done():
             return
         async with self._lock:
-            task.cancel()
-        await asyncio.wait([task])  # never raises, even when the timer failed
+            pinger.cancel()
+        await asyncio.wait([pinger])  # never raises, even when the ping failed
 
-    async def _run(self) -> None:
-        while True:
-            wait = self.last + self._interval - monotonic()
-            if wait <= 0 and self.sending:
-                wait = self._interval  # a message is being written (a slow client): not silent
-            if wait > 0:
-                await asyncio.sleep(wait)
-                continue
-            async with self._lock:
-                if self._stopped:
-                    return
-                if self.sending or monotonic() - self.last < self._interval:
-                    continue  # a message went out (or began to) while we waited for the lock
+    def _wake(self) -> None:
+        """The timer: silent for `interval` yet? Then ping, else wait for the rest of it."""
+        self._timer = None
+        if self._stopped or self._loop is None:
+            return
+        wait = self.last + self._interval - monotonic()
+        if wait <= 0 and self.sending:
+            wait = self._interval  # a message is being written (a slow client): not silent
+        if wait > 0:
+            self._timer = self._loop.call_later(wait, self._wake)
+        else:
+            self._pinger = self._loop.create_task(self._write_ping())
+
+    async def _write_ping(self) -> None:
+        async with self._lock:
+            if self._stopped:
+                return
+            if not self.sending and monotonic() - self.last >= self._interval:
+                # Still silent (no message went out, or began to, while we waited for the lock).
                 self.pinging = True
                 try:
                     await self._send(dict(self._ping))
                 except Exception:  # the client is gone: the app's own send will find out
+                    self._stopped = True
                     return
                 finally:
                     self.pinging = False
                 self.pings += 1
                 self.last = monotonic()
+        if not self._stopped and self._loop is not None:
+            self._timer = self._loop.call_later(max(0.0, self.last + self._interval - monotonic()), self._wake)
 
 
 __all__ = ["PING_COMMENT", "PING_EVENT", "KeepAlive", "ping_for"]
