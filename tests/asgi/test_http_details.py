@@ -932,3 +932,33 @@ def test_a_chat_route_answered_in_the_completions_shape_is_read_and_answered_as_
         calls = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []]
         content = message.content
     assert content == "Let me check." and calls == [("get_weather", {"city": "Paris"})]
+
+
+# -- strings with no UTF-8 form ------------------------------------------------------------------
+
+LONE = "half \ud83d of an emoji"  # JSON carries a lone surrogate as `\ud83d`; Python decodes it as is
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_a_lone_surrogate_from_the_client_or_the_host_is_carried_not_fatal(stream: bool) -> None:
+    """A string JSON can hold but UTF-8 cannot goes out escaped, and the rest of the answer is
+    still rewritten: the text around it, then the call."""
+    text = f"Sure. {LONE}. More text follows here.\n" + RAW_CALL
+    seen: list[bytes] = []
+    req = chat_request(stream=stream, messages=[{"role": "user", "content": LONE}])
+    if stream:
+        # One event per message, as servers send them: the later text chunks go the lane.
+        events = [e + b"\n\n" for e in chat_stream(text, piece=4).split(b"\n\n") if e]
+        sent = through([start(200, SSE_HEADERS), *[body(e, more=True) for e in events], body(b"")], req=req, seen=seen)
+        chunks = [c for c in sse_events(sent.body) if c != "[DONE]"]
+        content = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks)
+        assert streamed_calls(sent.body) == [("get_weather", '{"city": "Paris"}')]
+    else:
+        sent = through([start(200, json_headers(chat_answer(text))), body(chat_answer(text))], req=req, seen=seen)
+        message = sent.json()["choices"][0]["message"]
+        content = message["content"]
+        assert tool_calls_of(message) == [("get_weather", {"city": "Paris"})]
+    assert content == f"Sure. {LONE}. More text follows here.\nLet me check."
+    seen[0].decode("utf-8")  # the rewritten request is UTF-8 (the string went escaped) ...
+    assert json.loads(seen[0])["messages"][-1]["content"] == LONE  # ... and the host reads the client's string
+    sent.body.decode("utf-8")

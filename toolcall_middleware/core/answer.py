@@ -22,6 +22,7 @@ from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_ob
 from .emitters.meta import Upstream
 from .events import Event, TextDelta, TruncatedCall
 from .framing.sse import DONE, SSEEvent, encode_data, encode_event
+from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
 from .inbound.anthropic import NativeCalls
 from .inbound.events import Kind, UpstreamCall
@@ -412,14 +413,14 @@ class Answer:
             # cannot be delivered as asked. 500 with a typed error, as a strict server would.
             self.ex.status = 500
             if self.ex.api == "messages":
-                return json.dumps(error_object(self.failed.message), ensure_ascii=False).encode()
+                return json_bytes(error_object(self.failed.message))
             error = {
                 "message": self.failed.message,
                 "type": "server_error",
                 "param": self.failed.param,
                 "code": self.failed.code,
             }
-            return json.dumps({"error": error}, ensure_ascii=False).encode()
+            return json_bytes({"error": error})
         result = merge_events(kept)
         if self.ex.api == "messages":
             messages = MessagesBuilder(upstream, reasoning=self.ex.settings.reasoning_field != "none")
@@ -444,7 +445,7 @@ class Answer:
                     self._whole_choice(builder, index, judged, done) if index else payload["choices"][0]
                     for index, judged in sorted(kept_by.items())
                 ]
-        return json.dumps(payload, ensure_ascii=False).encode()
+        return json_bytes(payload)
 
     @staticmethod
     def _whole_choice(builder: ChatMessageBuilder, index: int, kept: list[Event], done: UpstreamDone | None) -> Any:

@@ -28,6 +28,7 @@ from .answer import Answer, json_or_done
 from .dialects.lane import Lane
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
+from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.events import Kind
@@ -152,12 +153,12 @@ class Exchange:
         if not result.changed and not bridged:
             return None
         self.report.rewritten_request = True
-        return json.dumps(result.body, ensure_ascii=False).encode()
+        return json_bytes(result.body)
 
     def error_body(self, error: BadRequest) -> bytes:
         """The 400 body for a request the exchange refused, in the client's API's error shape."""
         if self.api == "messages":
-            return json.dumps(error_object(error.message, "invalid_request_error"), ensure_ascii=False).encode()
+            return json_bytes(error_object(error.message, "invalid_request_error"))
         return bad_request_body(error)
 
     # -- response ------------------------------------------------------------------------------
@@ -339,7 +340,7 @@ _ROUTES = {
 
 
 def bad_request_body(error: BadRequest) -> bytes:
-    return json.dumps(error.body(), ensure_ascii=False).encode()
+    return json_bytes(error.body())
 
 
 __all__ = ["Exchange", "Report", "Settings", "bad_request_body"]

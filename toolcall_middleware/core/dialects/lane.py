@@ -25,8 +25,9 @@ import json
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Protocol
+
+from ..framing.utf8 import token_bytes
 
 if TYPE_CHECKING:
     from .base import BlockParser
@@ -76,7 +77,7 @@ def text_lane(
     piece = machine._text_piece
 
     def kept_out(kept: str) -> bytes:
-        return out_head + encode_basestring(kept).encode() + out_tail if kept else b""
+        return out_head + token_bytes(kept) + out_tail if kept else b""
 
     def escaped(body: str) -> bytes | None:
         try:  # as `json.loads('"' + body + '"')`, which must end at the last quote
@@ -112,7 +113,7 @@ def text_lane(
             machine._held_ws = ""
             if held == " ":
                 return out_open_space + body + out_close
-            return out_head + encode_basestring(held + text).encode() + out_tail
+            return out_head + token_bytes(held + text) + out_tail
         kept = text.rstrip(" ")
         if hold_spaces is None or not kept:
             return kept_out(piece(text))
@@ -122,11 +123,11 @@ def text_lane(
         if not hold_spaces:
             if held:
                 machine._held_ws = ""
-                return out_head + encode_basestring(held + text).encode() + out_tail
+                return out_head + token_bytes(held + text) + out_tail
             return out_open + body + out_close
         machine._held_ws = text[len(kept) :]  # held back: a block may follow
         if held:
-            return out_head + encode_basestring(held + kept).encode() + out_tail
+            return out_head + token_bytes(held + kept) + out_tail
         return out_open + body[: len(kept) - len(text)] + out_close
 
     return lane

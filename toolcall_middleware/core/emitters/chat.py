@@ -10,11 +10,11 @@ empty; the usage chunk has `choices: []`. The deprecated `functions` API gets `f
 from __future__ import annotations
 
 from collections.abc import Iterable
-from json.encoder import encode_basestring
 from typing import Any, Literal
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, TruncatedCall
 from ..framing.sse import SSETemplate, encode_data, json_token
+from ..framing.utf8 import token_bytes
 from ..result import ParseResult
 from .ids import CallIds, tool_call_id
 from .meta import Upstream
@@ -148,7 +148,7 @@ class ChatStreamEmitter:
         frame = self.text_frame()
         if frame is None:
             return None
-        return frame[0] + encode_basestring(text).encode() + frame[1]
+        return frame[0] + token_bytes(text) + frame[1]
 
     def text_frame(self) -> tuple[bytes, bytes] | None:
         """The bytes before and after the JSON string token of a text chunk's `content`, made once

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.sse import SSETemplate, encode_event, json_token
+from ..framing.utf8 import token_bytes
 from ..result import ParseResult
 from .ids import CallIds, random_id, tool_call_id
 from .meta import Upstream
@@ -239,7 +240,7 @@ class ResponsesStreamEmitter:
         if cached[1] is None:
             return None
         self._text.append(text)
-        out = cached[1].fill(str(self._seq).encode(), json_token(text).encode())
+        out = cached[1].fill(str(self._seq).encode(), token_bytes(text))
         self._seq += 1
         return out
 

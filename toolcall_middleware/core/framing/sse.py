@@ -7,27 +7,25 @@ API: `event: <type>\\ndata: <json>\\n\\n`, no `[DONE]`. One compact single-line 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
+from .utf8 import json_bytes
+
 DONE = b"data: [DONE]\n\n"
-
-
-def dumps(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+_COMPACT = (",", ":")
 
 
 def encode_data(obj: Mapping[str, Any]) -> bytes:
     """One Chat Completions chunk."""
-    return b"data: " + dumps(obj).encode() + b"\n\n"
+    return b"data: " + json_bytes(obj, separators=_COMPACT) + b"\n\n"
 
 
 def encode_event(obj: Mapping[str, Any]) -> bytes:
     """One typed event (Responses, Anthropic): the `event:` line names `obj["type"]`."""
-    return b"event: " + str(obj["type"]).encode() + b"\ndata: " + dumps(obj).encode() + b"\n\n"
+    return b"event: " + str(obj["type"]).encode() + b"\ndata: " + json_bytes(obj, separators=_COMPACT) + b"\n\n"
 
 
 class SSETemplate:

@@ -1,0 +1,33 @@
+"""JSON as the UTF-8 bytes that go on the wire, for any string a client or a host can send.
+
+Output keeps non-ASCII characters as they are, as the OpenAI API does. JSON can also carry a
+lone UTF-16 surrogate (`"\\ud800"`): valid JSON, decoded by Python into a string that has no UTF-8
+form, so `.encode()` would raise. A host or a client that sends one still gets an answer: the
+document (or the string) that holds it is written with every non-ASCII character escaped, which
+JSON allows and every client reads back to the same string.
+"""
+
+from __future__ import annotations
+
+import json
+from json.encoder import encode_basestring, encode_basestring_ascii
+from typing import Any
+
+
+def json_bytes(obj: Any, *, separators: tuple[str, str] | None = None) -> bytes:
+    """`json.dumps(obj, ensure_ascii=False)` as UTF-8, escaped where it must be (see the module doc)."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=separators).encode()
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=separators).encode()
+
+
+def token_bytes(text: str) -> bytes:
+    """`text` as one JSON string token (quotes included) in UTF-8, escaped where it must be."""
+    try:
+        return encode_basestring(text).encode()
+    except UnicodeEncodeError:
+        return encode_basestring_ascii(text).encode()
+
+
+__all__ = ["json_bytes", "token_bytes"]
