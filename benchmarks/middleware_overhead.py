@@ -457,6 +457,18 @@ def profile(args: argparse.Namespace, body: bytes) -> None:
         f"{(plain - plain_host) * 1e3:.2f} ms | {(plain - plain_host) / chunks * 1e6:.1f} µs |"
     )
 
+    kinds = {"field": "reasoning in `reasoning_content`", "think": "reasoning in `<think>` in the content"}
+    print("\nThe same answer with its first half as reasoning (CPU per response, in-process, as above):")
+    print("| stream | host app | added by the middleware | per chunk |\n|---|---:|---:|---:|")
+    for kind, label in kinds.items():
+        bare, wrapped_kind = cpu_per_request(
+            [make_app(*size, reasoning=kind), ToolCallMiddleware(make_app(*size, reasoning=kind), dialect="hermes")],
+            body,
+            n,
+        )
+        added = wrapped_kind - bare
+        print(f"| {label} | {bare * 1e3:.2f} ms | {added * 1e3:.2f} ms | {added / chunks * 1e6:.1f} µs |")
+
     try:
         rows = stages(args, body)
     except Exception as exc:  # internal names moved: the rest of the report still stands

@@ -86,9 +86,19 @@ def split(text: str, chunks: int) -> list[str]:
     return out
 
 
-def make_app(text_bytes: int = 2000, chunks: int = 400, media_type: str = "text/event-stream") -> Starlette:
-    """The host app; another `media_type` gives the same bytes as a body the middleware passes through."""
-    pieces = split(answer(text_bytes), chunks)
+def make_app(
+    text_bytes: int = 2000, chunks: int = 400, media_type: str = "text/event-stream", reasoning: str = "none"
+) -> Starlette:
+    """The host app; another `media_type` gives the same bytes as a body the middleware passes
+    through. `reasoning`: "field" streams the first half of the prose as `reasoning_content`, as a
+    host with a reasoning parser does; "think" writes it inside `<think>…</think>` in the content,
+    as a host without one does; "none", all of it is content."""
+    text = answer(text_bytes)
+    half = len(text) // 2
+    if reasoning == "think":
+        text = "<think>" + text[:half] + "</think>\n\n" + text[half:]
+    pieces = split(text, chunks)
+    thinking = len(pieces) // 2 if reasoning == "field" else 0  # pieces sent as `reasoning_content`
 
     async def chat(request: Request) -> Response:
         body = await request.json()
@@ -97,7 +107,8 @@ def make_app(text_bytes: int = 2000, chunks: int = 400, media_type: str = "text/
 
         async def events() -> AsyncIterator[str]:
             for n, piece in enumerate(pieces):
-                delta = {"role": "assistant", "content": piece} if n == 0 else {"content": piece}
+                key = "reasoning_content" if n < thinking else "content"
+                delta = {"role": "assistant", key: piece} if n == 0 else {key: piece}
                 chunk = {**meta, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}
                 yield f"data: {json.dumps(chunk)}\n\n"
             end = {**meta, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}]}

@@ -22,8 +22,8 @@ from time import monotonic
 from typing import Any
 
 from .config import ToolCallConfig
-from .core.dialects.lane import Lane
 from .core.http import header, without
+from .core.lane import Lane
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
 from .keepalive import KeepAlive, ping_for

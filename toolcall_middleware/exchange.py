@@ -22,8 +22,8 @@ import logging
 from typing import Literal
 
 from .config import Route, ToolCallConfig
-from .core.dialects.lane import Lane
 from .core.http import Headers
+from .core.lane import Lane
 from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
 

@@ -100,3 +100,19 @@ def test_responses_agent_turn(client: openai.OpenAI, stream: bool) -> None:
 def test_plain_question_without_tools_passes_cleanly(client: openai.OpenAI) -> None:
     completion = client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "hi"}])
     assert completion.choices[0].message.content == "Hello! How can I help?"
+
+
+def test_streamed_reasoning_text_and_call_equal_the_whole_answer(client: openai.OpenAI) -> None:
+    """The model thinks in `<think>` before its call: streamed (most reasoning chunks take the
+    per-chunk lane) and whole, the SDK accumulates the same reasoning, text and call."""
+    messages: Any = [{"role": "user", "content": "What is the weather in Paris?"}]
+    with client.chat.completions.stream(model="qwen3", messages=messages, tools=TOOLS) as s:  # type: ignore[arg-type]
+        for _ in s:
+            pass
+        streamed = s.get_final_completion().choices[0].message
+    whole = client.chat.completions.create(model="qwen3", messages=messages, tools=TOOLS).choices[0].message  # type: ignore[arg-type]
+    for message in (streamed, whole):
+        assert (message.model_extra or {}).get("reasoning_content") == "I need the weather tool."
+        assert message.content == "Let me check."
+        call = (message.tool_calls or [])[0]
+        assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"city": "Paris"}

@@ -16,7 +16,6 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .dialects.lane import Lane
 from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
 from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
 from .emitters.meta import Upstream
@@ -26,8 +25,10 @@ from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
 from .inbound.anthropic import NativeCalls
 from .inbound.events import Kind, UpstreamCall
+from .lane import Lane
 from .parser import StreamParser
 from .policy import PolicyError, PolicyFilter, PolicyLimits
+from .reasoning import Channel
 from .result import merge_events
 
 if TYPE_CHECKING:
@@ -174,30 +175,30 @@ class Answer:
         return self._text(RawText(text, learned.channel, learned.choice))
 
     def lane(self, cap: int) -> Lane | None:
-        """`feed_event` for the usual chunk as one function (the parser's `text_lane`, between the
+        """`feed_event` for the usual chunk as one function (the parser's `lane`, between the
         reader's template and the emitter's), while no state it takes as settled can change:
-        this choice alone, content in the learned shape, nothing waiting in the rules. It stands
-        until anything else feeds this answer; `None` when there is none now."""
+        this choice alone, text or reasoning in the learned shape, nothing waiting in the rules.
+        It stands until anything else feeds this answer; `None` when there is none now."""
         template = self._template
         learned = template.learned if template is not None else None
+        chat = self.chat
         if (
             learned is None
             or template is None
-            or learned.channel != "content"
+            or chat is None
             or learned.choice != self.index
             or self.several
             or self.done
             or self.failed is not None
-            or self.chat is None
             or self.reader.done
             or not self.policy.passes_text
         ):
             return None
         frame_in = template.frame
-        frame_out = self.chat.text_frame()
-        if frame_in is None or frame_out is None:
+        if frame_in is None:
             return None
-        return self.parser.text_lane(frame_in, frame_out, cap, template)
+        channel = Channel.CONTENT if learned.channel == "content" else Channel.REASONING
+        return self.parser.lane(channel, frame_in, lambda c: chat.text_frame(c.value), cap, template)
 
     def _text(self, item: RawText) -> bytes:
         if item.choice != self.index:

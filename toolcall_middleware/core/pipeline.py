@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .answer import Answer, json_or_done
-from .dialects.lane import Lane
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.events import Kind
+from .lane import Lane
 from .request import BadRequest
 from .request.host import REWRITES, for_host, request_dialect
 

@@ -90,6 +90,13 @@ class ReasoningSplitter:
         """Past the reasoning, nothing held: `feed(text)` is `[(CONTENT, text)]` from here on."""
         return self._state is _State.DONE and not self._pending and not self._strip_content
 
+    @property
+    def lane_ready(self) -> bool:
+        """Inside the reasoning block with nothing held but trailing whitespace: a piece with no
+        character a closing marker (or a tool call that ends the block) starts with is reasoning
+        (`core.lane.reasoning_lane`)."""
+        return self._state is _State.REASONING and not self._pending and not self._skip_ws
+
     def force_reasoning(self) -> None:
         """Treat what follows as reasoning (the host delivered it in a reasoning channel)."""
         if self._state is not _State.REASONING:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ..lane import Hits, Lane, text_lane
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
-from .lane import Hits, Lane, text_lane
 
 FENCE = "```"
 

@@ -75,7 +75,8 @@ class ChatStreamEmitter:
         self._finished = False
         self._ids: dict[int, str] = {}
         self._legacy_index: int | None = None  # the one call the functions API can carry
-        self._text_template: tuple[tuple[Any, ...], SSETemplate | None] | None = None
+        # The text and reasoning chunks' templates, by field name, with the upstream fields they hold.
+        self._frames: dict[str, tuple[tuple[Any, ...], SSETemplate | None]] = {}
 
     @property
     def called(self) -> bool:
@@ -134,12 +135,15 @@ class ChatStreamEmitter:
         return [] if self._role_sent else [self._chunk({"content": ""})]
 
     def feed_sse(self, events: list[Event]) -> bytes:
-        """`feed`, encoded as SSE. A piece that is text alone (most of them) is written into a
-        template of the text chunk, made once per response: the same bytes, without the dicts."""
-        if len(events) == 1 and type(events[0]) is TextDelta:
-            out = self.text_sse(events[0].text)
-            if out is not None:
-                return out
+        """`feed`, encoded as SSE. A piece that is text or reasoning alone (most of them) is written
+        into a template of its chunk, made once per response: the same bytes, without the dicts."""
+        if len(events) == 1:
+            event = events[0]
+            kind = type(event)
+            if kind is TextDelta or kind is ReasoningDelta:
+                frame = self.text_frame("content" if kind is TextDelta else "reasoning")
+                if frame is not None and isinstance(event, (TextDelta, ReasoningDelta)):
+                    return frame[0] + token_bytes(event.text) + frame[1]
         return b"".join([encode_data(c) for c in self.feed(events)])
 
     def text_sse(self, text: str) -> bytes | None:
@@ -150,17 +154,21 @@ class ChatStreamEmitter:
             return None
         return frame[0] + token_bytes(text) + frame[1]
 
-    def text_frame(self) -> tuple[bytes, bytes] | None:
-        """The bytes before and after the JSON string token of a text chunk's `content`, made once
-        per response (again if the upstream's fields change); `None` as for `text_sse`."""
+    def text_frame(self, channel: Literal["content", "reasoning"] = "content") -> tuple[bytes, bytes] | None:
+        """The bytes before and after the JSON string token of a text chunk's `content` (or of a
+        reasoning chunk's one reasoning field), made once per response (again if the upstream's
+        fields change); `None` as for `text_sse`, and for reasoning under no field or both."""
         if not self._role_sent:
+            return None
+        name = "content" if channel == "content" else self._reasoning_field
+        if name in ("none", "both"):
             return None
         upstream = self.upstream
         key = (upstream.id, upstream.created, upstream.model, upstream.system_fingerprint)
-        cached = self._text_template
+        cached = self._frames.get(name)
         if cached is None or cached[0] != key:
-            probe = encode_data(self._chunk({"content": _PROBE}))
-            cached = self._text_template = (key, SSETemplate.of(probe, json_token(_PROBE)))
+            probe = encode_data(self._chunk({name: _PROBE}))
+            cached = self._frames[name] = (key, SSETemplate.of(probe, json_token(_PROBE)))
         template = cached[1]
         if template is None:
             return None

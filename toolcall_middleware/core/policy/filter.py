@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from . import errors
 from .calls import CallJudge, PendingCall, Rejected
 from .errors import PolicyConfigError, PolicyError, PolicyEvent
@@ -97,8 +97,9 @@ class PolicyFilter:
 
     @property
     def passes_text(self) -> bool:
-        """Text fed now would come out at once, as it is: `feed([TextDelta(t)]) == [TextDelta(t)]`
-        (nothing waits before it, no error, not closed). The exchange's per-chunk short path."""
+        """Text fed now would come out at once, as it is: `feed([TextDelta(t)]) == [TextDelta(t)]`,
+        and the same for a `ReasoningDelta` (nothing waits before it, no error, not closed). The
+        exchange's per-chunk short path."""
         return not self._queue and self._error is None and not self._closed
 
     @property
@@ -112,7 +113,8 @@ class PolicyFilter:
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not self._queue and self._error is None and type(events) is list and len(events) == 1:
-            if type(events[0]) is TextDelta:
+            kind = type(events[0])
+            if kind is TextDelta or kind is ReasoningDelta:
                 return [events[0]]  # text with nothing waiting before it: out at once, as `_flush` would
         out: list[PolicyEvent] = []
         for event in events:

@@ -1,0 +1,197 @@
+"""The lane: one function from a host's usual chunk to the client's bytes for it.
+
+Most chunks of a streamed answer are a few characters of plain text, or of reasoning, in the same
+JSON shape. The exchange reads such a chunk from the bytes around its text (the reader's
+`TextTemplate`); the parser takes it as text (`BlockParser.feed_plain_text`) or as reasoning (a
+`ReasoningSplitter` inside its block, no marker in sight); nothing waits in the rules; and the
+emitter writes it into the bytes around the client's text (its chunk template). A lane is those
+steps as one function of the raw event, with the checks that cannot change between two of its
+chunks made once, when it is built (`text_lane` for text, `reasoning_lane` for reasoning):
+
+```python
+lane = machine.text_lane((head_in, tail_in), (head_out, tail_out), cap, template)
+lane(b'data: {"choices":[{"delta":{"content":"Hi"}}]}\\n\\n')  # -> the client's bytes, or None
+```
+
+`None` means "not the usual chunk" and changes nothing: the caller takes the general path, after
+which it builds a new lane (the general path may change any state the lane took as settled). A
+text without escapes is its own JSON string body, so it goes out as the bytes it came in.
+
+The property tests in `tests/core/test_fast_paths.py` hold the lane to the general path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import TYPE_CHECKING, Protocol
+
+from .framing.utf8 import token_bytes
+from .textscan import WHITESPACE
+
+if TYPE_CHECKING:
+    from .dialects.base import BlockParser
+    from .reasoning import ReasoningSplitter
+
+Lane = Callable[[bytes], "bytes | None"]
+"""A whole SSE event as it came -> the client's bytes for it, or `None` (take the general path)."""
+
+# The C string scanner `json.loads` reads a string token with (not in the type stubs).
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+class Hits(Protocol):
+    """What learns that its shape was matched (`TextTemplate.used`)."""
+
+    used: bool
+
+
+@lru_cache(maxsize=64)
+def stop_bytes(markers: tuple[str, ...]) -> re.Pattern[bytes]:
+    """Bytes of a JSON string body the lane leaves to the general path: a raw control character
+    (not a JSON string) and the first byte of any marker's first character (a marker may start)."""
+    firsts = sorted({m[:1].encode()[:1] for m in markers if m})
+    return re.compile(b"[\\x00-\\x1f" + b"".join(re.escape(b) for b in firsts) + b"]")
+
+
+class _Holder(Protocol):
+    """What holds back trailing whitespace: a `BlockParser`'s text mode, a `ReasoningSplitter`."""
+
+    _held_ws: str
+
+
+class _Tracker(Protocol):
+    """A text mode's note of the last characters of the text so far (`BlockParser`)."""
+
+    _prev: str
+    _last: str
+    _after_call: bool
+
+
+def text_lane(
+    machine: BlockParser,
+    frame_in: tuple[bytes, bytes],
+    frame_out: tuple[bytes, bytes],
+    cap: int,
+    template: Hits,
+    hold_spaces: bool | None,
+) -> Lane:
+    """The lane for `machine`, in text mode with nothing held but layout whitespace (the caller
+    checks): `_text_piece(text)` for a piece with no byte that may start a marker. `frame_in` is
+    the bytes around the text's string body in the host's event (quotes included), `frame_out`
+    the bytes around the client's string token (quotes excluded); events longer than `cap` take
+    the general path. `hold_spaces`: whether the format holds back whitespace at the end of a
+    text whatever came before it (`None`: that depends, ask it)."""
+    out_head, out_tail = frame_out
+    piece = machine._text_piece
+
+    def take(text: str) -> bytes:
+        """`_text_piece(text)` as the client's bytes, inline where the format's layout is fixed."""
+        kept = text.rstrip(WHITESPACE)
+        if hold_spaces is None or not kept:
+            out = piece(text)
+            return out_head + token_bytes(out) + out_tail if out else b""
+        held = machine._held_ws
+        machine._prev, machine._last, machine._after_call = text[-1], kept[-1], False
+        if not hold_spaces or len(kept) == len(text):
+            machine._held_ws = ""
+            return out_head + token_bytes(held + text) + out_tail
+        machine._held_ws = text[len(kept) :]  # held back: a block may follow
+        return out_head + token_bytes(held + kept) + out_tail
+
+    return _lane(frame_in, frame_out, cap, template, machine._markers, machine, take, machine)
+
+
+def reasoning_lane(
+    splitter: ReasoningSplitter | None,
+    frame_in: tuple[bytes, bytes],
+    frame_out: tuple[bytes, bytes],
+    cap: int,
+    template: Hits,
+) -> Lane:
+    """The lane for reasoning text: inside `splitter`'s reasoning block with nothing held but
+    trailing whitespace (the caller checks), a piece with no byte that may start its closing
+    marker (or a tool call that ends it) is reasoning, its trailing whitespace held back as
+    `ReasoningSplitter._emit_reasoning` holds it. `splitter` `None`: a dialect that marks no
+    reasoning, where what the host labels reasoning is reasoning as it is. Frames as for
+    `text_lane`."""
+    out_head, out_tail = frame_out
+    markers = () if splitter is None else splitter._closes + splitter._implicit_heads
+
+    def take(text: str) -> bytes:
+        """`_emit_reasoning(text, closing=False)`, as the client's bytes."""
+        if splitter is None:
+            return out_head + token_bytes(text) + out_tail
+        held = splitter._held_ws
+        kept = text.rstrip(WHITESPACE)
+        if not kept:
+            splitter._held_ws = held + text
+            return b""
+        splitter._held_ws = text[len(kept) :]
+        return out_head + token_bytes(held + kept) + out_tail
+
+    return _lane(frame_in, frame_out, cap, template, markers, splitter, take, None)
+
+
+def _lane(
+    frame_in: tuple[bytes, bytes],
+    frame_out: tuple[bytes, bytes],
+    cap: int,
+    template: Hits,
+    markers: tuple[str, ...],
+    holder: _Holder | None,
+    take: Callable[[str], bytes],
+    tracker: _Tracker | None,
+) -> Lane:
+    """The lane both builders share. The usual piece (no escape, no whitespace at its end) is
+    done here: it goes out after whatever whitespace `holder` held, as the bytes it came in, and
+    `tracker` (a text mode) notes its last character. `take(text)` does the rest: escaped text
+    (once decoded) and text that ends in whitespace. `holder` `None`: nothing is ever held."""
+    head, tail = frame_in
+    out_head, out_tail = frame_out
+    out_open, out_close = out_head + b'"', b'"' + out_tail
+    out_open_space = out_open + b" "
+    head_len, tail_len = len(head), len(tail)
+    frame = head_len + tail_len
+    stop = stop_bytes(markers).search
+    firsts = frozenset(m[0] for m in markers if m)
+
+    def lane(raw: bytes) -> bytes | None:
+        size = len(raw)
+        if size <= frame or size > cap or not raw.startswith(head) or not raw.endswith(tail):
+            return None
+        body = raw[head_len : size - tail_len]
+        if stop(body) is not None:
+            return None  # a raw control character; a marker may start
+        try:
+            text = body.decode()
+        except UnicodeDecodeError:
+            return None  # the SSE decoder replaces bad bytes: its text is not this one
+        template.used = True
+        if 92 in body or 34 in body:  # a backslash (escapes) or a quote
+            try:  # as `json.loads('"' + body + '"')`, which must end at the last quote
+                text, end = _scanstring(token := text + '"', 0)
+            except ValueError:  # a bad escape
+                return None
+            if end != len(token) or not text or not firsts.isdisjoint(text):
+                return None  # an unescaped quote; a marker may start
+            return take(text)
+        # The text is its own JSON string body, and whitespace in it can only be spaces.
+        if holder is None:
+            return out_open + body + out_close
+        if body[-1] == 32:
+            return take(text)
+        if tracker is not None:  # `_text_piece`'s bookkeeping: no whitespace at the end
+            tracker._prev = tracker._last = text[-1]
+            tracker._after_call = False
+        held = holder._held_ws
+        if not held:
+            return out_open + body + out_close
+        holder._held_ws = ""
+        if held == " ":
+            return out_open_space + body + out_close
+        return out_head + token_bytes(held + text) + out_tail
+
+    return lane
