@@ -405,13 +405,19 @@ def _encode_chunk(event: dict[str, Any], style: str) -> bytes:
     return b"data: " + data.encode() + b"\n\n"
 
 
-def _lane_exchange(dialect: str, messages: list[bytes], use_lane: bool, **options: Any) -> tuple[bytes, int]:
+def _lane_exchange(
+    dialect: str, messages: list[bytes], use_lane: bool, api: str = "chat", **options: Any
+) -> tuple[bytes, int]:
     """The exchange driven the way the ASGI middleware drives it: each message to the lane when
     there is one, else to `feed`, after which the lane is taken again. Returns the bytes and how
-    many messages the lane took."""
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect=dialect, **options)))
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    request = {"model": "m", "stream": True, "tools": tools, "messages": [{"role": "user", "content": "x"}]}
+    many messages the lane took. `api` "responses": a Responses client, the host answering Chat."""
+    settings = settings_from(ToolCallConfig(dialect=dialect, **options))
+    exchange = Exchange(api, settings, upstream="chat")  # type: ignore[arg-type]
+    tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    turns = [{"role": "user", "content": "x"}]
+    request: dict[str, Any] = {"model": "m", "stream": True, "tools": tools, "messages": turns}
+    if api == "responses":
+        request = {"model": "m", "stream": True, "input": "x", "tools": [{"type": "function", "name": "f"}]}
     exchange.rewrite_request(json.dumps(request).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
     out: list[bytes] = []
@@ -425,7 +431,10 @@ def _lane_exchange(dialect: str, messages: list[bytes], use_lane: bool, **option
             taken += 1
         out.append(got)
     out.append(exchange.close())
-    return _same_ids(_CALL_IDS.sub(b"call_x", b"".join(out))), taken
+    return _same_ids(_RESP_IDS.sub(b"resp_x", _CALL_IDS.sub(b"call_x", b"".join(out)))), taken
+
+
+_RESP_IDS = re.compile(rb"resp_[A-Za-z0-9]{24}")
 
 
 @settings(max_examples=300, deadline=None)
@@ -434,12 +443,13 @@ def _lane_exchange(dialect: str, messages: list[bytes], use_lane: bool, **option
     st.lists(LANE_PIECE, max_size=16),
     st.sampled_from(["ascii", "utf8", "go"]),
     st.booleans(),
+    st.sampled_from(["chat", "chat", "responses"]),
 )
 # Gemma 4 holds whitespace back only after a finished sentence: the lane must keep the last
 # character it saw, or a space after "ok" would be held as if it followed "Done.".
-@example("gemma4", ["a", "Done.", "ok", " ", "more"], "utf8", True)
+@example("gemma4", ["a", "Done.", "ok", " ", "more"], "utf8", True, "chat")
 def test_the_lane_gives_what_the_general_path_gives(
-    dialect: str, pieces: list[str], style: str, finished: bool
+    dialect: str, pieces: list[str], style: str, finished: bool, api: str
 ) -> None:
     events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
     events += [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
@@ -448,9 +458,11 @@ def test_the_lane_gives_what_the_general_path_gives(
     per_event = [_encode_chunk(e, style) for e in events]
     per_event += [b"data: [DONE]\n\n"] if finished else []
     stream = b"".join(per_event)
-    slow = _exchange([stream[i : i + 1] for i in range(len(stream))]) if dialect == "hermes" else None
-    laned, _ = _lane_exchange(dialect, per_event, use_lane=True)
-    general, _ = _lane_exchange(dialect, per_event, use_lane=False)
+    slow = None
+    if dialect == "hermes" and api == "chat":
+        slow = _exchange([stream[i : i + 1] for i in range(len(stream))])
+    laned, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api)
+    general, _ = _lane_exchange(dialect, per_event, use_lane=False, api=api)
     assert laned == general
     if slow is not None:
         assert laned == slow

@@ -25,7 +25,7 @@ from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
 from .inbound.anthropic import NativeCalls
 from .inbound.events import Kind, UpstreamCall
-from .lane import Lane
+from .lane import Lane, Output
 from .parser import StreamParser
 from .policy import PolicyError, PolicyFilter, PolicyLimits
 from .reasoning import Channel
@@ -178,14 +178,13 @@ class Answer:
         """`feed_event` for the usual chunk as one function (the parser's `lane`, between the
         reader's template and the emitter's), while no state it takes as settled can change:
         this choice alone, text or reasoning in the learned shape, nothing waiting in the rules.
-        It stands until anything else feeds this answer; `None` when there is none now."""
+        Chat clients get text and reasoning chunks this way, Responses clients text. It stands
+        until anything else feeds this answer; `None` when there is none now."""
         template = self._template
         learned = template.learned if template is not None else None
-        chat = self.chat
         if (
             learned is None
             or template is None
-            or chat is None
             or learned.choice != self.index
             or self.several
             or self.done
@@ -197,8 +196,16 @@ class Answer:
         frame_in = template.frame
         if frame_in is None:
             return None
+        chat, responses = self.chat, self.responses
+        output: Callable[[Channel], Output | None]
+        if chat is not None:
+            output = lambda channel: chat.text_frame(channel.value)  # noqa: E731
+        elif responses is not None:
+            output = lambda channel: responses.text_writer() if channel is Channel.CONTENT else None  # noqa: E731
+        else:
+            return None
         channel = Channel.CONTENT if learned.channel == "content" else Channel.REASONING
-        return self.parser.lane(channel, frame_in, lambda c: chat.text_frame(c.value), cap, template)
+        return self.parser.lane(channel, frame_in, output, cap, template)
 
     def _text(self, item: RawText) -> bytes:
         if item.choice != self.index:

@@ -26,7 +26,7 @@ import json
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from .framing.utf8 import token_bytes
 from .textscan import WHITESPACE
@@ -37,6 +37,14 @@ if TYPE_CHECKING:
 
 Lane = Callable[[bytes], "bytes | None"]
 """A whole SSE event as it came -> the client's bytes for it, or `None` (take the general path)."""
+
+Writer: TypeAlias = Callable[[str, bytes], bytes]
+"""(a text piece, its JSON string token with quotes) -> the client's bytes for it, keeping what
+the emitter keeps (`ResponsesStreamEmitter.text_writer`: sequence numbers, the item's text)."""
+
+Output: TypeAlias = "tuple[bytes, bytes] | Writer"
+"""The client's side of a lane: the bytes around the string token of a chunk that is the same
+but for its text (a Chat chunk), or a `Writer`."""
 
 # The C string scanner `json.loads` reads a string token with (not in the type stubs).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -73,41 +81,39 @@ class _Tracker(Protocol):
 def text_lane(
     machine: BlockParser,
     frame_in: tuple[bytes, bytes],
-    frame_out: tuple[bytes, bytes],
+    output: Output,
     cap: int,
     template: Hits,
     hold_spaces: bool | None,
 ) -> Lane:
     """The lane for `machine`, in text mode with nothing held but layout whitespace (the caller
     checks): `_text_piece(text)` for a piece with no byte that may start a marker. `frame_in` is
-    the bytes around the text's string body in the host's event (quotes included), `frame_out`
-    the bytes around the client's string token (quotes excluded); events longer than `cap` take
-    the general path. `hold_spaces`: whether the format holds back whitespace at the end of a
-    text whatever came before it (`None`: that depends, ask it)."""
-    out_head, out_tail = frame_out
+    the bytes around the text's string body in the host's event (quotes included); `output` the
+    client's side (see `Output`); events longer than `cap` take the general path. `hold_spaces`:
+    whether the format holds back whitespace at the end of a text whatever came before it
+    (`None`: that depends, ask it)."""
     piece = machine._text_piece
 
-    def take(text: str) -> bytes:
-        """`_text_piece(text)` as the client's bytes, inline where the format's layout is fixed."""
+    def take(text: str) -> str:
+        """`_text_piece(text)`, inline where the format's layout is fixed."""
         kept = text.rstrip(WHITESPACE)
         if hold_spaces is None or not kept:
-            out = piece(text)
-            return out_head + token_bytes(out) + out_tail if out else b""
+            return piece(text)
         held = machine._held_ws
         machine._prev, machine._last, machine._after_call = text[-1], kept[-1], False
         if not hold_spaces or len(kept) == len(text):
             machine._held_ws = ""
-            return out_head + token_bytes(held + text) + out_tail
+            return held + text
         machine._held_ws = text[len(kept) :]  # held back: a block may follow
-        return out_head + token_bytes(held + kept) + out_tail
+        return held + kept
 
-    return _lane(frame_in, frame_out, cap, template, machine._markers, machine, take, machine)
+    return _lane(frame_in, output, cap, template, machine._markers, machine, take, machine)
 
 
 def reasoning_lane(
     splitter: ReasoningSplitter | None,
     frame_in: tuple[bytes, bytes],
-    frame_out: tuple[bytes, bytes],
+    output: Output,
     cap: int,
     template: Hits,
 ) -> Lane:
@@ -115,48 +121,58 @@ def reasoning_lane(
     trailing whitespace (the caller checks), a piece with no byte that may start its closing
     marker (or a tool call that ends it) is reasoning, its trailing whitespace held back as
     `ReasoningSplitter._emit_reasoning` holds it. `splitter` `None`: a dialect that marks no
-    reasoning, where what the host labels reasoning is reasoning as it is. Frames as for
+    reasoning, where what the host labels reasoning is reasoning as it is. The rest as for
     `text_lane`."""
-    out_head, out_tail = frame_out
     markers = () if splitter is None else splitter._closes + splitter._implicit_heads
 
-    def take(text: str) -> bytes:
-        """`_emit_reasoning(text, closing=False)`, as the client's bytes."""
+    def take(text: str) -> str:
+        """`_emit_reasoning(text, closing=False)`."""
         if splitter is None:
-            return out_head + token_bytes(text) + out_tail
+            return text
         held = splitter._held_ws
         kept = text.rstrip(WHITESPACE)
         if not kept:
             splitter._held_ws = held + text
-            return b""
+            return ""
         splitter._held_ws = text[len(kept) :]
-        return out_head + token_bytes(held + kept) + out_tail
+        return held + kept
 
-    return _lane(frame_in, frame_out, cap, template, markers, splitter, take, None)
+    return _lane(frame_in, output, cap, template, markers, splitter, take, None)
 
 
 def _lane(
     frame_in: tuple[bytes, bytes],
-    frame_out: tuple[bytes, bytes],
+    output: Output,
     cap: int,
     template: Hits,
     markers: tuple[str, ...],
     holder: _Holder | None,
-    take: Callable[[str], bytes],
+    take: Callable[[str], str],
     tracker: _Tracker | None,
 ) -> Lane:
     """The lane both builders share. The usual piece (no escape, no whitespace at its end) is
     done here: it goes out after whatever whitespace `holder` held, as the bytes it came in, and
-    `tracker` (a text mode) notes its last character. `take(text)` does the rest: escaped text
-    (once decoded) and text that ends in whitespace. `holder` `None`: nothing is ever held."""
+    `tracker` (a text mode) notes its last character. `take(text)` does the rest, giving what
+    goes out: escaped text (once decoded) and text that ends in whitespace. `holder` `None`:
+    nothing is ever held."""
     head, tail = frame_in
-    out_head, out_tail = frame_out
-    out_open, out_close = out_head + b'"', b'"' + out_tail
-    out_open_space = out_open + b" "
     head_len, tail_len = len(head), len(tail)
     frame = head_len + tail_len
     stop = stop_bytes(markers).search
     firsts = frozenset(m[0] for m in markers if m)
+    if callable(output):
+        write: Writer | None = output
+        out_head = out_tail = out_open = out_close = b""
+    else:
+        write = None
+        out_head, out_tail = output
+        out_open, out_close = out_head + b'"', b'"' + out_tail
+
+    def out(text: str) -> bytes:
+        if not text:
+            return b""
+        token = token_bytes(text)
+        return out_head + token + out_tail if write is None else write(text, token)
 
     def lane(raw: bytes) -> bytes | None:
         size = len(raw)
@@ -177,21 +193,20 @@ def _lane(
                 return None
             if end != len(token) or not text or not firsts.isdisjoint(text):
                 return None  # an unescaped quote; a marker may start
-            return take(text)
+            return out(take(text))
         # The text is its own JSON string body, and whitespace in it can only be spaces.
-        if holder is None:
+        if holder is not None:
+            if body[-1] == 32:
+                return out(take(text))
+            if tracker is not None:  # `_text_piece`'s bookkeeping: no whitespace at the end
+                tracker._prev = tracker._last = text[-1]
+                tracker._after_call = False
+            held = holder._held_ws
+            if held:
+                holder._held_ws = ""
+                return out(held + text)
+        if write is None:
             return out_open + body + out_close
-        if body[-1] == 32:
-            return take(text)
-        if tracker is not None:  # `_text_piece`'s bookkeeping: no whitespace at the end
-            tracker._prev = tracker._last = text[-1]
-            tracker._after_call = False
-        held = holder._held_ws
-        if not held:
-            return out_open + body + out_close
-        holder._held_ws = ""
-        if held == " ":
-            return out_open_space + body + out_close
-        return out_head + token_bytes(held + text) + out_tail
+        return write(text, b'"' + body + b'"')
 
     return lane

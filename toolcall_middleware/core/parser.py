@@ -8,7 +8,7 @@ from typing import Any, Literal
 from .dialects import ParseContext, resolve
 from .dialects.base import repairing
 from .events import Event, ReasoningDelta, TextDelta
-from .lane import Hits, Lane, reasoning_lane
+from .lane import Hits, Lane, Output, reasoning_lane
 from .policy.repair import repair_arguments
 from .reasoning import Channel, ReasoningSplitter
 from .result import ParseResult, merge_events
@@ -141,13 +141,13 @@ class StreamParser:
         self,
         channel: Channel,
         frame_in: tuple[bytes, bytes],
-        frame_out: Callable[[Channel], tuple[bytes, bytes] | None],
+        output: Callable[[Channel], Output | None],
         cap: int,
         template: Hits,
     ) -> Lane | None:
         """`feed` (`channel` CONTENT) or `feed_reasoning` (REASONING) for the usual piece, fused
-        with reading and writing it (see `core.lane`), or `None`. `frame_out(channel)` gives the
-        client's chunk frame for text or reasoning. It stands until anything else feeds this
+        with reading and writing it (see `core.lane`), or `None`. `output(channel)` gives the
+        client's side for text or reasoning (`None`: no lane). It stands until anything else feeds this
         parser: text past the reasoning (the tool machine's `text_lane`, once `feed_text` took a
         piece), or reasoning inside its block."""
         if self._closed:
@@ -155,7 +155,7 @@ class StreamParser:
         if channel is Channel.CONTENT:
             if self._past_reasoning:
                 make = getattr(self._tools, "text_lane", None)
-                out = frame_out(Channel.CONTENT)
+                out = output(Channel.CONTENT)
                 if make is None or out is None:
                     return None
                 lane: Lane | None = make(frame_in, out, cap, template)
@@ -163,13 +163,13 @@ class StreamParser:
             splitter = self._splitter
         elif self.dialect.reasoning is None:
             splitter = None  # reasoning as the host labels it, as it is (`feed_reasoning`)
-            out = frame_out(Channel.REASONING)
+            out = output(Channel.REASONING)
             return None if out is None else reasoning_lane(None, frame_in, out, cap, template)
         else:
             splitter = self._reasoning_channel
         if splitter is None or not splitter.lane_ready or (channel is Channel.CONTENT and not self._content_fed):
             return None
-        out = frame_out(Channel.REASONING)
+        out = output(Channel.REASONING)
         return None if out is None else reasoning_lane(splitter, frame_in, out, cap, template)
 
     def feed_reasoning(self, delta: str) -> list[Event]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
-from ..lane import Hits, Lane, text_lane
+from ..lane import Hits, Lane, Output, text_lane
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
 
@@ -266,7 +266,7 @@ class BlockParser(PendingTextMachine):
         return None
 
     def text_lane(
-        self, frame_in: tuple[bytes, bytes], frame_out: tuple[bytes, bytes], cap: int, template: Hits
+        self, frame_in: tuple[bytes, bytes], output: Output, cap: int, template: Hits
     ) -> Lane | None:
         """`feed_plain_text` fused with reading and writing the chunk (see `lane.text_lane`), while
         this machine is in text mode with nothing held but layout whitespace; else `None`. The
@@ -274,7 +274,7 @@ class BlockParser(PendingTextMachine):
         if self._block is not None or self._pending or self._skip_ws:
             return None
         fixed = type(self).layout_before_block is BlockParser.layout_before_block
-        return text_lane(self, frame_in, frame_out, cap, template, self.strip_around_blocks if fixed else None)
+        return text_lane(self, frame_in, output, cap, template, self.strip_around_blocks if fixed else None)
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError
