@@ -30,6 +30,7 @@ from toolcall_middleware.core.inbound import (
     Reader,
     ResponsesReader,
     Unrecognized,
+    UpstreamCall,
     UpstreamDone,
     UpstreamError,
     UpstreamMeta,
@@ -608,6 +609,73 @@ def test_responses_stream_with_native_function_call_events() -> None:
         events({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": "{"}),
     )
     assert reader.has_native_tool_calls
+
+
+def test_responses_native_function_calls_come_out_as_upstream_calls_once() -> None:
+    """The host's own call: its start (with the `call_id` the client answers with), the argument
+    deltas, what the done values add, one end; the terminal response repeats nothing."""
+    call = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "f", "arguments": ""}
+    done = {**call, "arguments": '{"a": 12}', "status": "completed"}
+    objs = events(
+        {"type": "response.created", "response": response_obj("in_progress", [])},
+        {"type": "response.output_item.added", "output_index": 0, "item": call},
+        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": '{"a": 1'},
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {"type": "response.completed", "response": response_obj("completed", [done])},
+    )
+    out = run(ResponsesReader(), objs)
+    calls = [e for e in out if isinstance(e, UpstreamCall)]
+    assert calls == [
+        UpstreamCall(index=0, id="call_1", name="f"),
+        UpstreamCall(index=0, arguments='{"a": 1'),
+        UpstreamCall(index=0, arguments="2}", done=True),
+    ]
+    assert one(out, UpstreamDone).finish_reason == "tool_calls"
+    whole = [e for e in run(ResponsesReader(), [response_obj("completed", [done])]) if isinstance(e, UpstreamCall)]
+    assert whole == [
+        UpstreamCall(index=0, id="call_1", name="f"),
+        UpstreamCall(index=0, arguments='{"a": 12}', done=True),
+    ]
+
+
+def test_chat_native_tool_calls_come_out_as_upstream_calls_ended_by_the_finish() -> None:
+    """A host's streamed `tool_calls` (two calls, arguments in pieces; the legacy `function_call`
+    too) and a whole message's: each call starts once with its id and name and ends once, at the
+    choice's finish or, without one, at the end of the stream."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return {"object": "chat.completion.chunk", "choices": [choice]}
+
+    first = {"index": 0, "id": "call_a", "function": {"name": "f", "arguments": '{"x"'}}
+    objs = [
+        chunk({"role": "assistant", "tool_calls": [first]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}),
+        chunk({"tool_calls": [{"index": 1, "id": "call_b", "function": {"name": "g", "arguments": "{}"}}]}),
+        chunk({}, "tool_calls"),
+    ]
+    calls = [e for e in run(ChatReader(), objs) if isinstance(e, UpstreamCall)]
+    assert calls == [
+        UpstreamCall(index=0, id="call_a", name="f", arguments='{"x"'),
+        UpstreamCall(index=0, arguments=": 1}"),
+        UpstreamCall(index=1, id="call_b", name="g", arguments="{}"),
+        UpstreamCall(index=0, done=True),
+        UpstreamCall(index=1, done=True),
+    ]
+    cut = [e for e in run(ChatReader(), objs[:1]) if isinstance(e, UpstreamCall)]  # no finish, no [DONE]
+    assert cut[-1] == UpstreamCall(index=0, done=True)
+    legacy = [chunk({"function_call": {"name": "f", "arguments": ""}}), chunk({"function_call": {"arguments": "{}"}})]
+    assert [e for e in run(ChatReader(), legacy) if isinstance(e, UpstreamCall)] == [
+        UpstreamCall(index=0, name="f"),
+        UpstreamCall(index=0, arguments="{}"),
+        UpstreamCall(index=0, done=True),
+    ]
+    made = [{"id": "call_a", "function": {"name": "f", "arguments": "{}"}}]
+    message = {"role": "assistant", "content": None, "tool_calls": made}
+    whole = {"object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+    assert [e for e in run(ChatReader(), [whole]) if isinstance(e, UpstreamCall)] == [
+        UpstreamCall(index=0, id="call_a", name="f", arguments="{}", done=True)
+    ]
 
 
 def test_responses_text_only_in_done_events_or_final_output_is_read_once() -> None:

@@ -226,6 +226,10 @@ class Answer:
         if isinstance(item, RawText):
             return self._text(item)
         if isinstance(item, UpstreamCall):
+            if item.choice != self.index:
+                if not self.several:
+                    return b""
+                return self._choice(item.choice)._emit(self._choice(item.choice)._native_call(item))
             return self._emit(self._native_call(item))
         if isinstance(item, UpstreamDone):
             return self.finish(item)
@@ -393,8 +397,9 @@ class Answer:
                 parser = (self if item.choice == 0 else self._choice(item.choice)).parser
                 feed = parser.feed_reasoning if item.channel == "reasoning" else parser.feed
                 parsed.setdefault(item.choice, []).extend(feed(item.text))
-            elif isinstance(item, UpstreamCall):
-                parsed[0].extend(self._native_call(item))
+            elif isinstance(item, UpstreamCall) and (item.choice == 0 or self.several):
+                owner = self if item.choice == 0 else self._choice(item.choice)
+                parsed.setdefault(item.choice, []).extend(owner._native_call(item))
             elif isinstance(item, UpstreamDone):
                 done = item
             elif isinstance(item, UpstreamError):

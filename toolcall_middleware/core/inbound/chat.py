@@ -11,11 +11,12 @@ streams choices interleaved is fine: the text of one index is still in order.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from .base import ReaderBase, choices_meta, content_texts, reasoning_text, upstream_error
-from .events import Channel, InboundEvent, Kind, RawText, Unrecognized
+from .base import ReaderBase, choices_meta, content_texts, int_or_none, reasoning_text, str_or_none, upstream_error
+from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamCall
 from .template import TextTemplate, holder_of, text_key
 
 Shape = Literal["chunk", "completion"]
@@ -62,6 +63,10 @@ class ChatReader(ReaderBase):
     def __init__(self) -> None:
         super().__init__()
         self._template = TextTemplate()
+        # A host that makes tool calls itself (it was given the tools: `forward_tools`) streams
+        # them as `tool_calls` deltas; a call has no end of its own there: the choice's finish, or
+        # the stream's, ends it. By choice: the indexes of its calls not yet ended.
+        self._open_calls: dict[int, list[int]] = {}
 
     def _read(self, obj: Mapping[str, Any]) -> list[InboundEvent]:
         error = upstream_error(obj)
@@ -77,10 +82,60 @@ class ChatReader(ReaderBase):
             message = choice.get(key)
             if isinstance(message, Mapping):
                 out.extend(self._message(message, index))
+                out.extend(self._calls(message, index, whole=shape == "completion"))
+            if choice.get("finish_reason"):
+                out.extend(self._end_calls(index))
             self._finished(index, choice.get("finish_reason"))
         if shape == "completion":
             out.extend(self._end(complete=True))
         return out
+
+    def _calls(self, message: Mapping[str, Any], choice: int, *, whole: bool) -> list[InboundEvent]:
+        """The host's own calls in a delta or message (`tool_calls`, or the legacy `function_call`),
+        as `UpstreamCall` pieces; a whole message's calls are whole."""
+        calls = message.get("tool_calls")
+        legacy = message.get("function_call")
+        if not (isinstance(calls, list) and calls) and not isinstance(legacy, Mapping):
+            return []
+        self._native = True  # `tool_calls: []` on every delta (some hosts) is no call
+        entries: list[tuple[int, Mapping[str, Any], Any]] = []
+        if isinstance(calls, list):
+            for position, call in enumerate(calls):
+                if isinstance(call, Mapping):
+                    index = int_or_none(call.get("index"))
+                    entries.append((position if index is None else index, call.get("function") or {}, call.get("id")))
+        if isinstance(legacy, Mapping):
+            entries.append((0, legacy, None))
+        out: list[InboundEvent] = []
+        open_calls = self._open_calls.setdefault(choice, [])
+        for index, function, call_id in entries:
+            if not isinstance(function, Mapping):
+                continue
+            arguments = function.get("arguments")
+            if isinstance(arguments, Mapping):  # some hosts send the object itself
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            first = index not in open_calls
+            if first and not whole:
+                open_calls.append(index)
+            out.append(
+                UpstreamCall(
+                    index=index,
+                    id=str_or_none(call_id) if first else None,
+                    name=str_or_none(function.get("name")) if first else None,
+                    arguments=arguments if isinstance(arguments, str) else "",
+                    done=whole,
+                    choice=choice,
+                )
+            )
+        return out
+
+    def _end_calls(self, choice: int) -> list[InboundEvent]:
+        """The choice finished: its calls still open end here."""
+        return [UpstreamCall(index=i, done=True, choice=choice) for i in self._open_calls.pop(choice, [])]
+
+    def _end(self, *, complete: bool) -> list[InboundEvent]:
+        ended = [e for choice in sorted(self._open_calls) for e in self._end_calls(choice)]
+        return ended + super()._end(complete=complete)
 
     def _learn(self, template: TextTemplate, data: str, obj: dict[str, Any], event: RawText) -> None:
         # Only a chunk whose every other part is a no-op to read again: one choice, no finish
@@ -104,9 +159,6 @@ class ChatReader(ReaderBase):
             out.append(RawText(reasoning, "reasoning", index))
         texts, refusal = content_texts(message.get("content"), index)
         out.extend(texts)
-        calls = message.get("tool_calls")
-        if (isinstance(calls, list) and calls) or isinstance(message.get("function_call"), Mapping):
-            self._native = True  # `tool_calls: []` on every delta (some hosts) is no call
         if refusal or (isinstance(message.get("refusal"), str) and message["refusal"]):
             self._refusal = True
         return out

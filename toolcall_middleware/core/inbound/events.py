@@ -107,7 +107,8 @@ class UpstreamError:
 
 @dataclass(frozen=True, slots=True)
 class UpstreamCall:
-    """A piece of a structured tool call the upstream made itself (an Anthropic `tool_use` block).
+    """A piece of a structured tool call the upstream made itself (an Anthropic `tool_use` block,
+    a Chat host's own `tool_calls`).
 
     Not raw text: it bypasses the dialect parser (`NativeCalls` turns the pieces into
     `ToolCallStart` / `ToolCallDelta` / `ToolCallEnd`). `index` counts the response's calls from 0;
@@ -120,6 +121,7 @@ class UpstreamCall:
     name: str | None = None
     arguments: str = ""
     done: bool = False
+    choice: int = 0  # the choice it belongs to (Chat, `n > 1`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,10 @@ response holds can only come at the end.
 
 The terminal event maps to a finish reason: `completed` -> `stop` (`tool_calls` when the output
 has calls), `incomplete` -> `length` (`content_filter` when that was the reason), `failed` ->
-`error` after an `UpstreamError`. Output items other than messages and reasoning (function
-calls, hosted tools) mean the host produced structured output itself: `has_native_tool_calls`.
+`error` after an `UpstreamError`. A `function_call` item is a call the host made itself (it was
+given the tools): it comes out as `UpstreamCall` pieces, to go through the request's rules like
+any call. Hosted tools and custom calls mean the host produced structured output the client's
+API may not carry: `has_native_tool_calls`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .base import ReaderBase, error_from, str_or_none, upstream_error
-from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamError, UpstreamMeta
+from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamCall, UpstreamError, UpstreamMeta
 
 _TEXT_ITEMS = ("message", "reasoning")
 _CALL_ITEMS = ("function_call", "custom_tool_call")
@@ -91,6 +93,10 @@ class ResponsesReader(ReaderBase):
         super().__init__()
         self._parts: dict[PartKey, list[str]] = {}  # the text each part has given so far
         self._item_index: dict[str, int] = {}  # item id -> output index, from `output_item.added`
+        # The host's own function calls (it was given the tools), by owner: their index among the
+        # response's calls, the argument text read so far, and whether they ended.
+        self._calls: dict[int | str, tuple[int, list[str]]] = {}
+        self._calls_done: set[int | str] = set()
 
     def _read(self, obj: Mapping[str, Any]) -> list[InboundEvent]:
         if obj.get("object") == "response":
@@ -132,9 +138,13 @@ class ResponsesReader(ReaderBase):
                 if isinstance(item_id, str) and isinstance(index, int):
                     self._item_index[item_id] = index
                 if kind.endswith(".done") or item.get("type") not in _TEXT_ITEMS:
-                    return self._item(self._owner(obj), item)
+                    return self._item(self._owner(obj), item, done=kind.endswith(".done"))
             return []
-        if kind.startswith(("response.function_call_arguments.", "response.custom_tool_call_input.")):
+        if kind == "response.function_call_arguments.delta":
+            return self._call_arguments(self._owner(obj), obj.get("delta"), done=False)
+        if kind == "response.function_call_arguments.done":
+            return self._call_arguments(self._owner(obj), obj.get("arguments"), done=True)
+        if kind.startswith("response.custom_tool_call_input."):
             self._native = True
         elif kind.startswith("response.refusal."):
             self._refusal = True
@@ -196,10 +206,12 @@ class ResponsesReader(ReaderBase):
             return []
         return self._settle(key, part.get("text"), channel)
 
-    def _item(self, owner: int | str, item: Mapping[str, Any]) -> list[InboundEvent]:
+    def _item(self, owner: int | str, item: Mapping[str, Any], *, done: bool = True) -> list[InboundEvent]:
         kind = item.get("type")
+        if kind == "function_call":
+            return self._call(owner, item, done=done)
         if kind not in _TEXT_ITEMS:
-            self._native = True  # a call or a hosted tool: the host produced it, not raw text
+            self._native = True  # a hosted tool or a custom call: the host produced it, not raw text
             return []
         out: list[InboundEvent] = []
         content = item.get("content")
@@ -209,6 +221,38 @@ class ResponsesReader(ReaderBase):
         for n, part in enumerate(summary if isinstance(summary, list) else []):
             out.extend(self._part((owner, "summary", n), part))
         return out
+
+    def _call(self, owner: int | str, item: Mapping[str, Any], *, done: bool) -> list[InboundEvent]:
+        """A `function_call` item the host made: its start once, then (when `done`) the arguments
+        the deltas missed and its end. Its `call_id` is the id the client sends the result with."""
+        self._native = True
+        out: list[InboundEvent] = []
+        if owner not in self._calls:
+            self._calls[owner] = (len(self._calls), [])
+            call_id = str_or_none(item.get("call_id")) or str_or_none(item.get("id"))
+            out.append(UpstreamCall(index=self._calls[owner][0], id=call_id, name=str_or_none(item.get("name")) or ""))
+        if done:
+            out.extend(self._call_arguments(owner, item.get("arguments"), done=True))
+        return out
+
+    def _call_arguments(self, owner: int | str, text: object, *, done: bool) -> list[InboundEvent]:
+        """A delta of a call's arguments, or (`done`) their whole text: what the deltas missed,
+        then the call's end. Pieces of a call never announced, or already ended, are dropped."""
+        self._native = True
+        if owner not in self._calls or owner in self._calls_done:
+            return []
+        index, pieces = self._calls[owner]
+        rest = ""
+        if isinstance(text, str):
+            seen = "".join(pieces)
+            rest = text if not done else text[len(seen) :] if text.startswith(seen) else ""
+        if rest:
+            pieces.append(rest)
+        if done:
+            self._calls_done.add(owner)
+        elif not rest:
+            return []
+        return [UpstreamCall(index=index, arguments=rest, done=done)]
 
     def _terminal(self, response: Mapping[str, Any]) -> list[InboundEvent]:
         """A terminal event's response, or a whole response object: the output's text the events
