@@ -254,6 +254,7 @@ class _Request:
         """The app raised mid-stream: end the rewritten stream (held text out, an error event
         last) rather than cutting it where the parser was holding text back. Anything else (no
         body sent yet, a pass-through) is left to the server, as without the middleware."""
+        self.lane = None
         if self.state != "stream" or self.start is not None:
             return
         out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")

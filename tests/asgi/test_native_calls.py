@@ -87,3 +87,56 @@ def test_responses_the_hosts_own_calls_reach_the_client_through_an_agent_turn(
     ]
     answer = client.responses.create(model="m", input=follow, tools=tools)
     assert answer.output_text == "It is sunny."
+
+
+
+def _mixed(first_call: str) -> list[dict[str, Any]]:
+    """A stream with a call in the model's text (`first_call`), then a call the host made itself,
+    then another text call, through the middleware (incremental argument streaming); the client's
+    chunks."""
+    from tests.asgi.harness import SSE_HEADERS, Receive, Recorder, body, call, request, scope, scripted, start
+    from toolcall_middleware import ToolCallMiddleware
+
+    meta = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + json.dumps({**meta, "choices": [choice]}).encode() + b"\n\n"
+
+    native = {"index": 0, "id": "call_host", "function": {"name": "get_time", "arguments": "{}"}}
+    stream = [
+        chunk({"role": "assistant", "content": first_call}),
+        chunk({"tool_calls": [native]}),
+        chunk({"content": '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'}),
+        chunk({}, "stop") + b"data: [DONE]\n\n",
+    ]
+    req = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+    req["tools"] = [tool("get_weather"), tool("get_time")]
+    script = [start(200, SSE_HEADERS), *[body(c, more=True) for c in stream], body(b"")]
+    app = ToolCallMiddleware(scripted(script), dialect="hermes", forward_tools=True, arguments_streaming="incremental")
+    sent = Recorder()
+    call(app, scope(), Receive([request(json.dumps(req).encode())]), sent)
+    return [json.loads(e[6:]) for e in sent.body.split(b"\n\n") if e.startswith(b"data: {")]
+
+
+def test_a_host_call_between_calls_of_the_models_text_keeps_every_call_apart() -> None:
+    """The text after the host's call is parsed anew, its calls numbered on: three calls."""
+    chunks = _mixed('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>')
+    starts = [
+        (tc["index"], tc["function"]["name"], tc["id"])
+        for c in chunks
+        for tc in c["choices"][0]["delta"].get("tool_calls") or []
+        if "id" in tc
+    ]
+    assert [(i, name) for i, name, _ in starts] == [(0, "get_weather"), (1, "get_time"), (2, "get_weather")]
+    assert starts[1][2] == "call_host"
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_a_host_call_cutting_a_streamed_call_short_fails_the_response_clearly() -> None:
+    """A call whose arguments had begun to stream, cut off by the host's own call: the response
+    ends in the error the rules give such a call, not in raw bytes."""
+    chunks = _mixed('<tool_call>{"name": "get_weather", "arguments": {"city": "Pa')
+    last = chunks[-1]
+    assert last["choices"][0]["finish_reason"] == "error"
+    assert last["error"]["code"] == "incomplete_tool_call"

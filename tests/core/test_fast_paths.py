@@ -540,3 +540,28 @@ def test_the_lane_takes_reasoning_chunks(key: str) -> None:
         for chunk in (json.loads(e.data) for e in SSEDecoder().feed(laned) if e.data and e.data != "[DONE]")
     )
     assert reasoning == "Let me think about it carefully now."
+
+
+def test_a_chunk_the_lane_refuses_leaves_the_template_unused() -> None:
+    """The template counts shapes it learned and never matched (to stop learning for hosts whose
+    chunks never repeat): a chunk the lane refuses (here an unescaped quote inside the frame)
+    must not count as a match, as it does not in `TextTemplate.match_text`."""
+    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange.rewrite_request(json.dumps({"model": "m", "stream": True, "messages": []}).encode())
+    exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
+
+    def chunk(delta: dict[str, Any]) -> bytes:
+        return _encode_chunk({**META, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}, "utf8")
+
+    for delta in ({"role": "assistant", "content": ""}, {"content": "Hi"}, {"content": "Hi"}):
+        exchange.feed(chunk(delta))
+    lane = exchange.lane
+    assert lane is not None
+    assert exchange._stream is not None
+    template = exchange._stream.reader.template
+    assert template is not None
+    template.used = False
+    assert lane(chunk({"content": "@@"}).replace(b"@@", b'a", "x": "b')) is None
+    assert template.used is False
+    assert lane(chunk({"content": "ok"}))
+    assert template.used is True

@@ -124,14 +124,17 @@ class Answer:
         )
 
     def _native_call(self, piece: UpstreamCall) -> list[Event]:
-        """A call the host made itself (an Anthropic `tool_use` block): straight to the policy,
-        past the parser. The parser is closed first so the text before the call goes out before
-        it, whole; text after it goes to a new parser."""
+        """A call the host made itself (an Anthropic `tool_use` block, a Chat host's `tool_calls`):
+        straight to the policy, past the parser. The parser is closed first so the text before
+        the call goes out before it, whole; text after it goes to a new parser, which numbers its
+        calls on from the old one's (the rules still know a call the old one left open)."""
         events: list[Event] = []
         if piece.index not in self.native_seen:
             self.native_seen.add(piece.index)
             events.extend(self.parser.close())
+            next_index = self.parser.context.next_index
             self.parser = self._parser()
+            self.parser.context.next_index = next_index
         return events + self.native.feed(piece)
 
     # -- streamed ------------------------------------------------------------------------------

@@ -185,7 +185,6 @@ def _lane(
             text = body.decode()
         except UnicodeDecodeError:
             return None  # the SSE decoder replaces bad bytes: its text is not this one
-        template.used = True
         if 92 in body or 34 in body:  # a backslash (escapes) or a quote
             try:  # as `json.loads('"' + body + '"')`, which must end at the last quote
                 text, end = _scanstring(token := text + '"', 0)
@@ -193,7 +192,9 @@ def _lane(
                 return None
             if end != len(token) or not text or not firsts.isdisjoint(text):
                 return None  # an unescaped quote; a marker may start
+            template.used = True
             return out(take(text))
+        template.used = True  # (only for a chunk taken: as `TextTemplate.match_text`)
         # The text is its own JSON string body, and whitespace in it can only be spaces.
         if holder is not None:
             if body[-1] == 32:
