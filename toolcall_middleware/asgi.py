@@ -104,9 +104,11 @@ class _Request:
             await self._abort(error)
             raise  # the server logs it as usual; the client's stream has been ended cleanly
         finally:
-            if self.keepalive is not None:
-                await self.keepalive.stop()
-            self.exchange.report()
+            try:
+                if self.keepalive is not None:
+                    await self.keepalive.stop()  # (a cancelled request may be cancelled here too)
+            finally:
+                self.exchange.report()
 
     async def _read_body(self) -> tuple[list[bytes] | None, bool]:
         limit = self.mw.config.limits.max_request_bytes
