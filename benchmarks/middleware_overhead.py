@@ -419,7 +419,7 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
         ("  chunk template on each whole SSE event (reader.feed_event, else feed_data)", best(template)),
         ("  hermes StreamParser", best(parse)),
         ("  PolicyFilter (schema compile included)", best(filter_)),
-        ("    of which: compiling the tool's schema (SchemaCheck)", best(schema)),
+        ("    compiling the tool's schema once, uncached (SchemaCheck; requests share it)", best(schema)),
         ("  ChatStreamEmitter.feed_sse (text chunks from a template)", best(emit_sse)),
         ("  the long way, which the template and the lane skip for most chunks:", 0.0),
         ("    SSE decoding (framing.sse.SSEDecoder)", best(sse)),
