@@ -107,7 +107,7 @@ def text_lane(
         machine._held_ws = text[len(kept) :]  # held back: a block may follow
         return held + kept
 
-    return _lane(frame_in, output, cap, template, machine._markers, machine, take, machine)
+    return _lane(frame_in, output, cap, template, machine._markers, machine, take, machine, hold_spaces is True)
 
 
 def reasoning_lane(
@@ -137,7 +137,7 @@ def reasoning_lane(
         splitter._held_ws = text[len(kept) :]
         return held + kept
 
-    return _lane(frame_in, output, cap, template, markers, splitter, take, None)
+    return _lane(frame_in, output, cap, template, markers, splitter, take, None, splitter is not None)
 
 
 def _lane(
@@ -149,12 +149,14 @@ def _lane(
     holder: _Holder | None,
     take: Callable[[str], str],
     tracker: _Tracker | None,
+    holds_spaces: bool,
 ) -> Lane:
     """The lane both builders share. The usual piece (no escape, no whitespace at its end) is
     done here: it goes out after whatever whitespace `holder` held, as the bytes it came in, and
     `tracker` (a text mode) notes its last character. `take(text)` does the rest, giving what
     goes out: escaped text (once decoded) and text that ends in whitespace. `holder` `None`:
-    nothing is ever held."""
+    nothing is ever held. `holds_spaces`: `holder` always holds back the spaces at the end of
+    a text (then a text ending in spaces, with nothing held before it, is done here too)."""
     head, tail = frame_in
     head_len, tail_len = len(head), len(tail)
     frame = head_len + tail_len
@@ -198,7 +200,15 @@ def _lane(
         # The text is its own JSON string body, and whitespace in it can only be spaces.
         if holder is not None:
             if body[-1] == 32:
-                return out(take(text))
+                kept = text.rstrip(" ")
+                if not holds_spaces or not kept or holder._held_ws:
+                    return out(take(text))
+                # Held back: a block (or the reasoning's end) may follow; the rest goes as it came.
+                holder._held_ws = text[len(kept) :]
+                if tracker is not None:
+                    tracker._prev, tracker._last, tracker._after_call = " ", kept[-1], False
+                body = body[: len(kept) - len(text)]
+                return out_open + body + out_close if write is None else write(kept, b'"' + body + b'"')
             if tracker is not None:  # `_text_piece`'s bookkeeping: no whitespace at the end
                 tracker._prev = tracker._last = text[-1]
                 tracker._after_call = False
