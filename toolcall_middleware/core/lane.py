@@ -215,7 +215,10 @@ def _lane(
             held = holder._held_ws
             if held:
                 holder._held_ws = ""
-                return out(held + text)
+                if held != " ":
+                    return out(held + text)
+                body = b" " + body  # the usual held space (a word's, before the next one)
+                text = " " + text
         if write is None:
             return out_open + body + out_close
         return write(text, b'"' + body + b'"')
