@@ -229,11 +229,10 @@ class Answer:
         if isinstance(item, RawText):
             return self._text(item)
         if isinstance(item, UpstreamCall):
-            if item.choice != self.index:
-                if not self.several:
-                    return b""
-                return self._choice(item.choice)._emit(self._choice(item.choice)._native_call(item))
-            return self._emit(self._native_call(item))
+            if item.choice != self.index and not self.several:
+                return b""
+            owner = self if item.choice == self.index else self._choice(item.choice)
+            return owner._emit(owner._native_call(item))
         if isinstance(item, UpstreamDone):
             return self.finish(item)
         if isinstance(item, UpstreamError) and self.ex.upstream != self.ex.api:

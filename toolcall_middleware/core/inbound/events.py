@@ -108,7 +108,7 @@ class UpstreamError:
 @dataclass(frozen=True, slots=True)
 class UpstreamCall:
     """A piece of a structured tool call the upstream made itself (an Anthropic `tool_use` block,
-    a Chat host's own `tool_calls`).
+    a Chat host's own `tool_calls`, a Responses host's `function_call` item).
 
     Not raw text: it bypasses the dialect parser (`NativeCalls` turns the pieces into
     `ToolCallStart` / `ToolCallDelta` / `ToolCallEnd`). `index` counts the response's calls from 0;
