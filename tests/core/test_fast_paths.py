@@ -9,6 +9,7 @@ taken the long way: byte by byte (where no shortcut applies), or through the pla
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import re
 from typing import Any
@@ -470,8 +471,10 @@ def test_the_lane_gives_what_the_general_path_gives(
 
 def test_the_lane_takes_the_usual_chunks_and_leaves_the_rest() -> None:
     """Plain text chunks (escaped or not, with spaces held back before a possible call) go the
-    lane; the call's chunks, which the parser must see, do not."""
-    pieces = ["Sure", ". The ", "café ", "is \"open\"", " today.\n", "Then", " a call:", "\n<tool_", "call>", "\n{}"]
+    lane, and so do the pieces of a call's body that cannot end it; the chunks that open or close
+    the call, which the parser must see, do not."""
+    pieces = ["Sure", ". The ", "café ", 'is "open"', " today.\n", "Then", " a call:", "\n<tool_", "call>", "\n{"]
+    pieces += ['"name": "f", ', '"arguments": {"q": "a<b"', ', "n": 1}', "}\n</tool", "_call>"]
     opening = {"role": "assistant", "content": "Hi"}
     events = [{**META, "choices": [{"index": 0, "delta": opening, "finish_reason": None}]}]
     events += [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
@@ -479,15 +482,82 @@ def test_the_lane_takes_the_usual_chunks_and_leaves_the_rest() -> None:
     laned, taken = _lane_exchange("hermes", per_event, use_lane=True)
     general, none = _lane_exchange("hermes", per_event, use_lane=False)
     assert laned == general and none == 0
-    # The role chunk has a shape of its own; the first text chunk teaches the template and the
-    # next goes the direct path, which arms the parser's shortcut: from then on every text chunk
-    # is the lane's, up to the one that may start the call.
-    assert taken == 5
-    content = "".join(
-        chunk["choices"][0]["delta"].get("content") or ""
-        for chunk in (json.loads(e.data) for e in SSEDecoder().feed(laned) if e.data and e.data != "[DONE]")
-    )
-    assert content.startswith('HiSure. The café is "open" today.\nThen a call:')
+    # The role chunk has a shape of its own and the first text chunk teaches the template: from
+    # then on every text chunk is the lane's (6), up to the one that may start the call; inside
+    # the call, the pieces with no `<` in them (3 of the 4 before the one that ends it).
+    assert taken == 9
+    chunks = [json.loads(e.data) for e in SSEDecoder().feed(laned) if e.data and e.data != "[DONE]"]
+    content = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks)
+    assert content == 'HiSure. The café is "open" today.\nThen a call:'
+    calls = [c for chunk in chunks for c in chunk["choices"][0]["delta"].get("tool_calls") or []]
+    assert [c["function"]["name"] for c in calls if c.get("function", {}).get("name")] == ["f"]
+    arguments = "".join(c["function"].get("arguments") or "" for c in calls)
+    assert json.loads(arguments) == {"q": "a<b", "n": 1}
+
+
+# A call's body, the way a model writes one: cut anywhere into chunks, with markers, quotes,
+# escapes and `<` inside its strings (which cannot end it) and outside them (which may).
+CALL_TEXT = st.sampled_from(
+    [
+        '<tool_call>\n{"name": "f", "arguments": {"q": "a </tool_call> b", "n": [1, 2], "s": "say \\"hi\\"\\n"}}'
+        "\n</tool_call>",
+        '<tool_call>{"name": "f", "arguments": {"path": "C:\\\\x", "html": "<b>é</b>"}}</tool_call>',
+        '<tool_call>{"name": "f", "arguments": {"a": 1}</tool_call>',  # broken: text after all
+        '<function=f>{"q": "x < y", "e": "\\u00e9"}</function>',
+        '<function=f>{"q": "</function>"}</function>',
+        '<tool_call>{"name": "f", "arguments": {"q": "cut off',
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["hermes", "llama_function"]),
+    st.tuples(st.sampled_from(["", "Sure. ", "Let me look.\n\n"]), CALL_TEXT, st.sampled_from(["", "\nDone."])),
+    st.lists(st.integers(min_value=0, max_value=200), max_size=30),
+    st.sampled_from(["ascii", "utf8", "go"]),
+    st.sampled_from(["whole", "incremental"]),
+)
+def test_the_lane_inside_a_call_gives_what_the_general_path_gives(
+    dialect: str, parts: tuple[str, str, str], cuts: list[int], style: str, streaming: str
+) -> None:
+    """A call's body cut into chunks anywhere: the pieces the open block takes quietly go the
+    lane, and the client gets the bytes it gets with every chunk fed the general way (and, for
+    Hermes, byte by byte)."""
+    text = "".join(parts)
+    points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    pieces = [text[a:b] for a, b in itertools.pairwise(points)]
+    events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    events += [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    per_event = [_encode_chunk(e, style) for e in events] + [b"data: [DONE]\n\n"]
+    laned, _ = _lane_exchange(dialect, per_event, use_lane=True, arguments_streaming=streaming)
+    general, _ = _lane_exchange(dialect, per_event, use_lane=False, arguments_streaming=streaming)
+    assert laned == general
+    if dialect == "hermes" and streaming == "whole":
+        stream = b"".join(per_event)
+        assert laned == _exchange([stream[i : i + 1] for i in range(len(stream))])
+
+
+def test_a_call_body_goes_the_lane() -> None:
+    """The chunks of a call's arguments (here a long one, as an agent writing a file sends) are
+    the lane's, but for those that may end the call; the client gets the call whole."""
+    code = 'def add(a, b):\n    return a + b  # "sum"\n' * 20
+    body = json.dumps({"name": "f", "arguments": {"path": "add.py", "content": code}})
+    pieces = ["<tool_call>"] + [body[i : i + 4] for i in range(0, len(body), 4)] + ["</tool_call>"]
+    events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    events += [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    per_event = [_encode_chunk(e, "ascii") for e in events] + [b"data: [DONE]\n\n"]
+    laned, taken = _lane_exchange("hermes", per_event, use_lane=True)
+    general, _ = _lane_exchange("hermes", per_event, use_lane=False)
+    assert laned == general
+    assert taken == len(pieces) - 2  # all but the two chunks of the markers
+    chunks = [json.loads(e.data) for e in SSEDecoder().feed(laned) if e.data and e.data != "[DONE]"]
+    calls = [c for chunk in chunks for c in chunk["choices"][0]["delta"].get("tool_calls") or []]
+    arguments = "".join(c["function"].get("arguments") or "" for c in calls)
+    assert json.loads(arguments) == {"path": "add.py", "content": code}
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
 REASONING_PIECE = st.one_of(

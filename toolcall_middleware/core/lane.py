@@ -50,6 +50,16 @@ but for its text (a Chat chunk), or a `Writer`."""
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
+def _unescaped(body: str) -> str | None:
+    """The text of a JSON string body with escapes (as `json.loads('"' + body + '"')`, which
+    must end at the last quote); `None` for a bad escape or a quote that ends the string early."""
+    try:
+        text, end = _scanstring(token := body + '"', 0)
+    except ValueError:
+        return None
+    return text if end == len(token) else None
+
+
 class Hits(Protocol):
     """What learns that its shape was matched (`TextTemplate.used`)."""
 
@@ -188,12 +198,10 @@ def _lane(
         except UnicodeDecodeError:
             return None  # the SSE decoder replaces bad bytes: its text is not this one
         if 92 in body or 34 in body:  # a backslash (escapes) or a quote
-            try:  # as `json.loads('"' + body + '"')`, which must end at the last quote
-                text, end = _scanstring(token := text + '"', 0)
-            except ValueError:  # a bad escape
-                return None
-            if end != len(token) or not text or not firsts.isdisjoint(text):
-                return None  # an unescaped quote; a marker may start
+            unescaped = _unescaped(text)
+            if not unescaped or not firsts.isdisjoint(unescaped):
+                return None  # a bad escape, an unescaped quote; a marker may start
+            text = unescaped
             template.used = True
             return out(take(text))
         template.used = True  # (only for a chunk taken: as `TextTemplate.match_text`)
@@ -222,5 +230,36 @@ def _lane(
         if write is None:
             return out_open + body + out_close
         return write(text, b'"' + body + b'"')
+
+    return lane
+
+
+def quiet_lane(feed_quiet: Callable[[str], bool], frame_in: tuple[bytes, bytes], cap: int, template: Hits) -> Lane:
+    """The lane inside a call's body: a piece the open block takes without a word (its
+    `feed_quiet`, as `HermesBlock.feed_quiet`) gives the client nothing (`b""`); a piece that may
+    end the block, or make it report, takes the general path. `frame_in` and `cap` as for
+    `text_lane`. A call's arguments come in many small chunks, most of them quoted or escaped."""
+    head, tail = frame_in
+    head_len, tail_len = len(head), len(tail)
+    frame = head_len + tail_len
+    control = stop_bytes(()).search
+
+    def lane(raw: bytes) -> bytes | None:
+        size = len(raw)
+        if size <= frame or size > cap or not raw.startswith(head) or not raw.endswith(tail):
+            return None
+        body = raw[head_len : size - tail_len]
+        if control(body) is not None:
+            return None  # a raw control character: not a JSON string
+        try:
+            text: str | None = body.decode()
+        except UnicodeDecodeError:
+            return None  # the SSE decoder replaces bad bytes: its text is not this one
+        if 92 in body or 34 in body:
+            text = _unescaped(text)  # type: ignore[arg-type]
+        if not text or not feed_quiet(text):
+            return None
+        template.used = True
+        return b""
 
     return lane

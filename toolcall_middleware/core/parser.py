@@ -153,14 +153,15 @@ class StreamParser:
         if self._closed:
             return None
         if channel is Channel.CONTENT:
-            if self._past_reasoning:
-                make = getattr(self._tools, "text_lane", None)
-                out = output(Channel.CONTENT)
-                if make is None or out is None:
-                    return None
-                lane: Lane | None = make(frame_in, out, cap, template)
-                return lane
             splitter = self._splitter
+            # Past the reasoning: once a piece went the tool machine's plain way, or once content
+            # was fed and the splitter passes all through (a call may come first thing).
+            if self._past_reasoning or (self._content_fed and (splitter is None or splitter.passes_through)):
+                make = getattr(self._tools, "text_lane", None)
+                if make is None:
+                    return None
+                lane: Lane | None = make(frame_in, output(Channel.CONTENT), cap, template)
+                return lane
         elif self.dialect.reasoning is None:
             splitter = None  # reasoning as the host labels it, as it is (`feed_reasoning`)
             out = output(Channel.REASONING)

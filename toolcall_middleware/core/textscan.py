@@ -155,9 +155,15 @@ class JsonStringTracker:
     def __init__(self, markers: Sequence[str]) -> None:
         self._markers = tuple(markers)
         self._outside = re.compile('"|' + alternation(markers).pattern)
+        self._firsts = frozenset(m[0] for m in markers if m)
         self.in_string = False
         self._skip = 0
         self._carry = ""
+
+    def cannot_find(self, text: str) -> bool:
+        """No marker can end in `text`: none of their first characters is in it, and no part of
+        one is carried over from the last piece (`find(text)` is then sure to give `None`)."""
+        return not self._carry and self._firsts.isdisjoint(text)
 
     def find(self, text: str) -> tuple[int, str] | None:
         """End offset in `text` of the first marker outside a string, and the marker."""
@@ -212,6 +218,15 @@ class JsonSegment:
         self._parts = []
         # The marker may have begun in an earlier piece: cut it off the joined text.
         return full[: len(full) - len(marker)], marker, text[end:]
+
+    def feed_inside(self, text: str) -> bool:
+        """`feed(text)` for a piece that cannot end the segment (`JsonStringTracker.cannot_find`);
+        `False`, with nothing consumed, for any other piece."""
+        if not self._tracker.cannot_find(text):
+            return False
+        self._tracker.find(text)  # (for the string state only: it finds nothing)
+        self._parts.append(text)
+        return True
 
     def text(self) -> str:
         return "".join(self._parts)

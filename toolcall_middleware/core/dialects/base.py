@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
-from ..lane import Hits, Lane, Output, text_lane
+from ..lane import Hits, Lane, Output, quiet_lane, text_lane
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
 
@@ -265,13 +265,18 @@ class BlockParser(PendingTextMachine):
                 return self._text_piece(text)
         return None
 
-    def text_lane(
-        self, frame_in: tuple[bytes, bytes], output: Output, cap: int, template: Hits
-    ) -> Lane | None:
+    def text_lane(self, frame_in: tuple[bytes, bytes], output: Output | None, cap: int, template: Hits) -> Lane | None:
         """`feed_plain_text` fused with reading and writing the chunk (see `lane.text_lane`), while
-        this machine is in text mode with nothing held but layout whitespace; else `None`. The
-        lane stands until anything else feeds the machine."""
-        if self._block is not None or self._pending or self._skip_ws:
+        this machine is in text mode with nothing held but layout whitespace; inside a block that
+        takes pieces quietly (`HermesBlock.feed_quiet`), the block's `lane.quiet_lane`; else
+        `None` (and for text when the client's side is not known yet: `output` `None`). The lane
+        stands until anything else feeds the machine."""
+        if self._block is not None:
+            feed_quiet = getattr(self._block, "feed_quiet", None)
+            if feed_quiet is None or self._pending:
+                return None
+            return quiet_lane(feed_quiet, frame_in, cap, template)
+        if output is None or self._pending or self._skip_ws:
             return None
         fixed = type(self).layout_before_block is BlockParser.layout_before_block
         return text_lane(self, frame_in, output, cap, template, self.strip_around_blocks if fixed else None)

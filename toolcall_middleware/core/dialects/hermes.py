@@ -70,6 +70,12 @@ class HermesBlock:
         self._items.append(call if call is not None else self._opener + body + marker)
         return rest
 
+    def feed_quiet(self, text: str) -> bool:
+        """`feed(text)` for a piece of the body that can neither end the block nor report
+        anything (no marker can end in it, no call streams); `False`, with nothing consumed, for
+        any other piece. (The block's lane: `BlockParser.text_lane`.)"""
+        return self._watch is None and self._body.feed_inside(text)
+
     def take(self) -> list[BlockItem]:
         items = self._items[:]
         self._items.clear()  # in place: the watcher appends to this list

@@ -46,6 +46,11 @@ class LlamaFunctionBlock:
             self._items.append(Call(name=self._name.strip(), arguments=dump_arguments(args)))
         return rest
 
+    def feed_quiet(self, text: str) -> bool:
+        """`feed(text)` for a piece of the arguments that cannot end the block; `False`, with
+        nothing consumed, for any other piece (see `HermesBlock.feed_quiet`)."""
+        return self._name is not None and self._body.feed_inside(text)
+
     def take(self) -> list[Call | str]:
         items, self._items = self._items, []
         return items
