@@ -69,7 +69,10 @@ class ToolCallConfig(BaseModel):
     route_prefixes: tuple[str, ...] = Field(("",), description="mount prefixes routes may sit under, e.g. '/api'")
     generation_prompt: str | None = Field(None, description="the text the chat template appends after the last message")
     thinking: bool | None = Field(None, description="whether the template opens a reasoning block (None: by model)")
-    forward_tools: bool = Field(False, description="the backend takes `tools` itself: forward them, don't inject")
+    forward_tools: bool = Field(False, description="the backend takes `tools` itself: forward them too")
+    inject_manifest: bool | None = Field(
+        None, description="write the tool manifest and calling rules into the prompt (None: unless forward_tools)"
+    )
     strict: bool = Field(False, description="validate every call against its schema, as if each tool were strict")
     repair: bool = Field(True, description="one safe repair pass on broken JSON arguments (never on truncation)")
     arguments_streaming: Literal["whole", "incremental"] = Field(

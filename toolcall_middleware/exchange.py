@@ -39,6 +39,8 @@ def settings_from(config: ToolCallConfig) -> Settings:
         generation_prompt=config.generation_prompt,
         thinking=config.thinking,
         forward_tools=config.forward_tools,
+        # A backend that takes the tools writes them into its prompt itself (its chat template).
+        inject_manifest=config.inject_manifest if config.inject_manifest is not None else not config.forward_tools,
         strict=config.strict,
         repair=config.repair,
         arguments_streaming=config.arguments_streaming,

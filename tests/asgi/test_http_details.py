@@ -899,6 +899,56 @@ def test_a_model_no_pattern_knows_is_shown_the_hermes_manifest_and_read_back_by_
     assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
 
 
+@pytest.mark.parametrize(
+    ("options", "tools_forwarded", "manifest"),
+    [
+        ({}, False, True),
+        ({"forward_tools": True}, True, False),  # the backend's template writes its tools itself
+        ({"forward_tools": True, "inject_manifest": True}, True, True),  # tools for its grammar only
+        ({"inject_manifest": False}, False, False),  # the app's own prompt describes the tools
+    ],
+)
+def test_the_backend_gets_the_tools_and_the_manifest_as_configured(
+    options: dict[str, Any], tools_forwarded: bool, manifest: bool
+) -> None:
+    """`forward_tools` sends the tools on, and then leaves the prompt alone unless
+    `inject_manifest` says otherwise; the tool history is written as the dialect's text either way,
+    and the answer is read back the same."""
+    seen: list[bytes] = []
+    answer = chat_answer(RAW_CALL)
+    app = scripted([start(200, json_headers(answer)), body(answer)], seen=seen)
+    history = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Lyon"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "12 C"},
+    ]
+    receive = Receive([request(chat_request(messages=history, tool_choice="auto"))])
+    send = Recorder()
+    call(ToolCallMiddleware(app, dialect="hermes", **options), scope(), receive, send)
+    forwarded = json.loads(seen[0])
+    assert ("tools" in forwarded) is tools_forwarded
+    assert ("tool_choice" in forwarded) is tools_forwarded
+    system = forwarded["messages"][0]
+    assert system["role"] == "system" and system["content"].startswith("Be brief.")
+    assert ("<tools>" in system["content"]) is manifest
+    turns = json.dumps(forwarded["messages"][1:])
+    assert "<tool_call>" in turns and "<tool_response>" in turns and "12 C" in turns
+    assert all(m["role"] != "tool" and "tool_calls" not in m for m in forwarded["messages"])
+    message = send.json()["choices"][0]["message"]
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
+
+
 def _completion_shaped(text: str, *, stream: bool) -> bytes:
     """An in-house host's answer on the chat route in the legacy completions shape."""
     meta = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "qwen3"}

@@ -82,6 +82,20 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
     assert config.repair is True  # untouched options keep their defaults
 
 
+def test_forward_tools_leaves_the_prompt_alone_unless_told() -> None:
+    def exchange_settings(*flags: str) -> tuple[bool, bool]:
+        from toolcall_middleware.asgi import settings_from
+
+        _, config = resolve(build_parser().parse_args(["serve", *flags]))
+        settings = settings_from(config)
+        return settings.forward_tools, settings.inject_manifest
+
+    assert exchange_settings() == (False, True)
+    assert exchange_settings("--forward-tools") == (True, False)
+    assert exchange_settings("--forward-tools", "--inject-manifest") == (True, True)
+    assert exchange_settings("--no-inject-manifest") == (False, False)
+
+
 def test_every_config_option_has_a_flag() -> None:
     """The flags are derived from the model: every field but the callback is settable."""
     from toolcall_middleware.config import Limits, ToolCallConfig

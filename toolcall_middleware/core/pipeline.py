@@ -46,6 +46,7 @@ class Settings:
     generation_prompt: str | None = None
     thinking: bool | None = None
     forward_tools: bool = False
+    inject_manifest: bool = True
     strict: bool = False
     repair: bool = True
     arguments_streaming: Literal["whole", "incremental"] = "whole"
@@ -147,7 +148,13 @@ class Exchange:
         if self.upstream == "completions":
             return None
         rewrite = REWRITES[self.upstream]
-        result = rewrite(body, dialect=request_dialect(dialect), forward_tools=self.settings.forward_tools)
+        settings = self.settings
+        result = rewrite(
+            body,
+            dialect=request_dialect(dialect),
+            forward_tools=settings.forward_tools,
+            inject_manifest=settings.inject_manifest,
+        )
         self.report.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
         self.report.echoed_function_calls = result.calls_flattened
         if not result.changed and not bridged:
