@@ -234,9 +234,9 @@ def _lane(
     return lane
 
 
-def quiet_lane(feed_quiet: Callable[[str], bool], frame_in: tuple[bytes, bytes], cap: int, template: Hits) -> Lane:
+def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes], cap: int, template: Hits) -> Lane:
     """The lane inside a call's body: a piece the open block takes without a word (its
-    `feed_quiet`, as `HermesBlock.feed_quiet`) gives the client nothing (`b""`); a piece that may
+    `quiet_feed`, as `HermesBlock.quiet_feed`) gives the client nothing (`b""`); a piece that may
     end the block, or make it report, takes the general path. `frame_in` and `cap` as for
     `text_lane`. A call's arguments come in many small chunks, most of them quoted or escaped."""
     head, tail = frame_in
@@ -257,7 +257,7 @@ def quiet_lane(feed_quiet: Callable[[str], bool], frame_in: tuple[bytes, bytes],
             return None  # the SSE decoder replaces bad bytes: its text is not this one
         if 92 in body or 34 in body:
             text = _unescaped(text)  # type: ignore[arg-type]
-        if not text or not feed_quiet(text):
+        if not text or not quiet_feed(text):
             return None
         template.used = True
         return b""

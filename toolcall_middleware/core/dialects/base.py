@@ -268,14 +268,12 @@ class BlockParser(PendingTextMachine):
     def text_lane(self, frame_in: tuple[bytes, bytes], output: Output | None, cap: int, template: Hits) -> Lane | None:
         """`feed_plain_text` fused with reading and writing the chunk (see `lane.text_lane`), while
         this machine is in text mode with nothing held but layout whitespace; inside a block that
-        takes pieces quietly (`HermesBlock.feed_quiet`), the block's `lane.quiet_lane`; else
+        takes pieces quietly (`HermesBlock.quiet_feed`), the block's `lane.quiet_lane`; else
         `None` (and for text when the client's side is not known yet: `output` `None`). The lane
         stands until anything else feeds the machine."""
         if self._block is not None:
-            feed_quiet = getattr(self._block, "feed_quiet", None)
-            if feed_quiet is None or self._pending:
-                return None
-            return quiet_lane(feed_quiet, frame_in, cap, template)
+            quiet_feed = None if self._pending else getattr(self._block, "quiet_feed", None)
+            return None if quiet_feed is None else quiet_lane(quiet_feed, frame_in, cap, template)
         if output is None or self._pending or self._skip_ws:
             return None
         fixed = type(self).layout_before_block is BlockParser.layout_before_block

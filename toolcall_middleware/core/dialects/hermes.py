@@ -12,6 +12,7 @@ object streams as the model wrote it (held until the name, when it comes first);
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..reasoning import ReasoningSyntax
@@ -70,11 +71,13 @@ class HermesBlock:
         self._items.append(call if call is not None else self._opener + body + marker)
         return rest
 
-    def feed_quiet(self, text: str) -> bool:
+    @property
+    def quiet_feed(self) -> Callable[[str], bool] | None:
         """`feed(text)` for a piece of the body that can neither end the block nor report
-        anything (no marker can end in it, no call streams); `False`, with nothing consumed, for
-        any other piece. (The block's lane: `BlockParser.text_lane`.)"""
-        return self._watch is None and self._body.feed_inside(text)
+        anything (`JsonSegment.feed_inside`: `False`, nothing consumed, for any other piece);
+        `None` while a call streams as it comes (every piece may report). For the block's lane
+        (`BlockParser.text_lane`)."""
+        return self._body.feed_inside if self._watch is None else None
 
     def take(self) -> list[BlockItem]:
         items = self._items[:]
