@@ -26,3 +26,4 @@ bench: $(BIN)/toolcall-middleware
 	$(BIN)/python benchmarks/parse_throughput.py
 	$(BIN)/python benchmarks/middleware_overhead.py
 	$(BIN)/python benchmarks/wsgi_overhead.py
+	$(BIN)/python benchmarks/instruction_count.py

@@ -1,0 +1,93 @@
+"""What `ToolCallMiddleware` costs a stream, counted in instructions: a figure the machine's noise
+does not move.
+
+CPU time on a shared machine moves by ±10-20% from run to run; the number of instructions a
+response takes does not. This runs the served benchmark's host app in-process (no sockets, the
+same stream: ~2 KB in ~400 SSE chunks ending in a hermes call) under valgrind's callgrind, bare,
+behind the middleware, and behind it with the body passed through (the ASGI layer alone), and
+prints instructions per response. Each figure is the difference of two runs of the same process
+(warm-up only, then warm-up and N responses), so start-up and imports cancel out.
+
+Instructions are not time: the middleware's code runs between the host's, colder in the caches,
+so its share of the time is larger than its share of the instructions. Use it to see whether a
+change made the middleware do less, and the served benchmark for what that is worth in time.
+
+    python benchmarks/instruction_count.py [--responses N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+APPS = {
+    "host app": "host",
+    "host app + middleware": "middleware",
+    "host + middleware, body passed through (ASGI layer only)": "passthrough",
+}
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def serve(app_kind: str, responses: int) -> None:
+    """The child: warm up, then drive `responses` requests through the app (under callgrind)."""
+    from middleware_overhead import drive
+    from middleware_overhead_app import make_app, request_body
+
+    from toolcall_middleware import ToolCallMiddleware
+
+    body = json.dumps(request_body()).encode()
+    app: Any = make_app(media_type="text/plain" if app_kind == "passthrough" else "text/event-stream")
+    if app_kind != "host":
+        app = ToolCallMiddleware(app, dialect="hermes")
+
+    async def run(n: int) -> None:
+        for _ in range(n):
+            await drive(app, body)
+
+    asyncio.run(run(5))
+    asyncio.run(run(responses))
+
+
+def count(app_kind: str, responses: int) -> int:
+    """Instructions of the whole child process."""
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
+    cmd += ["--child", app_kind, "--responses", str(responses)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    found = _COLLECTED.search(done.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind printed no count:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--responses", type=int, default=30, help="responses counted per app")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        serve(args.child, args.responses)
+        return
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: no instruction counts (apt-get install valgrind)")
+        return
+    per: dict[str, float] = {}
+    for label, kind in APPS.items():
+        per[label] = (count(kind, args.responses) - count(kind, 0)) / args.responses
+    host = per["host app"]
+    print(f"Instructions per response (callgrind; {args.responses} responses per app, start-up subtracted):\n")
+    print("| app | instructions per response | added by the middleware | per chunk | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for label, value in per.items():
+        added = value - host
+        extra = f"{added / 1e6:.2f} M | {added / 400:,.0f}" if label != "host app" else " | "
+        print(f"| {label} | {value / 1e6:.2f} M | {extra} | {value / host:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
