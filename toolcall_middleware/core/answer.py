@@ -12,7 +12,6 @@ answers with several choices (`n > 1`) get one `Answer` per choice, each on its 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from .framing.sse import DONE, SSEEvent, encode_data, encode_event
 from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
 from .inbound.anthropic import NativeCalls
+from .inbound.base import NOT_DECODED
 from .inbound.events import Kind, UpstreamCall
 from .lane import Lane, Output
 from .parser import StreamParser
@@ -37,13 +37,6 @@ if TYPE_CHECKING:
 NATIVE_INDEX = 1 << 20  # the indexes of a host's own calls, apart from the parser's (the policy renumbers)
 
 
-
-
-def json_or_done(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text if text.strip() == "[DONE]" else None
 
 
 class Answer:
@@ -139,8 +132,9 @@ class Answer:
 
     # -- streamed ------------------------------------------------------------------------------
 
-    def feed(self, event: SSEEvent) -> bytes:
-        items = self.reader.feed_data(event.data or "")
+    def feed(self, event: SSEEvent, decoded: object = NOT_DECODED) -> bytes:
+        """The bytes out for one SSE event; `decoded`: its data already decoded (`decode_data`)."""
+        items = self.reader.feed_data(event.data or "", decoded)
         if items is None:
             return event.raw
         if len(items) == 1:
@@ -501,4 +495,4 @@ def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-__all__ = ["Answer", "chat_usage", "json_or_done"]
+__all__ = ["Answer", "chat_usage"]

@@ -24,12 +24,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .answer import Answer, json_or_done
+from .answer import Answer
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
+from .inbound.base import decode_data
 from .inbound.events import Kind
 from .lane import Lane
 from .request import BadRequest
@@ -300,7 +301,7 @@ class Exchange:
         if event.data is None:
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
-            obj = json_or_done(event.data)
+            obj = decode_data(event.data)
             kind = self._answer_kind(obj)
             if kind is None:
                 if event.data.strip() != "[DONE]":
@@ -308,11 +309,12 @@ class Exchange:
                     self._passthrough = True
                 return event.raw
             self._stream = Answer(self, stream=True, kind=kind)
+            return self._stream.feed(event, obj)
         return self._stream.feed(event)
 
     def _whole(self, raw: bytes) -> bytes:
         within = self._buffered <= self.settings.max_response_bytes
-        obj = json_or_done(raw.decode("utf-8", errors="replace")) if within else None
+        obj = decode_data(raw.decode("utf-8", errors="replace")) if within else None
         kind = self._answer_kind(obj)
         if kind is None:
             self.report.passthrough_reason = "the upstream body is not an OpenAI-style answer"

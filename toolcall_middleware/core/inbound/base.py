@@ -11,6 +11,7 @@ from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, Upstream
 from .template import TextTemplate
 
 DONE = "[DONE]"
+NOT_DECODED: Any = object()  # `feed_data`'s data not decoded yet
 """The data of the SSE event that ends a Chat or completions stream (fed to a reader as is)."""
 
 
@@ -29,7 +30,7 @@ class Reader(Protocol):
 
     def feed(self, obj: object) -> list[InboundEvent]: ...
 
-    def feed_data(self, data: str) -> list[InboundEvent] | None: ...
+    def feed_data(self, data: str, decoded: object = NOT_DECODED) -> list[InboundEvent] | None: ...
 
     def feed_event(self, raw: bytes) -> RawText | None: ...
 
@@ -172,16 +173,17 @@ class ReaderBase:
             return [Unrecognized(obj)]
         return self._read(obj)
 
-    def feed_data(self, data: str) -> list[InboundEvent] | None:
+    def feed_data(self, data: str, decoded: object = NOT_DECODED) -> list[InboundEvent] | None:
         """`feed(decode_data(data))` for one SSE event's data; `None` when it is not JSON (nor
         `[DONE]`). A chunk shaped like the last plain text chunk is read from its template
-        (`TextTemplate`), without decoding the whole chunk: the events are the same."""
+        (`TextTemplate`), without decoding the whole chunk: the events are the same. `decoded`:
+        `decode_data(data)`, when the caller has it already (the event that told the answer's kind)."""
         template = self._template
         if template is not None and not self._done:
             fast = template.match(data)
             if fast is not None:
                 return [fast]
-        obj = decode_data(data)
+        obj = decode_data(data) if decoded is NOT_DECODED else decoded
         if obj is None:
             return None
         events = self.feed(obj)
