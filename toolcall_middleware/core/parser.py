@@ -12,24 +12,25 @@ from .lane import Hits, Lane, Output, reasoning_lane
 from .policy.repair import repair_arguments
 from .reasoning import Channel, ReasoningSplitter
 from .result import ParseResult, merge_events
+from .schema import JSON_OBJECT
 
 
 def tool_schemas(tools: Iterable[Mapping[str, Any]] | Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
     """Tool name -> parameters schema, from either OpenAI tool shape (or a ready mapping)."""
     if not tools:
         return {}
-    if isinstance(tools, Mapping):
-        return {str(k): v if isinstance(v, Mapping) else {} for k, v in tools.items()}
+    if isinstance(tools, JSON_OBJECT):
+        return {str(k): v if isinstance(v, JSON_OBJECT) else {} for k, v in tools.items()}
     schemas: dict[str, Mapping[str, Any]] = {}
     for tool in tools:
-        if not isinstance(tool, Mapping):
+        if not isinstance(tool, JSON_OBJECT):
             continue
         inner = tool.get("function")
-        fn: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
+        fn: Mapping[str, Any] = inner if isinstance(inner, JSON_OBJECT) else tool
         name = fn.get("name")
         if isinstance(name, str):
             params = fn.get("parameters", fn.get("input_schema"))
-            schemas[name] = params if isinstance(params, Mapping) else {}
+            schemas[name] = params if isinstance(params, JSON_OBJECT) else {}
     return schemas
 
 

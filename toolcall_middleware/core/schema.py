@@ -25,6 +25,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+JSON_OBJECT = (dict, Mapping)
+"""`isinstance(value, JSON_OBJECT)`: an object. A decoded JSON object is a `dict`, which this
+tells at once; only another `Mapping` takes the ABC's much slower check (which costs a request
+with many tools more than reading them does)."""
+
 # The JSON schema types, plus the aliases tool schemas in the wild use for them.
 _ALIASES = {
     "string": "string",

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .errors import PolicyConfigError
 
 
@@ -56,10 +57,10 @@ def read_tools(tools: Any) -> dict[str, ToolSpec] | None:
     mapping); `None` when `tools` is `None`. The first of two tools with one name wins."""
     if tools is None:
         return None
-    if isinstance(tools, Mapping):
+    if isinstance(tools, JSON_OBJECT):
         specs: dict[str, ToolSpec] = {}
         for name, params in tools.items():
-            if not isinstance(name, str) or not (params is None or isinstance(params, Mapping)):
+            if not isinstance(name, str) or not (params is None or isinstance(params, JSON_OBJECT)):
                 raise PolicyConfigError("'tools' must map tool names to parameter schemas", "tools")
             specs[name] = ToolSpec(name, params or None, False, f"tools.{name}")
         return specs
@@ -74,7 +75,7 @@ def read_tools(tools: Any) -> dict[str, ToolSpec] | None:
 
 
 def _read_tool(tool: Any, where: str) -> ToolSpec | None:
-    if not isinstance(tool, Mapping):
+    if not isinstance(tool, JSON_OBJECT):
         raise PolicyConfigError(f"Invalid type for '{where}': expected an object", where)
     if tool.get("type", "function") != "function":
         return None
@@ -82,14 +83,14 @@ def _read_tool(tool: Any, where: str) -> ToolSpec | None:
     if "function" in tool:
         fn = tool["function"]
         where = f"{where}.function"
-        if not isinstance(fn, Mapping):
+        if not isinstance(fn, JSON_OBJECT):
             raise PolicyConfigError(f"Invalid type for '{where}': expected an object", where)
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         raise PolicyConfigError(f"Missing required parameter: '{where}.name'", f"{where}.name")
     key = "parameters" if "parameters" in fn else "input_schema"
     params = fn.get(key)
-    if params is not None and not isinstance(params, Mapping):
+    if params is not None and not isinstance(params, JSON_OBJECT):
         raise PolicyConfigError(f"Invalid type for '{where}.{key}': expected an object", f"{where}.{key}")
     strict = fn.get("strict")
     if strict is not None and not isinstance(strict, bool):

@@ -86,9 +86,14 @@ def results_joined(one: Callable[[ToolResult], str], sep: str = "\n") -> Callabl
 # -- JSON ----------------------------------------------------------------------------------
 
 
+# One encoder for every value: `json.dumps` with any non-default option builds one per call,
+# which a request with many tools pays for each tool it writes.
+_TOJSON = json.JSONEncoder(ensure_ascii=False)
+
+
 def dumps(value: Any) -> str:
     """JSON the way chat templates write it (`tojson`): `, ` and `: ` separators, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False)
+    return _TOJSON.encode(value)
 
 
 def dumps_safe(value: Any) -> str:

@@ -19,6 +19,8 @@ from .tools import ToolSpec
 
 
 def _tool_lines(tools: Sequence[ToolSpec], indent: int | None = None, sep: str = "\n") -> str:
+    if indent is None:
+        return sep.join(dumps(t.chat_shape()) for t in tools)
     return sep.join(json.dumps(t.chat_shape(), ensure_ascii=False, indent=indent) for t in tools)
 
 

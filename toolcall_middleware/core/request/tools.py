@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from ..schema import JSON_OBJECT
 from .errors import BadRequest, invalid, missing, required_string
 
 ChoiceMode = Literal["none", "auto", "required"]
@@ -147,7 +148,7 @@ def partition_tools(
         raise invalid("tools", "expected an array of tools")
     for i, tool in enumerate(raw):
         where = path.format(i)
-        if not isinstance(tool, Mapping):
+        if not isinstance(tool, JSON_OBJECT):
             raise invalid(where, "expected an object")
         outcome = read(tool, where)
         if isinstance(outcome, str):
@@ -168,14 +169,14 @@ def _read_tool(tool: Mapping[str, Any], where: str) -> ToolSpec | str:
         return kind
     inner = tool.get("function")
     if inner is not None:  # Chat's nested shape
-        if not isinstance(inner, Mapping):
+        if not isinstance(inner, JSON_OBJECT):
             raise invalid(f"{where}.function", "expected an object")
         return _read_function(inner, f"{where}.function")
     return _read_function(tool, where)  # the Responses API's flat shape
 
 
 def _read_function(fn: Any, where: str) -> ToolSpec:
-    if not isinstance(fn, Mapping):
+    if not isinstance(fn, JSON_OBJECT):
         raise invalid(where, "expected an object")
     name = fn.get("name")
     if name is None:
@@ -186,7 +187,7 @@ def _read_function(fn: Any, where: str) -> ToolSpec:
     if description is not None and not isinstance(description, str):
         raise invalid(f"{where}.description", "expected a string")
     parameters = fn.get("parameters")
-    if parameters is not None and not isinstance(parameters, Mapping):
+    if parameters is not None and not isinstance(parameters, JSON_OBJECT):
         raise invalid(f"{where}.parameters", "expected a JSON schema object")
     strict = fn.get("strict")
     if strict is not None and not isinstance(strict, bool):
