@@ -12,7 +12,10 @@ Instructions are not time: the middleware's code runs between the host's, colder
 so its share of the time is larger than its share of the instructions. Use it to see whether a
 change made the middleware do less, and the served benchmark for what that is worth in time.
 
-    python benchmarks/instruction_count.py [--responses N]
+With `--tools N` the request offers N tools (the benchmark's own and N-1 file tools of an
+agent's size), as agents send: the request's rewriting and the first chunk grow with them.
+
+    python benchmarks/instruction_count.py [--responses N] [--tools N]
 """
 
 from __future__ import annotations
@@ -34,14 +37,30 @@ APPS = {
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def serve(app_kind: str, responses: int) -> None:
+def agent_tool(i: int) -> dict[str, Any]:
+    """A tool the size of an agent's (a description, four typed parameters)."""
+    properties = {
+        "path": {"type": "string", "description": "a path in the workspace"},
+        "content": {"type": "string"},
+        "mode": {"type": "string", "enum": ["read", "write", "append"]},
+        "lines": {"type": "array", "items": {"type": "integer"}},
+    }
+    parameters = {"type": "object", "properties": properties, "required": ["path"]}
+    description = "Reads or changes a file in the workspace; paths are relative to its root."
+    function = {"name": f"file_tool_{i}", "description": description, "parameters": parameters}
+    return {"type": "function", "function": function}
+
+
+def serve(app_kind: str, responses: int, tools: int) -> None:
     """The child: warm up, then drive `responses` requests through the app (under callgrind)."""
     from middleware_overhead import drive
     from middleware_overhead_app import make_app, request_body
 
     from toolcall_middleware import ToolCallMiddleware
 
-    body = json.dumps(request_body()).encode()
+    request = request_body()
+    request["tools"] = request["tools"] + [agent_tool(i) for i in range(tools - 1)]
+    body = json.dumps(request).encode()
     app: Any = make_app(media_type="text/plain" if app_kind == "passthrough" else "text/event-stream")
     if app_kind != "host":
         app = ToolCallMiddleware(app, dialect="hermes")
@@ -54,33 +73,37 @@ def serve(app_kind: str, responses: int) -> None:
     asyncio.run(run(responses))
 
 
-def count(app_kind: str, responses: int) -> int:
+def count(app_kind: str, responses: int, tools: int) -> int:
     """Instructions of the whole child process."""
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
-    cmd += ["--child", app_kind, "--responses", str(responses)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    cmd += ["--child", app_kind, "--responses", str(responses), "--tools", str(tools)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
     found = _COLLECTED.search(done.stderr)
-    if found is None:
-        raise SystemExit(f"callgrind printed no count:\n{done.stderr[-2000:]}")
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"the {app_kind} run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     return int(found.group(1))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--responses", type=int, default=30, help="responses counted per app")
+    ap.add_argument("--tools", type=int, default=1, help="tools the request offers (at least 1)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    args.tools = max(1, args.tools)
     if args.child:
-        serve(args.child, args.responses)
+        serve(args.child, args.responses, args.tools)
         return
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: no instruction counts (apt-get install valgrind)")
         return
     per: dict[str, float] = {}
     for label, kind in APPS.items():
-        per[label] = (count(kind, args.responses) - count(kind, 0)) / args.responses
+        per[label] = (count(kind, args.responses, args.tools) - count(kind, 0, args.tools)) / args.responses
     host = per["host app"]
-    print(f"Instructions per response (callgrind; {args.responses} responses per app, start-up subtracted):\n")
+    offered = f"{args.tools} tool{'s' if args.tools > 1 else ''} offered"
+    runs = f"{args.responses} responses per app, start-up subtracted"
+    print(f"Instructions per response (callgrind; {offered}; {runs}):\n")
     print("| app | instructions per response | added by the middleware | per chunk | ratio |")
     print("|---|---:|---:|---:|---:|")
     for label, value in per.items():
