@@ -13,6 +13,9 @@ lane = machine.text_lane((head_in, tail_in), (head_out, tail_out), cap, template
 lane(b'data: {"choices":[{"delta":{"content":"Hi"}}]}\\n\\n')  # -> the client's bytes, or None
 ```
 
+Inside a call's body the usual chunk is a piece of the arguments that cannot end the call: the
+open block takes it without a word, and the client gets nothing for it (`quiet_lane`).
+
 `None` means "not the usual chunk" and changes nothing: the caller takes the general path, after
 which it builds a new lane (the general path may change any state the lane took as settled). A
 text without escapes is its own JSON string body, so it goes out as the bytes it came in.
@@ -252,11 +255,14 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
         if control(body) is not None:
             return None  # a raw control character: not a JSON string
         try:
-            text: str | None = body.decode()
+            text = body.decode()
         except UnicodeDecodeError:
             return None  # the SSE decoder replaces bad bytes: its text is not this one
         if 92 in body or 34 in body:
-            text = _unescaped(text)  # type: ignore[arg-type]
+            unescaped = _unescaped(text)
+            if unescaped is None:
+                return None
+            text = unescaped
         if not text or not quiet_feed(text):
             return None
         template.used = True
