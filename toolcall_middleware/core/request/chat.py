@@ -15,7 +15,8 @@ result.tools         # the normalized tools, tool_choice and parallel_tool_calls
   of tool results, written the way the dialect's template writes them (`<tool_response>…`).
 - `tools`, `tool_choice`, `parallel_tool_calls`, `functions` and `function_call` are removed,
   unless `forward_tools=True` (a backend that reads them itself, e.g. for constrained decoding):
-  then only the non-function tools go. `inject_manifest=False` leaves the system prompt alone.
+  then only the non-function tools are removed. `inject_manifest=False` leaves the system prompt
+  alone (the middleware passes `inject_manifest=not forward_tools` unless told otherwise).
 
 A body with none of those fields and no tool history comes back unchanged: the same object.
 Malformed input raises `BadRequest` naming the field (`messages[3].tool_calls[0].function.name`).

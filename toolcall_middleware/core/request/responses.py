@@ -13,7 +13,7 @@ What Codex and the Agents SDK send (`reference/wire.md` §4.2), made plain for a
   kept as text notes: those tools are not offered to the backend, but what happened is not lost.
 - `developer` input messages become `system`; `input` as a plain string is kept as it is.
 - `tools`, `tool_choice` and `parallel_tool_calls` are removed unless `forward_tools=True`; then
-  only the hosted tools go (and a `tool_choice` naming one).
+  only the hosted tools are removed (and a `tool_choice` naming one).
 
 A body with none of those fields and no tool history comes back unchanged: the same object.
 """
