@@ -949,6 +949,34 @@ def test_the_backend_gets_the_tools_and_the_manifest_as_configured(
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
 
 
+@pytest.mark.parametrize("forward", [False, True], ids=["injected", "forwarded"])
+def test_a_responses_backend_given_the_tools_keeps_its_instructions(forward: bool) -> None:
+    """The same for Responses: `instructions` carries the manifest, unless the backend takes the
+    tools itself; echoed `function_call` items and their outputs are text either way."""
+    seen: list[bytes] = []
+    answer = responses_stream(RAW_CALL)
+    app = scripted([start(200, SSE_HEADERS), *split_every_byte(answer)], seen=seen)
+    req = json.loads(responses_request(stream=True))
+    req["instructions"] = "Be brief."
+    req["input"] = [
+        {"role": "user", "content": "Weather in Lyon?"},
+        {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city": "Lyon"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "12 C"},
+        {"role": "user", "content": "And in Paris?"},
+    ]
+    send = Recorder()
+    middleware = ToolCallMiddleware(app, dialect="hermes", forward_tools=forward)
+    call(middleware, scope(RESPONSES), Receive([request(json.dumps(req).encode())]), send)
+    forwarded = json.loads(seen[0])
+    assert ("tools" in forwarded) is forward
+    assert (forwarded["instructions"] == "Be brief.") is forward
+    assert forwarded["instructions"].startswith("Be brief.") and ("<tools>" in forwarded["instructions"]) is not forward
+    items = json.dumps(forwarded["input"])
+    assert "<tool_call>" in items and "12 C" in items and '"function_call"' not in items
+    done = [e for e in sse_events(send.body) if e.get("type") == "response.completed"]
+    assert [o["name"] for o in done[0]["response"]["output"] if o["type"] == "function_call"] == ["get_weather"]
+
+
 def _completion_shaped(text: str, *, stream: bool) -> bytes:
     """An in-house host's answer on the chat route in the legacy completions shape."""
     meta = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "qwen3"}
