@@ -106,7 +106,12 @@ class Dialect:
 
 
 class Block(Protocol):
-    """The part of the output after an opening marker, up to the end of its calls."""
+    """The part of the output after an opening marker, up to the end of its calls.
+
+    A block may also have `quiet_feed` (`HermesBlock.quiet_feed`): `feed` for a piece that can
+    neither end it nor report anything, or `None` when it has none now; `BlockParser.text_lane`
+    builds the block's lane from it. Blocks without it take every piece the general way.
+    """
 
     def feed(self, text: str) -> str | None:
         """Consume text; return what follows the block's end, or `None` while it is still open."""

@@ -11,8 +11,10 @@ from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, Upstream
 from .template import TextTemplate
 
 DONE = "[DONE]"
-NOT_DECODED: Any = object()  # `feed_data`'s data not decoded yet
 """The data of the SSE event that ends a Chat or completions stream (fed to a reader as is)."""
+
+NOT_DECODED: Any = object()
+"""`feed_data`'s default: its data is not decoded yet."""
 
 
 class Reader(Protocol):
