@@ -5,7 +5,7 @@ BIN = $(VENV)/bin
 
 .PHONY: demo test lint bench
 
-$(BIN)/toolcall-middleware: pyproject.toml
+$(BIN)/toolcall-middleware: pyproject.toml hatch_build.py toolcall_middleware/core/_lane.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
@@ -18,7 +18,7 @@ demo: $(BIN)/toolcall-middleware
 	$(BIN)/toolcall-middleware parse --model moonshotai/Kimi-K2.6 examples/samples/kimi_k2.txt
 
 test: $(BIN)/toolcall-middleware
-	$(BIN)/ruff check toolcall_middleware integrations tests benchmarks examples
+	$(BIN)/ruff check toolcall_middleware integrations tests benchmarks examples hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/pytest
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core import lane as lane_module
 from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.emitters.meta import Upstream
 from toolcall_middleware.core.events import (
@@ -244,6 +245,7 @@ def _exchange(messages: list[bytes]) -> bytes:
     return _same_ids(_CALL_IDS.sub(b"call_x", out))
 
 
+@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=200, deadline=None)
 @given(st.lists(HERMES_PIECE, max_size=12), st.booleans())
 def test_the_exchange_gives_the_same_bytes_by_whole_events_and_byte_by_byte(pieces: list[str], finished: bool) -> None:
@@ -368,6 +370,7 @@ def _exchange_api(api: str, messages: list[bytes]) -> bytes:
 _TOOLU_IDS = re.compile(rb"toolu_[A-Za-z0-9]{24}")
 
 
+@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=150, deadline=None)
 @given(
     st.sampled_from(["chat", "responses", "messages"]),
@@ -395,6 +398,17 @@ LANE_PIECE = st.one_of(
     st.sampled_from(["word ", " word", "two  ", "café ", 'say "hi" ', "a\\b", "tab\t", "é", "  ", "[TOOL_CALLS]"]),
     st.sampled_from(["<|tool_call>call:f{a:1}<tool_call|>", "<|tool_call>", "Done.", "ok"]),
 )
+
+
+@pytest.fixture(scope="module", params=["c", "python"])
+def lane_kind(request: pytest.FixtureRequest) -> Any:
+    """The lane tests run on both lanes: the C one (where it is built) and the Python one."""
+    if request.param == "c" and lane_module._native is None:
+        pytest.skip("the C lane is not built here")
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "python":
+            patch.setattr(lane_module, "_native", None)
+        yield request.param
 
 
 def _encode_chunk(event: dict[str, Any], style: str) -> bytes:
@@ -438,6 +452,7 @@ def _lane_exchange(
 _RESP_IDS = re.compile(rb"resp_[A-Za-z0-9]{24}")
 
 
+@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(["hermes", "gemma4", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v3", "pythonic"]),
@@ -469,6 +484,7 @@ def test_the_lane_gives_what_the_general_path_gives(
         assert laned == slow
 
 
+@pytest.mark.usefixtures("lane_kind")
 def test_the_lane_takes_the_usual_chunks_and_leaves_the_rest() -> None:
     """Plain text chunks (escaped or not, with spaces held back before a possible call) go the
     lane, and so do the pieces of a call's body that cannot end it; the chunks that open or close
@@ -510,6 +526,7 @@ CALL_TEXT = st.sampled_from(
 )
 
 
+@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(["hermes", "llama_function"]),
@@ -540,6 +557,7 @@ def test_the_lane_inside_a_call_gives_what_the_general_path_gives(
         assert laned == _exchange([stream[i : i + 1] for i in range(len(stream))])
 
 
+@pytest.mark.usefixtures("lane_kind")
 def test_a_call_body_goes_the_lane() -> None:
     """The chunks of a call's arguments (here a long one, as an agent writing a file sends) are
     the lane's, but for those that may end the call; the client gets the call whole."""
@@ -567,6 +585,7 @@ REASONING_PIECE = st.one_of(
 )
 
 
+@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(["hermes", "qwen3_coder", "kimi_k2", "deepseek_v3", "mistral", "gpt_oss"]),
@@ -593,6 +612,7 @@ def test_the_reasoning_lane_gives_what_the_general_path_gives(
     assert laned == general
 
 
+@pytest.mark.usefixtures("lane_kind")
 @pytest.mark.parametrize("key", ["reasoning_content", "content"])
 def test_the_lane_takes_reasoning_chunks(key: str) -> None:
     """A reasoning model's stream: after the first chunks, every reasoning chunk is the lane's,
@@ -613,6 +633,7 @@ def test_the_lane_takes_reasoning_chunks(key: str) -> None:
     assert reasoning == "Let me think about it carefully now."
 
 
+@pytest.mark.usefixtures("lane_kind")
 def test_a_chunk_the_lane_refuses_leaves_the_template_unused() -> None:
     """The template counts shapes it learned and never matched (to stop learning for hosts whose
     chunks never repeat): a chunk the lane refuses (here an unescaped quote inside the frame)

@@ -20,15 +20,24 @@ open block takes it without a word, and the client gets nothing for it (`quiet_l
 which it builds a new lane (the general path may change any state the lane took as settled). A
 text without escapes is its own JSON string body, so it goes out as the bytes it came in.
 
-The property tests in `tests/core/test_fast_paths.py` hold the lane to the general path.
+Where the package was built with its C helper (`_lane.c`, compiled by `hatch_build.py` where a
+C compiler answers), a Chat client's text and reasoning lanes are that helper's: the same steps
+for the usual chunk without the interpreter, this module's closure for any other chunk. Setting
+`TOOLCALL_MIDDLEWARE_PURE_PYTHON` (at build or at import) keeps everything in Python.
+
+The property tests in `tests/core/test_fast_paths.py` hold the lane to the general path, with
+either lane; `tests/core/test_native_lane.py` holds the C lane to the Python one.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from .framing.utf8 import token_bytes
@@ -48,6 +57,19 @@ the emitter keeps (`ResponsesStreamEmitter.text_writer`: sequence numbers, the i
 Output: TypeAlias = "tuple[bytes, bytes] | Writer"
 """The client's side of a lane: the bytes around the string token of a chunk that is the same
 but for its text (a Chat chunk), or a `Writer`."""
+
+# The usual text chunk in C (`_lane.c`), where the package was built with it and the environment
+# does not ask for pure Python; each lane falls back to its Python closure for any other chunk.
+def _load_native() -> ModuleType | None:
+    if os.environ.get("TOOLCALL_MIDDLEWARE_PURE_PYTHON"):
+        return None
+    try:
+        return importlib.import_module("._lane", __package__)
+    except ImportError:
+        return None
+
+
+_native = _load_native()
 
 # The C string scanner `json.loads` reads a string token with (not in the type stubs).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -234,7 +256,34 @@ def _lane(
             return out_open + body + out_close
         return write(text, b'"' + body + b'"')
 
-    return lane
+    if _native is None or write is not None:
+        return lane
+    # The same lane in C, for a Chat client's chunk: it takes the usual chunk itself and hands
+    # this closure every other one, before changing anything.
+    table = native_table(markers)
+    return _native.text_lane(  # type: ignore[no-any-return]
+        head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, lane
+    )
+
+
+@lru_cache(maxsize=64)
+def native_table(markers: tuple[str, ...]) -> bytes:
+    """What each byte of a chunk's text means to the C lane: `stop_bytes` (the general path's),
+    a backslash or a quote (the Python lane decodes the string), a byte of a multi-byte
+    character (the text must be valid UTF-8)."""
+    assert _native is not None
+    flags = _native.FLAGS
+    stop = stop_bytes(markers).fullmatch
+    table = bytearray(256)
+    for byte in range(256):
+        one = bytes([byte])
+        if stop(one) is not None:
+            table[byte] |= flags["STOP"]
+        if one in (b"\\", b'"'):
+            table[byte] |= flags["ESCAPE"]
+        if byte >= 0x80:
+            table[byte] |= flags["HIGH"]
+    return bytes(table)
 
 
 def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes], cap: int, template: Hits) -> Lane:

@@ -1,0 +1,123 @@
+"""The C lane (`core/_lane.c`) is the Python lane, chunk for chunk and state for state.
+
+Both are built over copies of the same machine and fed the same whole SSE events, in any order
+and from any state: what they return, and what they leave in the machine (held whitespace, the
+last characters seen) and in the template, must be the same after every event. The lane tests in
+`test_fast_paths.py` hold both against the general path.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from toolcall_middleware.core import lane as lane_module
+from toolcall_middleware.core.parser import StreamParser
+from toolcall_middleware.core.reasoning import ReasoningSplitter, ReasoningSyntax
+
+pytestmark = pytest.mark.skipif(lane_module._native is None, reason="the C lane is not built here")
+
+HEAD = b'data: {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": "'
+TAIL = b'"}, "finish_reason": null}]}\n\n'
+OUT = (b'data: {"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":', b"}}]}\n\n")
+STATE = ("_held_ws", "_prev", "_last", "_after_call")
+
+
+class Template:
+    used = False
+
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=10)
+WORDS = st.sampled_from(["word", "two words", "end. ", "x  ", " ", "  ", "café", "日本語 ", "é", "a\n", "<tool", "`"])
+PIECE = st.one_of(TEXT, WORDS, st.lists(st.one_of(TEXT, WORDS), max_size=3).map("".join))
+
+
+@st.composite
+def events(draw: Any) -> bytes:
+    """A whole event as a host writes it, or one that is not the lane's at all."""
+    kind = draw(st.sampled_from(["json", "json", "json", "ascii", "raw", "frame"]))
+    if kind == "raw":  # any bytes between the frame: bad UTF-8, control bytes, a quote
+        return HEAD + draw(st.binary(max_size=12)) + TAIL
+    if kind == "frame":  # another shape, or a cut event
+        return draw(st.sampled_from([HEAD + TAIL, HEAD, b"data: [DONE]\n\n", HEAD[:-1] + b'x"' + TAIL, b""]))
+    text = draw(PIECE)
+    body = json.dumps(text, ensure_ascii=kind == "ascii")[1:-1].encode("utf-8", "surrogatepass")
+    return HEAD + body + TAIL
+
+
+def _pair(build: Callable[[], Any]) -> tuple[Any, Any]:
+    """The C lane and the Python lane over two copies of one machine (`build(...)` -> (machine, lane))."""
+    native = build()
+    saved = lane_module._native
+    lane_module._native = None
+    try:
+        python = build()
+    finally:
+        lane_module._native = saved
+    return native, python
+
+
+def _compare(builder: Callable[[], tuple[Any, Any, Template]], raws: list[bytes], held: list[str]) -> None:
+    (m_c, lane_c, t_c), (m_py, lane_py, t_py) = _pair(builder)
+    assert type(lane_c).__name__ == "builtin_function_or_method"
+    assert type(lane_py).__name__ == "function"
+    for n, raw in enumerate(raws):
+        if held and m_c is not None:  # any whitespace the general path may have left held
+            m_c._held_ws = m_py._held_ws = held[n % len(held)]
+        t_c.used = t_py.used = n % 3 == 0
+        assert lane_c(raw) == lane_py(raw), raw
+        assert t_c.used is t_py.used
+        if m_c is not None:
+            assert {k: getattr(m_c, k, None) for k in STATE} == {k: getattr(m_py, k, None) for k in STATE}
+
+
+DIALECTS = ["hermes", "gemma4", "mistral", "kimi_k2", "deepseek_v32", "glm45", "llama_function", "qwen3_coder"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(DIALECTS), st.lists(events(), max_size=12), st.lists(st.sampled_from(["", " ", "\n", "  "])))
+@example("hermes", [HEAD + b"Hi " + TAIL, HEAD + b"there" + TAIL, HEAD + b"caf\xc3\xa9  " + TAIL], [])
+@example("hermes", [HEAD + b"a\xff" + TAIL, HEAD + b"\xe6\x97\xa5 " + TAIL, HEAD + b"b" + TAIL], [" "])
+def test_the_c_text_lane_is_the_python_one(dialect: str, raws: list[bytes], held: list[str]) -> None:
+    def build() -> tuple[Any, Any, Template]:
+        parser = StreamParser(dialect)
+        parser.feed("Hello")
+        machine = copy.deepcopy(parser._tools)
+        template = Template()
+        made = machine.text_lane((HEAD, TAIL), OUT, 1 << 20, template)  # as the exchange builds it
+        assert made is not None
+        return machine, made, template
+
+    _compare(build, raws, held)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.booleans(), st.lists(events(), max_size=12), st.lists(st.sampled_from(["", " ", "\n"])))
+def test_the_c_reasoning_lane_is_the_python_one(with_splitter: bool, raws: list[bytes], held: list[str]) -> None:
+    def build() -> tuple[Any, Any, Template]:
+        splitter = ReasoningSplitter(ReasoningSyntax(), start_inside=True) if with_splitter else None
+        if splitter is not None:
+            splitter.feed("Let me see")
+            assert splitter.lane_ready
+        template = Template()
+        return splitter, lane_module.reasoning_lane(splitter, (HEAD, TAIL), OUT, 1 << 20, template), template
+
+    _compare(build, raws, held if with_splitter else [])
+
+
+def test_the_c_lane_keeps_the_cap_and_the_frame() -> None:
+    """An event over the cap, or no longer than its frame, is not the lane's."""
+    parser = StreamParser("hermes")
+    parser.feed("Hi")
+    lane = lane_module.text_lane(parser._tools, (HEAD, TAIL), OUT, len(HEAD + TAIL) + 3, Template(), True)
+    assert lane(HEAD + b"abc" + TAIL) == OUT[0] + b'"abc"' + OUT[1]
+    assert lane(HEAD + b"abcd" + TAIL) is None
+    assert lane(HEAD + TAIL) is None
+    assert lane(bytearray(HEAD + b"abc" + TAIL)) == OUT[0] + b'"abc"' + OUT[1]  # not bytes: the Python lane's
+
