@@ -22,6 +22,7 @@ from time import monotonic
 from typing import Any
 
 from .config import ToolCallConfig
+from .core import lane as lane_module
 from .core.http import header, without
 from .core.lane import Lane
 from .core.request import BadRequest
@@ -98,8 +99,12 @@ class _Request:
         if self.exchange.path != scope.get("path"):
             # The bridged request goes to the route of the host's API (the query string stays).
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
+        # The app's send: the C sender where the lane's C helper is built (the usual message
+        # without a coroutine of ours), else `_send`; both leave any other message to `_general`.
+        native = lane_module._native
+        send = self._send if native is None else native.sender(self, self.send, monotonic)
         try:
-            await self.mw.app(scope, self._replay(chunks, complete), self._send)
+            await self.mw.app(scope, self._replay(chunks, complete), send)
         except Exception as error:
             await self._abort(error)
             raise  # the server logs it as usual; the client's stream has been ended cleanly
@@ -149,9 +154,8 @@ class _Request:
             body = message.get("body", b"")
             try:
                 out = lane(body) if type(body) is bytes else None
-            except Exception:
-                logger.exception("toolcall-middleware: rewriting failed; passing the response through")
-                await self._streamed(message, None, True)
+            except Exception as error:
+                await self._lane_failed(message, error)
                 return
             if out is not None:
                 if not out:
@@ -170,6 +174,16 @@ class _Request:
                         keepalive.sending -= 1
                     keepalive.last = monotonic()
                 return
+        await self._general(message)
+
+    async def _lane_failed(self, message: Message, error: Exception) -> None:
+        """The lane raised on `message`: a bug of ours (logged), which must not take the answer
+        down: the rest passes through."""
+        logger.error("toolcall-middleware: rewriting failed; passing the response through", exc_info=error)
+        await self._streamed(message, None, True)
+
+    async def _general(self, message: Message) -> None:
+        """Every message `_send` does not take the short way (the C sender's too)."""
         if self.flowing and message["type"] == "http.response.body" and message.get("more_body", False):
             # A piece of a stream being rewritten that the lane does not take: what the general
             # path below does for it, without the checks that only its first piece needs.

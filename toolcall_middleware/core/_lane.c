@@ -263,10 +263,454 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
     return lane;
 }
 
+/* -- the ASGI shell's send for the usual message ------------------------------------------------
+ *
+ * `sender(request, send, monotonic)` is `_Request._send` (asgi.py) for a body message the lane
+ * takes: the client's message goes to the server's `send`, with the keep-alive's accounting
+ * (`sending` while it is written, `last` once it was), and no coroutine of ours around it. Any
+ * other message is `request._general(message)`; a lane that raised, `request._lane_failed(message,
+ * error)`; a keep-alive writing a ping, `keepalive.send(piece)`.
+ */
+
+static PyObject *str_lane, *str_keepalive, *str_pinging, *str_sending, *str_last_written, *str_general, *str_lane_failed,
+    *str_send, *str_throw, *str_close, *str_type, *str_body, *str_more_body, *str_body_type;
+
+/* `keepalive.sending += delta` */
+static int
+count_sending(PyObject *keepalive, long delta)
+{
+    PyObject *now = PyObject_GetAttr(keepalive, str_sending);
+    if (now == NULL)
+        return -1;
+    long value = PyLong_AsLong(now);
+    Py_DECREF(now);
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *next = PyLong_FromLong(value + delta);
+    if (next == NULL)
+        return -1;
+    int failed = PyObject_SetAttr(keepalive, str_sending, next);
+    Py_DECREF(next);
+    return failed;
+}
+
+/* The server's `send(piece)` under way: an awaitable that is its iterator too, passing every
+ * step through, and doing the keep-alive's accounting once it ends (however it ends). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *awaitable; /* what the server's send returned */
+    PyObject *iterator;  /* its `__await__()`, once awaited */
+    PyObject *keepalive;
+    PyObject *monotonic;
+    int ended;
+} Sending;
+
+static int
+sending_traverse(Sending *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->awaitable);
+    Py_VISIT(self->iterator);
+    Py_VISIT(self->keepalive);
+    Py_VISIT(self->monotonic);
+    return 0;
+}
+
+static int
+sending_clear(Sending *self)
+{
+    Py_CLEAR(self->awaitable);
+    Py_CLEAR(self->iterator);
+    Py_CLEAR(self->keepalive);
+    Py_CLEAR(self->monotonic);
+    return 0;
+}
+
+/* The message is written (`written`) or its send failed or was dropped: `sending -= 1`, and
+ * `last = monotonic()` when written. Keeps whatever exception is being raised. */
+static void
+sending_end(Sending *self, int written)
+{
+    if (self->ended || self->keepalive == NULL)
+        return;
+    self->ended = 1;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (count_sending(self->keepalive, -1) < 0)
+        PyErr_WriteUnraisable(self->keepalive);
+    else if (written) {
+        PyObject *now = PyObject_CallNoArgs(self->monotonic);
+        if (now == NULL || PyObject_SetAttr(self->keepalive, str_last_written, now) < 0)
+            PyErr_WriteUnraisable(self->keepalive);
+        Py_XDECREF(now);
+    }
+    PyErr_Restore(type, value, tb);
+}
+
+static void
+sending_dealloc(Sending *self)
+{
+    PyObject_GC_UnTrack(self);
+    sending_end(self, 0); /* never awaited to its end: no longer being written */
+    sending_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+sending_await(Sending *self)
+{
+    if (self->iterator == NULL) {
+        PyAsyncMethods *async = Py_TYPE(self->awaitable)->tp_as_async;
+        if (async == NULL || async->am_await == NULL) {
+            PyErr_Format(PyExc_TypeError, "the server's send returned %.100s, which cannot be awaited",
+                         Py_TYPE(self->awaitable)->tp_name);
+            sending_end(self, 0);
+            return NULL;
+        }
+        self->iterator = async->am_await(self->awaitable);
+        if (self->iterator == NULL) {
+            sending_end(self, 0);
+            return NULL;
+        }
+    }
+    return Py_NewRef(self);
+}
+
+/* One step with `arg`: what the server's send yields, or NULL when it ended (StopIteration set
+ * for its return value when `raise_stop`, or when that value is not None) or raised. */
+static PyObject *
+sending_step(Sending *self, PyObject *arg, int raise_stop)
+{
+    if (self->iterator == NULL) {
+        PyObject *started = sending_await(self);
+        if (started == NULL)
+            return NULL;
+        Py_DECREF(started);
+    }
+    PyObject *result = NULL;
+    PySendResult status = PyIter_Send(self->iterator, arg, &result);
+    if (status == PYGEN_NEXT)
+        return result;
+    if (status == PYGEN_ERROR) {
+        sending_end(self, 0);
+        return NULL;
+    }
+    sending_end(self, 1);
+    if (result == Py_None && !raise_stop) {
+        Py_DECREF(result);
+        return NULL; /* an iterator's end: the await's value is None */
+    }
+    PyObject *stop = PyObject_CallOneArg(PyExc_StopIteration, result);
+    Py_DECREF(result);
+    if (stop != NULL) {
+        PyErr_SetObject(PyExc_StopIteration, stop);
+        Py_DECREF(stop);
+    }
+    return NULL;
+}
+
+static PyObject *
+sending_next(Sending *self)
+{
+    return sending_step(self, Py_None, 0);
+}
+
+static PyObject *
+sending_send(Sending *self, PyObject *arg)
+{
+    return sending_step(self, arg, 1);
+}
+
+/* `throw` and `close` go to the server's send as they would through `await` in a coroutine. */
+static PyObject *
+sending_throw(Sending *self, PyObject *args)
+{
+    if (self->iterator == NULL) {
+        PyObject *started = sending_await(self);
+        if (started == NULL)
+            return NULL;
+        Py_DECREF(started);
+    }
+    PyObject *throw = PyObject_GetAttr(self->iterator, str_throw);
+    if (throw == NULL) {
+        sending_end(self, 0);
+        return NULL;
+    }
+    PyObject *result = PyObject_Call(throw, args, NULL);
+    Py_DECREF(throw);
+    if (result == NULL)
+        sending_end(self, PyErr_ExceptionMatches(PyExc_StopIteration));
+    return result;
+}
+
+static PyObject *
+sending_close(Sending *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *result = Py_None;
+    if (self->iterator != NULL) {
+        PyObject *close = PyObject_GetAttr(self->iterator, str_close);
+        if (close == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                sending_end(self, 0);
+                return NULL;
+            }
+            PyErr_Clear();
+        }
+        else {
+            result = PyObject_CallNoArgs(close);
+            Py_DECREF(close);
+        }
+    }
+    sending_end(self, 0);
+    return result == Py_None ? Py_NewRef(Py_None) : result;
+}
+
+static PyMethodDef sending_methods[] = {
+    {"send", (PyCFunction)sending_send, METH_O, NULL},
+    {"throw", (PyCFunction)sending_throw, METH_VARARGS, NULL},
+    {"close", (PyCFunction)sending_close, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyAsyncMethods sending_async = {.am_await = (unaryfunc)sending_await};
+
+static PyTypeObject SendingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "toolcall_middleware.core._lane.Sending",
+    .tp_basicsize = sizeof(Sending),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)sending_traverse,
+    .tp_clear = (inquiry)sending_clear,
+    .tp_dealloc = (destructor)sending_dealloc,
+    .tp_as_async = &sending_async,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)sending_next,
+    .tp_methods = sending_methods,
+};
+
+/* An awaitable that is done at once: a message the client gets nothing for. */
+static PyObject *
+nothing_next(PyObject *Py_UNUSED(self))
+{
+    return NULL;
+}
+
+static PyObject *
+nothing_send(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(arg))
+{
+    PyErr_SetNone(PyExc_StopIteration);
+    return NULL;
+}
+
+static PyObject *
+nothing_throw(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *type, *value = NULL, *tb = NULL;
+    if (!PyArg_UnpackTuple(args, "throw", 1, 3, &type, &value, &tb))
+        return NULL;
+    if (PyExceptionInstance_Check(type))
+        PyErr_SetObject((PyObject *)Py_TYPE(type), type);
+    else
+        PyErr_SetObject(type, value);
+    return NULL;
+}
+
+static PyObject *
+nothing_close(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
+{
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef nothing_methods[] = {
+    {"send", (PyCFunction)nothing_send, METH_O, NULL},
+    {"throw", (PyCFunction)nothing_throw, METH_VARARGS, NULL},
+    {"close", (PyCFunction)nothing_close, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyAsyncMethods nothing_async = {.am_await = (unaryfunc)PyObject_SelfIter};
+
+static PyObject *nothing; /* the one instance */
+
+static PyTypeObject NothingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "toolcall_middleware.core._lane.Nothing",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_as_async = &nothing_async,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)nothing_next,
+    .tp_methods = nothing_methods,
+};
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *request, *send, *monotonic;
+} SenderState;
+
+static int
+sender_traverse(SenderState *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->request);
+    Py_VISIT(self->send);
+    Py_VISIT(self->monotonic);
+    return 0;
+}
+
+static int
+sender_clear(SenderState *self)
+{
+    Py_CLEAR(self->request);
+    Py_CLEAR(self->send);
+    Py_CLEAR(self->monotonic);
+    return 0;
+}
+
+static void
+sender_dealloc(SenderState *self)
+{
+    PyObject_GC_UnTrack(self);
+    sender_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject SenderStateType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "toolcall_middleware.core._lane.SenderState",
+    .tp_basicsize = sizeof(SenderState),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)sender_traverse,
+    .tp_clear = (inquiry)sender_clear,
+    .tp_dealloc = (destructor)sender_dealloc,
+};
+
+/* The usual body message of a stream being rewritten: its body, or NULL (no error) for any other. */
+static PyObject *
+usual_body(PyObject *message)
+{
+    if (!PyDict_CheckExact(message))
+        return NULL;
+    PyObject *type = PyDict_GetItemWithError(message, str_type);
+    if (type == NULL || (type != str_body_type && (!PyUnicode_Check(type) || PyUnicode_Compare(type, str_body_type) != 0)))
+        return NULL;
+    PyObject *more = PyDict_GetItemWithError(message, str_more_body);
+    if (more == NULL || (more != Py_True && PyObject_IsTrue(more) != 1))
+        return NULL;
+    PyObject *body = PyDict_GetItemWithError(message, str_body);
+    return body != NULL && PyBytes_CheckExact(body) ? body : NULL;
+}
+
+static PyObject *
+sender_call(PyObject *self_, PyObject *message)
+{
+    SenderState *s = (SenderState *)self_;
+    PyObject *lane = PyObject_GetAttr(s->request, str_lane);
+    if (lane == NULL)
+        return NULL;
+    PyObject *body = lane == Py_None ? NULL : usual_body(message);
+    if (body == NULL) {
+        Py_DECREF(lane);
+        if (PyErr_Occurred())
+            return NULL;
+        return PyObject_CallMethodOneArg(s->request, str_general, message);
+    }
+    Py_INCREF(body);
+    PyObject *out = PyObject_CallOneArg(lane, body);
+    Py_DECREF(body);
+    Py_DECREF(lane);
+    if (out == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            return NULL;
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb != NULL)
+            PyException_SetTraceback(value, tb);
+        PyObject *failed = PyObject_CallMethodObjArgs(s->request, str_lane_failed, message, value, NULL);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return failed;
+    }
+    if (out == Py_None) {
+        Py_DECREF(out);
+        return PyObject_CallMethodOneArg(s->request, str_general, message);
+    }
+    if (!PyBytes_Check(out) || PyBytes_GET_SIZE(out) == 0) {
+        Py_DECREF(out);
+        return Py_NewRef(nothing); /* nothing for the client */
+    }
+    PyObject *piece = PyDict_New();
+    if (piece == NULL || PyDict_SetItem(piece, str_type, str_body_type) < 0 || PyDict_SetItem(piece, str_body, out) < 0 ||
+        PyDict_SetItem(piece, str_more_body, Py_True) < 0) {
+        Py_XDECREF(piece);
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(out);
+    PyObject *keepalive = PyObject_GetAttr(s->request, str_keepalive);
+    if (keepalive == NULL) {
+        Py_DECREF(piece);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (keepalive == Py_None)
+        result = PyObject_CallOneArg(s->send, piece);
+    else {
+        PyObject *pinging = PyObject_GetAttr(keepalive, str_pinging);
+        int busy = pinging == NULL ? -1 : PyObject_IsTrue(pinging);
+        Py_XDECREF(pinging);
+        if (busy > 0)
+            result = PyObject_CallMethodOneArg(keepalive, str_send, piece); /* after the ping being written */
+        else if (busy == 0 && count_sending(keepalive, 1) == 0) {
+            Sending *sending = PyObject_GC_New(Sending, &SendingType);
+            if (sending == NULL)
+                count_sending(keepalive, -1);
+            else {
+                sending->awaitable = NULL;
+                sending->iterator = NULL;
+                sending->keepalive = Py_NewRef(keepalive);
+                sending->monotonic = Py_NewRef(s->monotonic);
+                sending->ended = 0;
+                PyObject_GC_Track(sending);
+                sending->awaitable = PyObject_CallOneArg(s->send, piece);
+                if (sending->awaitable == NULL)
+                    Py_CLEAR(sending); /* (its end is counted as it goes) */
+                result = (PyObject *)sending;
+            }
+        }
+    }
+    Py_DECREF(keepalive);
+    Py_DECREF(piece);
+    return result;
+}
+
+static PyMethodDef sender_def = {"send", sender_call, METH_O,
+                                 "The ASGI send the app is given: the usual message in C, any other in Python."};
+
+static PyObject *
+sender(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *request, *send, *monotonic;
+    if (!PyArg_ParseTuple(args, "OOO:sender", &request, &send, &monotonic))
+        return NULL;
+    SenderState *s = PyObject_GC_New(SenderState, &SenderStateType);
+    if (s == NULL)
+        return NULL;
+    s->request = Py_NewRef(request);
+    s->send = Py_NewRef(send);
+    s->monotonic = Py_NewRef(monotonic);
+    PyObject_GC_Track(s);
+    PyObject *made = PyCFunction_NewEx(&sender_def, (PyObject *)s, NULL);
+    Py_DECREF(s);
+    return made;
+}
+
 static PyMethodDef module_methods[] = {
     {"text_lane", text_lane, METH_VARARGS,
      "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback)"
      " -> lane: see toolcall_middleware.core.lane."},
+    {"sender", sender, METH_VARARGS,
+     "sender(request, send, monotonic) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -278,7 +722,8 @@ static struct PyModuleDef lane_module = {
 PyMODINIT_FUNC
 PyInit__lane(void)
 {
-    if (PyType_Ready(&LaneStateType) < 0)
+    if (PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&SendingType) < 0 || PyType_Ready(&NothingType) < 0 ||
+        PyType_Ready(&SenderStateType) < 0)
         return NULL;
     str_used = PyUnicode_InternFromString("used");
     str_held_ws = PyUnicode_InternFromString("_held_ws");
@@ -288,6 +733,26 @@ PyInit__lane(void)
     str_space = PyUnicode_InternFromString(" ");
     str_empty = PyUnicode_InternFromString("");
     if (!str_used || !str_held_ws || !str_prev || !str_last || !str_after_call || !str_space || !str_empty)
+        return NULL;
+    str_lane = PyUnicode_InternFromString("lane");
+    str_keepalive = PyUnicode_InternFromString("keepalive");
+    str_pinging = PyUnicode_InternFromString("pinging");
+    str_sending = PyUnicode_InternFromString("sending");
+    str_last_written = PyUnicode_InternFromString("last");
+    str_general = PyUnicode_InternFromString("_general");
+    str_lane_failed = PyUnicode_InternFromString("_lane_failed");
+    str_send = PyUnicode_InternFromString("send");
+    str_throw = PyUnicode_InternFromString("throw");
+    str_close = PyUnicode_InternFromString("close");
+    str_type = PyUnicode_InternFromString("type");
+    str_body = PyUnicode_InternFromString("body");
+    str_more_body = PyUnicode_InternFromString("more_body");
+    str_body_type = PyUnicode_InternFromString("http.response.body");
+    if (!str_lane || !str_keepalive || !str_pinging || !str_sending || !str_last_written || !str_general || !str_lane_failed ||
+        !str_send || !str_throw || !str_close || !str_type || !str_body || !str_more_body || !str_body_type)
+        return NULL;
+    nothing = PyObject_New(PyObject, &NothingType);
+    if (nothing == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&lane_module);
     if (m == NULL)

@@ -1,0 +1,178 @@
+"""The send the app is given: the C sender (where the lane's C helper is built) and `_send`.
+
+Each test runs on both. The usual message of a rewritten stream goes to the server's send with no
+coroutine of ours around it in C; what a coroutine would do must still happen: the keep-alive
+counts the message as being written until the server's send ends (no ping starts meanwhile, and
+none is owed after), however it ends (done, failed, cancelled); a lane that raises is logged and
+the rest passes through; every other message takes the general path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.asgi.harness import (
+    RAW_CALL,
+    SSE_HEADERS,
+    Receive,
+    Recorder,
+    body,
+    chat_request,
+    chat_stream,
+    request,
+    run,
+    scope,
+    start,
+)
+from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.asgi import _Request
+from toolcall_middleware.core import lane as lane_module
+from toolcall_middleware.exchange import ToolCallExchange
+from toolcall_middleware.keepalive import PING_COMMENT, KeepAlive
+
+
+@pytest.fixture(params=["c", "python"])
+def sender(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    if request.param == "c" and lane_module._native is None:
+        pytest.skip("the C lane is not built here")
+    if request.param == "python":
+        monkeypatch.setattr(lane_module, "_native", None)
+    yield request.param
+
+
+def events(stream: bytes) -> list[bytes]:
+    """The stream as a host sends it: one SSE event per message."""
+    return [e + b"\n\n" for e in stream.split(b"\n\n") if e]
+
+
+def streaming_app(stall_at: int | None = None, stall: float = 0.0) -> Any:
+    # Prose in small chunks (the lane's), then a call (the general path's).
+    stream = events(chat_stream("Sure, I can look up the weather in Paris for you right now. " + RAW_CALL, 4))
+
+    async def app(scope_: Any, receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await send(start(200, SSE_HEADERS))
+        for n, event in enumerate(stream):
+            if n == stall_at:
+                await asyncio.sleep(stall)
+            await send(body(event, n < len(stream) - 1))
+
+    return app
+
+
+def exchange(middleware: ToolCallMiddleware, send: Recorder) -> None:
+    run(middleware(scope(), Receive([request(chat_request(stream=True))]), send))
+
+
+def keepalives(monkeypatch: pytest.MonkeyPatch) -> list[KeepAlive]:
+    made: list[KeepAlive] = []
+    real = _Request._keep_alive
+
+    def keep_alive(self: _Request) -> None:
+        real(self)
+        if self.keepalive is not None and self.keepalive not in made:
+            made.append(self.keepalive)
+
+    monkeypatch.setattr(_Request, "_keep_alive", keep_alive)
+    return made
+
+
+def test_the_answer_is_the_same_with_either_send(sender: str) -> None:
+    send = Recorder()
+    exchange(ToolCallMiddleware(streaming_app(), dialect="hermes"), send)
+    text = send.body
+    assert text.endswith(b"data: [DONE]\n\n") and b'"tool_calls"' in text and b"<tool_call>" not in text
+    assert b"".join(m.get("body", b"") for m in send.bodies) == text
+
+
+def test_no_ping_while_the_server_writes_a_message(sender: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow client: the server's send takes longer than the interval. The keep-alive counts the
+    message as being written the whole time, so no ping starts; once it is written, silence counts
+    from then."""
+    made = keepalives(monkeypatch)
+    order: list[str] = []
+
+    class Slow(Recorder):
+        async def __call__(self, message: Any) -> None:
+            data = bytes(message.get("body", b""))
+            slow = len(self.bodies) == 6  # a text chunk well into the stream: the lane's
+            order.append("ping" if data == PING_COMMENT else "message")
+            await super().__call__(message)
+            if slow:
+                order.append("slow")
+                assert made and made[0].sending == 1
+                await asyncio.sleep(0.35)
+                order.append("end")
+
+    send = Slow()
+    middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=0.1)
+    exchange(middleware, send)
+    assert "slow" in order
+    assert "ping" not in order[order.index("slow") : order.index("end")]
+    assert made[0].sending == 0
+    assert send.body.endswith(b"data: [DONE]\n\n")
+
+
+def test_pings_still_come_when_the_host_is_silent(sender: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = keepalives(monkeypatch)
+    send = Recorder()
+    middleware = ToolCallMiddleware(streaming_app(stall_at=5, stall=0.35), dialect="hermes", keepalive_interval=0.1)
+    exchange(middleware, send)
+    bodies = [bytes(m.get("body", b"")) for m in send.bodies]
+    assert bodies.count(PING_COMMENT) >= 2
+    assert made[0].sending == 0 and made[0].last > 0
+
+
+def test_a_failing_or_cancelled_server_send_is_no_longer_being_written(
+    sender: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = keepalives(monkeypatch)
+
+    async def go(fail: type[BaseException]) -> None:
+        calls = 0
+
+        async def send(message: Any) -> None:
+            nonlocal calls
+            calls += 1
+            if calls == 4:  # a text chunk of the stream under way
+                if fail is asyncio.CancelledError:
+                    await asyncio.sleep(10)
+                raise fail("the client is gone")
+
+        middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=30)
+        task = asyncio.ensure_future(middleware(scope(), Receive([request(chat_request(stream=True))]), send))
+        if fail is asyncio.CancelledError:
+            await asyncio.sleep(0.05)
+            task.cancel()
+        with pytest.raises(fail):
+            await task
+
+    for fail in (OSError, asyncio.CancelledError):
+        made.clear()
+        run(go(fail))
+        assert made and made[0].sending == 0
+
+
+def test_a_lane_that_raises_is_logged_and_the_rest_passes_through(
+    sender: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(raw: bytes) -> bytes | None:
+        raise ValueError("a bug in the lane")
+
+    # Wherever the exchange has a lane, the middleware gets one that fails.
+    monkeypatch.setattr(ToolCallExchange, "lane", property(lambda self: broken if self._lane is not None else None))
+    send = Recorder()
+    with caplog.at_level(logging.ERROR, logger="toolcall_middleware"):
+        exchange(ToolCallMiddleware(streaming_app(), dialect="hermes"), send)
+    assert "rewriting failed" in caplog.text and "a bug in the lane" in caplog.text
+    datas = [line[6:] for line in send.body.split(b"\n") if line.startswith(b"data: {")]
+    content = "".join(json.loads(d)["choices"][0]["delta"].get("content") or "" for d in datas)
+    assert "<tool_call>" in content  # passed through from there on, as the host wrote it
+    assert send.body.endswith(b"data: [DONE]\n\n")
