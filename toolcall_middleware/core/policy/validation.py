@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import MissingExtraError, PolicyConfigError
+from .quickcheck import quick_check
 
 _MAX_MESSAGE = 300  # jsonschema quotes the failing value, which is model output of any size
 
@@ -54,11 +55,19 @@ class SchemaCheck:
         except jsonschema.exceptions.SchemaError as exc:
             raise PolicyConfigError(f"Invalid schema for '{param}': {_short(exc.message)}", param) from None
         self._validator: Any = cls(schema, registry=referencing.Registry())
+        self._quick = quick_check(schema)  # a plain function for the usual schema: jsonschema only when unsure
         self._best_match = jsonschema.exceptions.best_match
         self._unresolvable: type[Exception] = unresolvable
 
     def problem(self, value: Any) -> str | None:
         """Why `value` does not fit the schema (the most relevant error, and where), or `None`."""
+        quick = self._quick
+        if quick is not None:
+            try:
+                if quick(value):
+                    return None
+            except RecursionError:
+                pass  # jsonschema says what it says
         try:
             error = self._best_match(self._validator.iter_errors(value))
         except self._unresolvable as exc:
