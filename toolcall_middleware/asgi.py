@@ -80,6 +80,8 @@ class _Request:
         # way in `_send`. Cleared whenever the stream ends or is given up.
         self.flowing = False
         self.lane: Lane | None = None  # while flowing: the usual piece in one call, `ToolCallExchange.lane`
+        self.clock: Any = None  # the keep-alive's `Clock` once it runs (the C sender reads it)
+        self.native = lane_module._native  # the C helper, where built: the C sender and its clock
 
     async def run(self) -> None:
         chunks, complete = await self._read_body()
@@ -101,8 +103,7 @@ class _Request:
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
         # The app's send: the C sender where the lane's C helper is built (the usual message
         # without a coroutine of ours), else `_send`; both leave any other message to `_general`.
-        native = lane_module._native
-        send = self._send if native is None else native.sender(self, self.send, monotonic)
+        send = self._send if self.native is None else self.native.sender(self, self.send)
         try:
             await self.mw.app(scope, self._replay(chunks, complete), send)
         except Exception as error:
@@ -161,18 +162,18 @@ class _Request:
                 if not out:
                     return
                 piece = {"type": "http.response.body", "body": out, "more_body": True}
-                keepalive = self.keepalive
-                if keepalive is None:
+                clock = self.clock
+                if clock is None:
                     await self.send(piece)
-                elif keepalive.pinging:
-                    await keepalive.send(piece)  # after the ping being written
+                elif clock.pinging and self.keepalive is not None:
+                    await self.keepalive.send(piece)  # after the ping being written
                 else:  # `keepalive.send(piece)` inline: one coroutine less per chunk
-                    keepalive.sending += 1
+                    clock.sending += 1
                     try:
                         await self.send(piece)
                     finally:
-                        keepalive.sending -= 1
-                    keepalive.last = monotonic()
+                        clock.sending -= 1
+                    clock.last = monotonic()
                 return
         await self._general(message)
 
@@ -259,7 +260,9 @@ class _Request:
         interval = self.mw.config.keepalive_interval
         if self.keepalive is None and interval:
             ping = ping_for(self.exchange.api, self.mw._settings.profiles)
-            self.keepalive = KeepAlive(self.send, interval, ping)
+            clock = self.native.Clock() if self.native is not None else None
+            self.keepalive = KeepAlive(self.send, interval, ping, clock)
+            self.clock = self.keepalive.clock
             self.keepalive.start()
 
     async def _out(self, message: Message) -> None:

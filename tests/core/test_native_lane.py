@@ -33,6 +33,17 @@ class Template:
     used = False
 
 
+class Writer:
+    """A Responses client's side (`lane.Writer`): records what it is given."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, bytes]] = []
+
+    def __call__(self, text: str, token: bytes) -> bytes:
+        self.calls.append((text, token))
+        return b"event: delta\ndata: " + token + b"\n\n"
+
+
 TEXT = st.text(st.characters(codec="utf-8"), max_size=10)
 WORDS = st.sampled_from(["word", "two words", "end. ", "x  ", " ", "  ", "café", "日本語 ", "é", "a\n", "<tool", "`"])
 PIECE = st.one_of(TEXT, WORDS, st.lists(st.one_of(TEXT, WORDS), max_size=3).map("".join))
@@ -63,8 +74,13 @@ def _pair(build: Callable[[], Any]) -> tuple[Any, Any]:
     return native, python
 
 
-def _compare(builder: Callable[[], tuple[Any, Any, Template]], raws: list[bytes], held: list[str]) -> None:
-    (m_c, lane_c, t_c), (m_py, lane_py, t_py) = _pair(builder)
+Builder = Callable[[Any], tuple[Any, Any, Template]]  # (the client's side) -> (machine, lane, template)
+
+
+def _compare(builder: Builder, raws: list[bytes], held: list[str], write: bool) -> None:
+    writers = [Writer(), Writer()]
+    outputs = iter(writers if write else [OUT, OUT])
+    (m_c, lane_c, t_c), (m_py, lane_py, t_py) = _pair(lambda: builder(next(outputs)))
     assert type(lane_c).__name__ == "builtin_function_or_method"
     assert type(lane_py).__name__ == "function"
     for n, raw in enumerate(raws):
@@ -75,40 +91,48 @@ def _compare(builder: Callable[[], tuple[Any, Any, Template]], raws: list[bytes]
         assert t_c.used is t_py.used
         if m_c is not None:
             assert {k: getattr(m_c, k, None) for k in STATE} == {k: getattr(m_py, k, None) for k in STATE}
+        assert writers[0].calls == writers[1].calls
 
 
 DIALECTS = ["hermes", "gemma4", "mistral", "kimi_k2", "deepseek_v32", "glm45", "llama_function", "qwen3_coder"]
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(DIALECTS), st.lists(events(), max_size=12), st.lists(st.sampled_from(["", " ", "\n", "  "])))
-@example("hermes", [HEAD + b"Hi " + TAIL, HEAD + b"there" + TAIL, HEAD + b"caf\xc3\xa9  " + TAIL], [])
-@example("hermes", [HEAD + b"a\xff" + TAIL, HEAD + b"\xe6\x97\xa5 " + TAIL, HEAD + b"b" + TAIL], [" "])
-def test_the_c_text_lane_is_the_python_one(dialect: str, raws: list[bytes], held: list[str]) -> None:
-    def build() -> tuple[Any, Any, Template]:
+@given(
+    st.sampled_from(DIALECTS),
+    st.lists(events(), max_size=12),
+    st.lists(st.sampled_from(["", " ", "\n", "  "])),
+    st.booleans(),
+)
+@example("hermes", [HEAD + b"Hi " + TAIL, HEAD + b"there" + TAIL, HEAD + b"caf\xc3\xa9  " + TAIL], [], False)
+@example("hermes", [HEAD + b"a\xff" + TAIL, HEAD + b"\xe6\x97\xa5 " + TAIL, HEAD + b"b" + TAIL], [" "], True)
+def test_the_c_text_lane_is_the_python_one(dialect: str, raws: list[bytes], held: list[str], write: bool) -> None:
+    def build(output: Any) -> tuple[Any, Any, Template]:
         parser = StreamParser(dialect)
         parser.feed("Hello")
         machine = copy.deepcopy(parser._tools)
         template = Template()
-        made = machine.text_lane((HEAD, TAIL), OUT, 1 << 20, template)  # as the exchange builds it
+        made = machine.text_lane((HEAD, TAIL), output, 1 << 20, template)  # as the exchange builds it
         assert made is not None
         return machine, made, template
 
-    _compare(build, raws, held)
+    _compare(build, raws, held, write)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.booleans(), st.lists(events(), max_size=12), st.lists(st.sampled_from(["", " ", "\n"])))
-def test_the_c_reasoning_lane_is_the_python_one(with_splitter: bool, raws: list[bytes], held: list[str]) -> None:
-    def build() -> tuple[Any, Any, Template]:
+@given(st.booleans(), st.lists(events(), max_size=12), st.lists(st.sampled_from(["", " ", "\n"])), st.booleans())
+def test_the_c_reasoning_lane_is_the_python_one(
+    with_splitter: bool, raws: list[bytes], held: list[str], write: bool
+) -> None:
+    def build(output: Any) -> tuple[Any, Any, Template]:
         splitter = ReasoningSplitter(ReasoningSyntax(), start_inside=True) if with_splitter else None
         if splitter is not None:
             splitter.feed("Let me see")
             assert splitter.lane_ready
         template = Template()
-        return splitter, lane_module.reasoning_lane(splitter, (HEAD, TAIL), OUT, 1 << 20, template), template
+        return splitter, lane_module.reasoning_lane(splitter, (HEAD, TAIL), output, 1 << 20, template), template
 
-    _compare(build, raws, held if with_splitter else [])
+    _compare(build, raws, held if with_splitter else [], write)
 
 
 def test_the_c_lane_keeps_the_cap_and_the_frame() -> None:

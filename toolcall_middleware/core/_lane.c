@@ -14,6 +14,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <structmember.h>
 
 /* What a byte of a chunk's text means to the lane (a table per lane). */
 #define STOP 1   /* a raw control character, or the first byte of a marker: not this lane's */
@@ -30,6 +31,7 @@ typedef struct {
     PyObject *tracker;               /* a text mode's note of its last characters, or NULL */
     PyObject *template_;             /* learns that its shape was matched */
     PyObject *fallback;              /* the Python lane: every chunk this one does not take */
+    PyObject *writer;                /* `lane.Writer` (a Responses client), or NULL: `out_open`/`out_close` */
     Py_ssize_t cap;
     int holds_spaces;
     unsigned char table[256];
@@ -46,6 +48,7 @@ lane_traverse(LaneState *self, visitproc visit, void *arg)
     Py_VISIT(self->tracker);
     Py_VISIT(self->template_);
     Py_VISIT(self->fallback);
+    Py_VISIT(self->writer);
     return 0;
 }
 
@@ -60,6 +63,7 @@ lane_clear(LaneState *self)
     Py_CLEAR(self->tracker);
     Py_CLEAR(self->template_);
     Py_CLEAR(self->fallback);
+    Py_CLEAR(self->writer);
     return 0;
 }
 
@@ -91,6 +95,25 @@ last_char(const unsigned char *b, Py_ssize_t n)
     while (i > 0 && (b[i] & 0xC0) == 0x80)
         i--;
     return PyUnicode_DecodeUTF8((const char *)b + i, n - i, "strict");
+}
+
+static PyObject *framed(LaneState *s, int space, const unsigned char *b, Py_ssize_t n);
+
+/* The client's bytes for the text `(" " if space) + b[:n]` (valid UTF-8, no escapes): between
+ * `out_open` and `out_close`, or `writer(text, token)`, the token being the text in quotes. */
+static PyObject *
+out(LaneState *s, int space, const unsigned char *b, Py_ssize_t n)
+{
+    if (s->writer == NULL)
+        return framed(s, space, b, n);
+    PyObject *token = framed(s, space, b, n); /* (a writer's lane frames with quotes) */
+    if (token == NULL)
+        return NULL;
+    PyObject *text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(token) + 1, PyBytes_GET_SIZE(token) - 2, "strict");
+    PyObject *result = text == NULL ? NULL : PyObject_CallFunctionObjArgs(s->writer, text, token, NULL);
+    Py_XDECREF(text);
+    Py_DECREF(token);
+    return result;
 }
 
 /* `open + (b" " if space) + b[:n] + close` */
@@ -200,7 +223,7 @@ lane_call(PyObject *self_, PyObject *raw)
                 if (failed < 0)
                     return NULL;
             }
-            return framed(s, 0, b, kept);
+            return out(s, 0, b, kept);
         }
         if (held == 2)
             return PyObject_CallOneArg(s->fallback, raw); /* other whitespace: escaped on the way out */
@@ -223,7 +246,7 @@ lane_call(PyObject *self_, PyObject *raw)
     }
     else if (PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
         return NULL;
-    return framed(s, space, b, n);
+    return out(s, space, b, n);
 }
 
 static PyMethodDef lane_def = {"lane", lane_call, METH_O,
@@ -232,12 +255,12 @@ static PyMethodDef lane_def = {"lane", lane_call, METH_O,
 static PyObject *
 text_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *head, *tail, *table, *out_open, *out_close, *holder, *tracker, *template_, *fallback;
+    PyObject *head, *tail, *table, *out_open, *out_close, *holder, *tracker, *template_, *fallback, *writer;
     Py_ssize_t cap;
     int holds_spaces;
-    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOO:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOO:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
                           &PyBytes_Type, &table, &PyBytes_Type, &out_open, &PyBytes_Type, &out_close, &holder,
-                          &tracker, &holds_spaces, &template_, &fallback))
+                          &tracker, &holds_spaces, &template_, &fallback, &writer))
         return NULL;
     if (PyBytes_GET_SIZE(table) != 256) {
         PyErr_SetString(PyExc_ValueError, "the byte table must have 256 entries");
@@ -254,6 +277,7 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
     s->tracker = tracker == Py_None ? NULL : Py_NewRef(tracker);
     s->template_ = Py_NewRef(template_);
     s->fallback = Py_NewRef(fallback);
+    s->writer = writer == Py_None ? NULL : Py_NewRef(writer);
     s->cap = cap;
     s->holds_spaces = holds_spaces;
     memcpy(s->table, PyBytes_AS_STRING(table), 256);
@@ -265,33 +289,55 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
 
 /* -- the ASGI shell's send for the usual message ------------------------------------------------
  *
- * `sender(request, send, monotonic)` is `_Request._send` (asgi.py) for a body message the lane
- * takes: the client's message goes to the server's `send`, with the keep-alive's accounting
- * (`sending` while it is written, `last` once it was), and no coroutine of ours around it. Any
- * other message is `request._general(message)`; a lane that raised, `request._lane_failed(message,
- * error)`; a keep-alive writing a ping, `keepalive.send(piece)`.
+ * `sender(request, send)` is `_Request._send` (asgi.py) for a body message the lane takes: the
+ * client's message goes to the server's `send`, with the keep-alive's accounting on
+ * `request.clock` (`sending` while it is written, `last` once it was), and no coroutine of ours
+ * around it. Any other message is `request._general(message)`; a lane that raised,
+ * `request._lane_failed(message, error)`; while a ping is written, `request.keepalive.send(piece)`.
  */
 
-static PyObject *str_lane, *str_keepalive, *str_pinging, *str_sending, *str_last_written, *str_general, *str_lane_failed,
+static PyObject *str_lane, *str_keepalive, *str_clock, *str_general, *str_lane_failed,
     *str_send, *str_throw, *str_close, *str_type, *str_body, *str_more_body, *str_body_type;
 
-/* `keepalive.sending += delta` */
-static int
-count_sending(PyObject *keepalive, long delta)
+/* The keep-alive's clock (`keepalive.Clock` in Python): what the sender keeps per message, as
+ * plain fields, so that counting a message costs no attribute lookups. `last` is
+ * `time.monotonic()`'s clock. */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t sending; /* messages being written outside the keep-alive's lock: no ping starts */
+    double last;        /* when the last message (or ping) was written */
+    char pinging;       /* a ping is being written: a message waits for the lock */
+} Clock;
+
+static PyMemberDef clock_members[] = {
+    {"sending", T_PYSSIZET, offsetof(Clock, sending), 0, "messages being written outside the lock"},
+    {"last", T_DOUBLE, offsetof(Clock, last), 0, "when the last message (or ping) was written, time.monotonic()"},
+    {"pinging", T_BOOL, offsetof(Clock, pinging), 0, "a ping is being written"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject ClockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "toolcall_middleware.core._lane.Clock",
+    .tp_basicsize = sizeof(Clock),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_members = clock_members,
+    .tp_doc = "Clock(): the keep-alive's per-message accounting (sending, last, pinging).",
+};
+
+/* time.monotonic() */
+static double
+monotonic_now(void)
 {
-    PyObject *now = PyObject_GetAttr(keepalive, str_sending);
-    if (now == NULL)
-        return -1;
-    long value = PyLong_AsLong(now);
-    Py_DECREF(now);
-    if (value == -1 && PyErr_Occurred())
-        return -1;
-    PyObject *next = PyLong_FromLong(value + delta);
-    if (next == NULL)
-        return -1;
-    int failed = PyObject_SetAttr(keepalive, str_sending, next);
-    Py_DECREF(next);
-    return failed;
+#if PY_VERSION_HEX >= 0x030D0000
+    PyTime_t now;
+    if (PyTime_MonotonicRaw(&now) < 0)
+        return 0.0;
+#else
+    _PyTime_t now = _PyTime_GetMonotonicClock();
+#endif
+    return (double)now / 1e9;
 }
 
 /* The server's `send(piece)` under way: an awaitable that is its iterator too, passing every
@@ -300,8 +346,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *awaitable; /* what the server's send returned */
     PyObject *iterator;  /* its `__await__()`, once awaited */
-    PyObject *keepalive;
-    PyObject *monotonic;
+    Clock *clock;
     int ended;
 } Sending;
 
@@ -310,8 +355,7 @@ sending_traverse(Sending *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->awaitable);
     Py_VISIT(self->iterator);
-    Py_VISIT(self->keepalive);
-    Py_VISIT(self->monotonic);
+    Py_VISIT(self->clock);
     return 0;
 }
 
@@ -320,30 +364,21 @@ sending_clear(Sending *self)
 {
     Py_CLEAR(self->awaitable);
     Py_CLEAR(self->iterator);
-    Py_CLEAR(self->keepalive);
-    Py_CLEAR(self->monotonic);
+    Py_CLEAR(self->clock);
     return 0;
 }
 
 /* The message is written (`written`) or its send failed or was dropped: `sending -= 1`, and
- * `last = monotonic()` when written. Keeps whatever exception is being raised. */
+ * `last = monotonic()` when written. */
 static void
 sending_end(Sending *self, int written)
 {
-    if (self->ended || self->keepalive == NULL)
+    if (self->ended || self->clock == NULL)
         return;
     self->ended = 1;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    if (count_sending(self->keepalive, -1) < 0)
-        PyErr_WriteUnraisable(self->keepalive);
-    else if (written) {
-        PyObject *now = PyObject_CallNoArgs(self->monotonic);
-        if (now == NULL || PyObject_SetAttr(self->keepalive, str_last_written, now) < 0)
-            PyErr_WriteUnraisable(self->keepalive);
-        Py_XDECREF(now);
-    }
-    PyErr_Restore(type, value, tb);
+    self->clock->sending -= 1;
+    if (written)
+        self->clock->last = monotonic_now();
 }
 
 static void
@@ -544,7 +579,7 @@ static PyTypeObject NothingType = {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *request, *send, *monotonic;
+    PyObject *request, *send;
 } SenderState;
 
 static int
@@ -552,7 +587,6 @@ sender_traverse(SenderState *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->request);
     Py_VISIT(self->send);
-    Py_VISIT(self->monotonic);
     return 0;
 }
 
@@ -561,7 +595,6 @@ sender_clear(SenderState *self)
 {
     Py_CLEAR(self->request);
     Py_CLEAR(self->send);
-    Py_CLEAR(self->monotonic);
     return 0;
 }
 
@@ -647,39 +680,39 @@ sender_call(PyObject *self_, PyObject *message)
         return NULL;
     }
     Py_DECREF(out);
-    PyObject *keepalive = PyObject_GetAttr(s->request, str_keepalive);
-    if (keepalive == NULL) {
+    PyObject *clock = PyObject_GetAttr(s->request, str_clock);
+    if (clock == NULL) {
         Py_DECREF(piece);
         return NULL;
     }
     PyObject *result = NULL;
-    if (keepalive == Py_None)
-        result = PyObject_CallOneArg(s->send, piece);
-    else {
-        PyObject *pinging = PyObject_GetAttr(keepalive, str_pinging);
-        int busy = pinging == NULL ? -1 : PyObject_IsTrue(pinging);
-        Py_XDECREF(pinging);
-        if (busy > 0)
+    if (clock == Py_None)
+        result = PyObject_CallOneArg(s->send, piece); /* no keep-alive */
+    else if (!PyObject_TypeCheck(clock, &ClockType))
+        PyErr_SetString(PyExc_TypeError, "request.clock must be a Clock");
+    else if (((Clock *)clock)->pinging) {
+        PyObject *keepalive = PyObject_GetAttr(s->request, str_keepalive);
+        if (keepalive != NULL) {
             result = PyObject_CallMethodOneArg(keepalive, str_send, piece); /* after the ping being written */
-        else if (busy == 0 && count_sending(keepalive, 1) == 0) {
-            Sending *sending = PyObject_GC_New(Sending, &SendingType);
-            if (sending == NULL)
-                count_sending(keepalive, -1);
-            else {
-                sending->awaitable = NULL;
-                sending->iterator = NULL;
-                sending->keepalive = Py_NewRef(keepalive);
-                sending->monotonic = Py_NewRef(s->monotonic);
-                sending->ended = 0;
-                PyObject_GC_Track(sending);
-                sending->awaitable = PyObject_CallOneArg(s->send, piece);
-                if (sending->awaitable == NULL)
-                    Py_CLEAR(sending); /* (its end is counted as it goes) */
-                result = (PyObject *)sending;
-            }
+            Py_DECREF(keepalive);
         }
     }
-    Py_DECREF(keepalive);
+    else {
+        Sending *sending = PyObject_GC_New(Sending, &SendingType);
+        if (sending != NULL) {
+            sending->awaitable = NULL;
+            sending->iterator = NULL;
+            sending->clock = (Clock *)Py_NewRef(clock);
+            sending->ended = 0;
+            sending->clock->sending += 1;
+            PyObject_GC_Track(sending);
+            sending->awaitable = PyObject_CallOneArg(s->send, piece);
+            if (sending->awaitable == NULL)
+                Py_CLEAR(sending); /* (no longer being written: counted as it goes) */
+            result = (PyObject *)sending;
+        }
+    }
+    Py_DECREF(clock);
     Py_DECREF(piece);
     return result;
 }
@@ -690,15 +723,14 @@ static PyMethodDef sender_def = {"send", sender_call, METH_O,
 static PyObject *
 sender(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *request, *send, *monotonic;
-    if (!PyArg_ParseTuple(args, "OOO:sender", &request, &send, &monotonic))
+    PyObject *request, *send;
+    if (!PyArg_ParseTuple(args, "OO:sender", &request, &send))
         return NULL;
     SenderState *s = PyObject_GC_New(SenderState, &SenderStateType);
     if (s == NULL)
         return NULL;
     s->request = Py_NewRef(request);
     s->send = Py_NewRef(send);
-    s->monotonic = Py_NewRef(monotonic);
     PyObject_GC_Track(s);
     PyObject *made = PyCFunction_NewEx(&sender_def, (PyObject *)s, NULL);
     Py_DECREF(s);
@@ -707,10 +739,10 @@ sender(PyObject *Py_UNUSED(module), PyObject *args)
 
 static PyMethodDef module_methods[] = {
     {"text_lane", text_lane, METH_VARARGS,
-     "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback)"
+     "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback, writer)"
      " -> lane: see toolcall_middleware.core.lane."},
     {"sender", sender, METH_VARARGS,
-     "sender(request, send, monotonic) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},
+     "sender(request, send) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -723,7 +755,7 @@ PyMODINIT_FUNC
 PyInit__lane(void)
 {
     if (PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&SendingType) < 0 || PyType_Ready(&NothingType) < 0 ||
-        PyType_Ready(&SenderStateType) < 0)
+        PyType_Ready(&SenderStateType) < 0 || PyType_Ready(&ClockType) < 0)
         return NULL;
     str_used = PyUnicode_InternFromString("used");
     str_held_ws = PyUnicode_InternFromString("_held_ws");
@@ -736,9 +768,7 @@ PyInit__lane(void)
         return NULL;
     str_lane = PyUnicode_InternFromString("lane");
     str_keepalive = PyUnicode_InternFromString("keepalive");
-    str_pinging = PyUnicode_InternFromString("pinging");
-    str_sending = PyUnicode_InternFromString("sending");
-    str_last_written = PyUnicode_InternFromString("last");
+    str_clock = PyUnicode_InternFromString("clock");
     str_general = PyUnicode_InternFromString("_general");
     str_lane_failed = PyUnicode_InternFromString("_lane_failed");
     str_send = PyUnicode_InternFromString("send");
@@ -748,7 +778,7 @@ PyInit__lane(void)
     str_body = PyUnicode_InternFromString("body");
     str_more_body = PyUnicode_InternFromString("more_body");
     str_body_type = PyUnicode_InternFromString("http.response.body");
-    if (!str_lane || !str_keepalive || !str_pinging || !str_sending || !str_last_written || !str_general || !str_lane_failed ||
+    if (!str_lane || !str_keepalive || !str_clock || !str_general || !str_lane_failed ||
         !str_send || !str_throw || !str_close || !str_type || !str_body || !str_more_body || !str_body_type)
         return NULL;
     nothing = PyObject_New(PyObject, &NothingType);
@@ -757,6 +787,10 @@ PyInit__lane(void)
     PyObject *m = PyModule_Create(&lane_module);
     if (m == NULL)
         return NULL;
+    if (PyModule_AddObjectRef(m, "Clock", (PyObject *)&ClockType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     PyObject *flags = Py_BuildValue("{sisisi}", "STOP", STOP, "ESCAPE", ESCAPE, "HIGH", HIGH);
     if (flags == NULL || PyModule_AddObject(m, "FLAGS", flags) < 0) {
         Py_XDECREF(flags);

@@ -21,7 +21,7 @@ which it builds a new lane (the general path may change any state the lane took 
 text without escapes is its own JSON string body, so it goes out as the bytes it came in.
 
 Where the package was built with its C helper (`_lane.c`, compiled by `hatch_build.py` where a
-C compiler answers), a Chat client's text and reasoning lanes are that helper's: the same steps
+C compiler answers), the text and reasoning lanes are that helper's: the same steps
 for the usual chunk without the interpreter, this module's closure for any other chunk. Setting
 `TOOLCALL_MIDDLEWARE_PURE_PYTHON` (at build or at import) keeps everything in Python.
 
@@ -256,13 +256,14 @@ def _lane(
             return out_open + body + out_close
         return write(text, b'"' + body + b'"')
 
-    if _native is None or write is not None:
+    if _native is None:
         return lane
-    # The same lane in C, for a Chat client's chunk: it takes the usual chunk itself and hands
-    # this closure every other one, before changing anything.
+    # The same lane in C: it takes the usual chunk itself (a writer's, in quotes, goes to the
+    # writer) and hands this closure every other one, before changing anything.
     table = native_table(markers)
+    around = (out_open, out_close) if write is None else (b'"', b'"')
     return _native.text_lane(  # type: ignore[no-any-return]
-        head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, lane
+        head, tail, cap, table, *around, holder, tracker, holds_spaces, template, lane, write
     )
 
 
