@@ -145,3 +145,58 @@ def test_the_c_lane_keeps_the_cap_and_the_frame() -> None:
     assert lane(HEAD + TAIL) is None
     assert lane(bytearray(HEAD + b"abc" + TAIL)) == OUT[0] + b'"abc"' + OUT[1]  # not bytes: the Python lane's
 
+
+
+BODY_PIECE = st.one_of(
+    st.text(st.sampled_from('{}[]":,\\ ab1<>/é\n\t'), max_size=8),
+    st.sampled_from(['"q": "a', '\\"', "\\\\", 'b"', "</tool_call>", "</", "tool_call>", '{"x": "<b>"}', "\\u00e9"]),
+)
+
+
+@st.composite
+def body_events(draw: Any) -> bytes:
+    """A piece of a call's body, as a host writes it (Go's JSON escapes `<`), or another event."""
+    kind = draw(st.sampled_from(["ascii", "utf8", "go", "go", "raw"]))
+    if kind == "raw":
+        return HEAD + draw(st.binary(max_size=10)) + TAIL
+    body = json.dumps(draw(BODY_PIECE), ensure_ascii=kind == "ascii")[1:-1]
+    if kind == "go":
+        body = body.replace("<", "\\u003c").replace(">", "\\u003e")
+    return HEAD + body.encode("utf-8", "surrogatepass") + TAIL
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(["hermes", "llama_function"]),
+    st.sampled_from(['{"name": "f", "arguments": {"a": "', '{"name": "f", ', '{"q": "x\\', '{"a": 1, ']),
+    st.lists(body_events(), max_size=14),
+)
+def test_the_c_lane_inside_a_call_is_the_python_one(dialect: str, start: str, raws: list[bytes]) -> None:
+    """The pieces a call's JSON body takes quietly (`JsonSegment.feed_inside`): the same answers,
+    and the same string state and parts left in the segment."""
+    opener = "<tool_call>\n" if dialect == "hermes" else "<function=f>"
+
+    def build() -> tuple[Any, Any, Template]:
+        parser = StreamParser(dialect)
+        parser.feed("Sure. " + opener + (start if dialect == "hermes" else start[start.index("{") :]))
+        machine = copy.deepcopy(parser._tools)
+        template = Template()
+        made = machine.text_lane((HEAD, TAIL), OUT, 1 << 20, template)
+        assert made is not None
+        return machine._block._body, made, template
+
+    (seg_c, lane_c, t_c), (seg_py, lane_py, t_py) = _pair(build)
+    assert type(lane_c).__name__ == "builtin_function_or_method"
+    assert type(lane_py).__name__ == "function"
+    for n, raw in enumerate(raws):
+        t_c.used = t_py.used = n % 2 == 0
+        got = lane_c(raw)
+        assert got == lane_py(raw), raw
+        assert t_c.used is t_py.used
+        state_c = (seg_c._tracker.in_string, seg_c._tracker._skip, seg_c._tracker._carry, seg_c._parts)
+        assert state_c == (seg_py._tracker.in_string, seg_py._tracker._skip, seg_py._tracker._carry, seg_py._parts)
+        if got is None and raw.startswith(HEAD) and n % 3 == 0:
+            # A piece the lane left: the general path feeds the segment (which may move it on).
+            text = raw[len(HEAD) : -len(TAIL)].decode(errors="ignore")
+            seg_c.feed(text)
+            seg_py.feed(text)

@@ -287,6 +287,250 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
     return lane;
 }
 
+/* -- the lane inside a call's body ------------------------------------------------------------
+ *
+ * `quiet_lane(...)` is `lane.quiet_lane` for a block whose quiet feed is `JsonSegment.feed_inside`
+ * (Hermes, llama_function): a piece of the arguments that cannot end the call goes into the
+ * segment (its tracker's string state moved on, the piece appended to its parts) and the client
+ * gets nothing (`b""`). Any other piece: `None`, nothing changed, as in Python.
+ */
+
+static PyObject *str_carry, *str_in_string, *str_skip, *str_parts, *empty_bytes;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *head, *tail;
+    PyObject *tracker;    /* the segment's JsonStringTracker: `in_string`, `_skip`, `_carry` */
+    PyObject *segment;    /* the JsonSegment: `_parts` */
+    PyObject *template_;
+    PyObject *scanstring; /* json.decoder.scanstring */
+    PyObject *firsts;     /* str: the first character of each closing marker */
+    Py_ssize_t cap;
+    unsigned char table[256];
+} QuietState;
+
+static int
+quiet_traverse(QuietState *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->head);
+    Py_VISIT(self->tail);
+    Py_VISIT(self->tracker);
+    Py_VISIT(self->segment);
+    Py_VISIT(self->template_);
+    Py_VISIT(self->scanstring);
+    Py_VISIT(self->firsts);
+    return 0;
+}
+
+static int
+quiet_clear(QuietState *self)
+{
+    Py_CLEAR(self->head);
+    Py_CLEAR(self->tail);
+    Py_CLEAR(self->tracker);
+    Py_CLEAR(self->segment);
+    Py_CLEAR(self->template_);
+    Py_CLEAR(self->scanstring);
+    Py_CLEAR(self->firsts);
+    return 0;
+}
+
+static void
+quiet_dealloc(QuietState *self)
+{
+    PyObject_GC_UnTrack(self);
+    quiet_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject QuietStateType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "toolcall_middleware.core._lane.QuietState",
+    .tp_basicsize = sizeof(QuietState),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)quiet_traverse,
+    .tp_clear = (inquiry)quiet_clear,
+    .tp_dealloc = (destructor)quiet_dealloc,
+};
+
+/* The text of the string body `b[:n]` (no raw control character in it): decoded, and unescaped
+ * with json's own scanner where it holds a backslash or a quote; NULL with no error set when it is
+ * not exactly one string's body (bad UTF-8, a bad escape, a quote that ends it early). */
+static PyObject *
+string_text(QuietState *s, const unsigned char *b, Py_ssize_t n, unsigned flags)
+{
+    if (!(flags & ESCAPE)) {
+        PyObject *text = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
+        if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            PyErr_Clear();
+        return text;
+    }
+    PyObject *token = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
+    if (token == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            PyErr_Clear();
+        return NULL;
+    }
+    PyObject *quote = PyUnicode_FromOrdinal('"');
+    PyObject *whole = quote == NULL ? NULL : PyUnicode_Concat(token, quote);
+    Py_DECREF(token);
+    Py_XDECREF(quote);
+    if (whole == NULL)
+        return NULL;
+    PyObject *found = PyObject_CallFunction(s->scanstring, "On", whole, (Py_ssize_t)0);
+    Py_ssize_t size = PyUnicode_GET_LENGTH(whole);
+    Py_DECREF(whole);
+    if (found == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_ValueError))
+            PyErr_Clear();
+        return NULL;
+    }
+    PyObject *text = NULL;
+    if (PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2) {
+        Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(found, 1));
+        if (end == -1 && PyErr_Occurred()) {
+            Py_DECREF(found);
+            return NULL;
+        }
+        if (end == size)
+            text = Py_NewRef(PyTuple_GET_ITEM(found, 0));
+    }
+    Py_DECREF(found);
+    return text;
+}
+
+static PyObject *
+quiet_call(PyObject *self_, PyObject *raw)
+{
+    QuietState *s = (QuietState *)self_;
+    if (!PyBytes_CheckExact(raw))
+        Py_RETURN_NONE; /* (the middleware hands the lane bytes only) */
+    Py_ssize_t size = PyBytes_GET_SIZE(raw);
+    Py_ssize_t head_len = PyBytes_GET_SIZE(s->head), tail_len = PyBytes_GET_SIZE(s->tail);
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+    if (size <= head_len + tail_len || size > s->cap || memcmp(p, PyBytes_AS_STRING(s->head), head_len) != 0 ||
+        memcmp(p + size - tail_len, PyBytes_AS_STRING(s->tail), tail_len) != 0)
+        Py_RETURN_NONE;
+    const unsigned char *b = p + head_len;
+    Py_ssize_t n = size - head_len - tail_len;
+    unsigned flags = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        flags |= s->table[b[i]];
+    if (flags & STOP)
+        Py_RETURN_NONE; /* a raw control character: not a JSON string */
+    PyObject *text = string_text(s, b, n, flags);
+    if (text == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    PyObject *result = NULL, *carry = NULL, *state = NULL, *skip_obj = NULL, *parts = NULL;
+    if (len == 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    /* `cannot_find`: nothing carried from the piece before, no marker's first character in it */
+    carry = PyObject_GetAttr(s->tracker, str_carry);
+    if (carry == NULL)
+        goto done;
+    if (!PyUnicode_Check(carry) || PyUnicode_GET_LENGTH(carry) != 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    Py_ssize_t nfirsts = PyUnicode_GET_LENGTH(s->firsts);
+    for (Py_ssize_t k = 0; k < nfirsts; k++) {
+        Py_ssize_t at = PyUnicode_FindChar(text, PyUnicode_READ_CHAR(s->firsts, k), 0, len, 1);
+        if (at == -2)
+            goto done;
+        if (at >= 0) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    /* `find(text)`, which can find nothing here: the string state moves on */
+    state = PyObject_GetAttr(s->tracker, str_in_string);
+    skip_obj = state == NULL ? NULL : PyObject_GetAttr(s->tracker, str_skip);
+    if (skip_obj == NULL)
+        goto done;
+    int in_string = PyObject_IsTrue(state);
+    Py_ssize_t i = PyLong_AsSsize_t(skip_obj), skip = 0;
+    if (in_string < 0 || (i == -1 && PyErr_Occurred()))
+        goto done;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    while (i < len) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (in_string) {
+            if (c == '\\') {
+                i += 2;
+                if (i > len) {
+                    skip = i - len;
+                    break;
+                }
+                continue;
+            }
+            if (c == '"')
+                in_string = 0;
+        }
+        else if (c == '"')
+            in_string = 1;
+        i++;
+    }
+    PyObject *skip_new = PyLong_FromSsize_t(skip);
+    if (skip_new == NULL)
+        goto done;
+    int failed = PyObject_SetAttr(s->tracker, str_in_string, in_string ? Py_True : Py_False) < 0 ||
+                 PyObject_SetAttr(s->tracker, str_skip, skip_new) < 0;
+    Py_DECREF(skip_new);
+    if (failed)
+        goto done;
+    parts = PyObject_GetAttr(s->segment, str_parts);
+    if (parts == NULL || PyList_Append(parts, text) < 0 || PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
+        goto done;
+    result = Py_NewRef(empty_bytes);
+done:
+    Py_XDECREF(parts);
+    Py_XDECREF(skip_obj);
+    Py_XDECREF(state);
+    Py_XDECREF(carry);
+    Py_DECREF(text);
+    return result;
+}
+
+static PyMethodDef quiet_def = {"lane", quiet_call, METH_O,
+                                "A whole SSE event inside a call's body -> b'' (taken quietly), or None."};
+
+static PyObject *
+quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *head, *tail, *table, *tracker, *segment, *template_, *scanstring, *firsts;
+    Py_ssize_t cap;
+    if (!PyArg_ParseTuple(args, "O!O!nO!OOOOU:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+                          &PyBytes_Type, &table, &tracker, &segment, &template_, &scanstring, &firsts))
+        return NULL;
+    if (PyBytes_GET_SIZE(table) != 256) {
+        PyErr_SetString(PyExc_ValueError, "the byte table must have 256 entries");
+        return NULL;
+    }
+    QuietState *s = PyObject_GC_New(QuietState, &QuietStateType);
+    if (s == NULL)
+        return NULL;
+    s->head = Py_NewRef(head);
+    s->tail = Py_NewRef(tail);
+    s->tracker = Py_NewRef(tracker);
+    s->segment = Py_NewRef(segment);
+    s->template_ = Py_NewRef(template_);
+    s->scanstring = Py_NewRef(scanstring);
+    s->firsts = Py_NewRef(firsts);
+    s->cap = cap;
+    memcpy(s->table, PyBytes_AS_STRING(table), 256);
+    PyObject_GC_Track(s);
+    PyObject *lane = PyCFunction_NewEx(&quiet_def, (PyObject *)s, NULL);
+    Py_DECREF(s);
+    return lane;
+}
+
 /* -- the ASGI shell's send for the usual message ------------------------------------------------
  *
  * `sender(request, send)` is `_Request._send` (asgi.py) for a body message the lane takes: the
@@ -741,6 +985,9 @@ static PyMethodDef module_methods[] = {
     {"text_lane", text_lane, METH_VARARGS,
      "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback, writer)"
      " -> lane: see toolcall_middleware.core.lane."},
+    {"quiet_lane", quiet_lane, METH_VARARGS,
+     "quiet_lane(head, tail, cap, table, tracker, segment, template, scanstring, firsts) -> lane: see"
+     " toolcall_middleware.core.lane.quiet_lane."},
     {"sender", sender, METH_VARARGS,
      "sender(request, send) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},
     {NULL, NULL, 0, NULL},
@@ -755,7 +1002,8 @@ PyMODINIT_FUNC
 PyInit__lane(void)
 {
     if (PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&SendingType) < 0 || PyType_Ready(&NothingType) < 0 ||
-        PyType_Ready(&SenderStateType) < 0 || PyType_Ready(&ClockType) < 0)
+        PyType_Ready(&SenderStateType) < 0 || PyType_Ready(&ClockType) < 0 ||
+        PyType_Ready(&QuietStateType) < 0)
         return NULL;
     str_used = PyUnicode_InternFromString("used");
     str_held_ws = PyUnicode_InternFromString("_held_ws");
@@ -769,6 +1017,13 @@ PyInit__lane(void)
     str_lane = PyUnicode_InternFromString("lane");
     str_keepalive = PyUnicode_InternFromString("keepalive");
     str_clock = PyUnicode_InternFromString("clock");
+    str_carry = PyUnicode_InternFromString("_carry");
+    str_in_string = PyUnicode_InternFromString("in_string");
+    str_skip = PyUnicode_InternFromString("_skip");
+    str_parts = PyUnicode_InternFromString("_parts");
+    empty_bytes = PyBytes_FromStringAndSize(NULL, 0);
+    if (!str_carry || !str_in_string || !str_skip || !str_parts || !empty_bytes)
+        return NULL;
     str_general = PyUnicode_InternFromString("_general");
     str_lane_failed = PyUnicode_InternFromString("_lane_failed");
     str_send = PyUnicode_InternFromString("send");

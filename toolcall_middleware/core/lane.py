@@ -14,7 +14,8 @@ lane(b'data: {"choices":[{"delta":{"content":"Hi"}}]}\\n\\n')  # -> the client's
 ```
 
 Inside a call's body the usual chunk is a piece of the arguments that cannot end the call: the
-open block takes it without a word, and the client gets nothing for it (`quiet_lane`).
+open block takes it without a word, and the client gets nothing for it (`quiet_lane`; in C too,
+for a JSON body).
 
 `None` means "not the usual chunk" and changes nothing: the caller takes the general path, after
 which it builds a new lane (the general path may change any state the lane took as settled). A
@@ -41,7 +42,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from .framing.utf8 import token_bytes
-from .textscan import WHITESPACE
+from .textscan import WHITESPACE, JsonSegment
 
 if TYPE_CHECKING:
     from .dialects.base import BlockParser
@@ -320,4 +321,14 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
         template.used = True
         return b""
 
-    return lane
+    segment = getattr(quiet_feed, "__self__", None)
+    if _native is None or getattr(quiet_feed, "__func__", None) is not JsonSegment.feed_inside:
+        return lane
+    # The same lane in C for a JSON body (`JsonSegment.feed_inside`): the segment's state moved
+    # on as the Python method moves it.
+    assert isinstance(segment, JsonSegment)
+    tracker = segment._tracker
+    firsts = "".join(sorted(tracker._firsts))
+    return _native.quiet_lane(  # type: ignore[no-any-return]
+        head, tail, cap, native_table(()), tracker, segment, template, json.decoder.scanstring, firsts  # type: ignore[attr-defined]
+    )
