@@ -32,8 +32,11 @@ typedef struct {
     PyObject *template_;             /* learns that its shape was matched */
     PyObject *fallback;              /* the Python lane: every chunk this one does not take */
     PyObject *writer;                /* `lane.Writer` (a Responses client), or NULL: `out_open`/`out_close` */
+    PyObject *scanstring;            /* json.decoder.scanstring: escaped text */
+    PyObject *firsts;                /* str: the first character of each marker */
     Py_ssize_t cap;
     int holds_spaces;
+    int simple_take;                 /* the Python lane's `take` of a text not ending in whitespace is `held + text` */
     unsigned char table[256];
 } LaneState;
 
@@ -49,6 +52,8 @@ lane_traverse(LaneState *self, visitproc visit, void *arg)
     Py_VISIT(self->template_);
     Py_VISIT(self->fallback);
     Py_VISIT(self->writer);
+    Py_VISIT(self->scanstring);
+    Py_VISIT(self->firsts);
     return 0;
 }
 
@@ -64,6 +69,8 @@ lane_clear(LaneState *self)
     Py_CLEAR(self->template_);
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->writer);
+    Py_CLEAR(self->scanstring);
+    Py_CLEAR(self->firsts);
     return 0;
 }
 
@@ -161,6 +168,173 @@ held_kind(LaneState *s)
     return kind;
 }
 
+/* The text of the string body `b[:n]` (no raw control character in it): decoded, and unescaped
+ * with json's own scanner where it holds a backslash or a quote; NULL with no error set when it is
+ * not exactly one string's body (bad UTF-8, a bad escape, a quote that ends it early). */
+static PyObject *
+string_text(PyObject *scanstring, const unsigned char *b, Py_ssize_t n, unsigned flags)
+{
+    if (!(flags & ESCAPE)) {
+        PyObject *text = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
+        if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            PyErr_Clear();
+        return text;
+    }
+    PyObject *token = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
+    if (token == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            PyErr_Clear();
+        return NULL;
+    }
+    PyObject *quote = PyUnicode_FromOrdinal('"');
+    PyObject *whole = quote == NULL ? NULL : PyUnicode_Concat(token, quote);
+    Py_DECREF(token);
+    Py_XDECREF(quote);
+    if (whole == NULL)
+        return NULL;
+    PyObject *found = PyObject_CallFunction(scanstring, "On", whole, (Py_ssize_t)0);
+    Py_ssize_t size = PyUnicode_GET_LENGTH(whole);
+    Py_DECREF(whole);
+    if (found == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_ValueError))
+            PyErr_Clear();
+        return NULL;
+    }
+    PyObject *text = NULL;
+    if (PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2) {
+        Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(found, 1));
+        if (end == -1 && PyErr_Occurred()) {
+            Py_DECREF(found);
+            return NULL;
+        }
+        if (end == size)
+            text = Py_NewRef(PyTuple_GET_ITEM(found, 0));
+    }
+    Py_DECREF(found);
+    return text;
+}
+
+/* `token_bytes(text)` without its quotes: `text` as a JSON string body in UTF-8 (json's
+ * `encode_basestring`); NULL with no error set for a text with no UTF-8 form (a lone surrogate). */
+static PyObject *
+json_body(PyObject *text)
+{
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
+    if (utf8 == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            PyErr_Clear();
+        return NULL;
+    }
+    Py_ssize_t size = n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)utf8[i];
+        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f')
+            size += 1;
+        else if (c < 0x20)
+            size += 5;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, size);
+    if (out == NULL)
+        return NULL;
+    char *p = PyBytes_AS_STRING(out);
+    static const char hex[] = "0123456789abcdef";
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)utf8[i];
+        char short_form = c == '"' ? '"' : c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't'
+                          : c == '\b' ? 'b' : c == '\f' ? 'f' : 0;
+        if (short_form) {
+            *p++ = '\\';
+            *p++ = short_form;
+        }
+        else if (c < 0x20) {
+            memcpy(p, "\\u00", 4);
+            p[4] = hex[c >> 4];
+            p[5] = hex[c & 15];
+            p += 6;
+        }
+        else
+            *p++ = (char)c;
+    }
+    return out;
+}
+
+/* A chunk whose text has escapes: decoded (as json does), it is the lane's when no marker may
+ * start in it, it does not end in whitespace and nothing but one space is held; it goes out
+ * encoded again (`token_bytes`). Any other: the Python lane, before anything changes. */
+static PyObject *
+escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n, unsigned flags)
+{
+    if (!s->simple_take)
+        return PyObject_CallOneArg(s->fallback, raw);
+    PyObject *text = string_text(s->scanstring, b, n, flags);
+    if (text == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE; /* bad UTF-8, a bad escape, an unescaped quote */
+    }
+    PyObject *result = NULL, *body = NULL, *full = NULL;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    if (len == 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    Py_ssize_t nfirsts = PyUnicode_GET_LENGTH(s->firsts);
+    for (Py_ssize_t k = 0; k < nfirsts; k++) {
+        Py_ssize_t at = PyUnicode_FindChar(text, PyUnicode_READ_CHAR(s->firsts, k), 0, len, 1);
+        if (at == -2)
+            goto done;
+        if (at >= 0) {
+            result = Py_NewRef(Py_None); /* a marker may start */
+            goto done;
+        }
+    }
+    Py_UCS4 last = PyUnicode_READ_CHAR(text, len - 1);
+    int held = s->holder == NULL ? 0 : held_kind(s);
+    if (held < 0)
+        goto done;
+    if (last == ' ' || last == '\t' || last == '\r' || last == '\n' || held == 2) {
+        result = PyObject_CallOneArg(s->fallback, raw); /* whitespace to hold back, or held */
+        goto done;
+    }
+    if (held == 1) {
+        full = PyUnicode_Concat(str_space, text);
+        if (full == NULL)
+            goto done;
+    }
+    else
+        full = Py_NewRef(text);
+    body = json_body(full);
+    if (body == NULL) {
+        result = PyErr_Occurred() ? NULL : PyObject_CallOneArg(s->fallback, raw);
+        goto done;
+    }
+    /* Taken: the state moves on as `take` moves it. */
+    if (PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
+        goto done;
+    if (s->tracker != NULL) {
+        PyObject *c = PyUnicode_FromOrdinal(last);
+        int failed = c == NULL || track(s, c, c) < 0;
+        Py_XDECREF(c);
+        if (failed)
+            goto done;
+    }
+    if (held == 1 && PyObject_SetAttr(s->holder, str_held_ws, str_empty) < 0)
+        goto done;
+    PyObject *token = framed(s, 0, (const unsigned char *)PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body));
+    if (s->writer == NULL || token == NULL)
+        result = token;
+    else {
+        result = PyObject_CallFunctionObjArgs(s->writer, full, token, NULL); /* (framed in quotes) */
+        Py_DECREF(token);
+    }
+done:
+    Py_XDECREF(body);
+    Py_XDECREF(full);
+    Py_DECREF(text);
+    return result;
+}
+
 static PyObject *
 lane_call(PyObject *self_, PyObject *raw)
 {
@@ -181,7 +355,7 @@ lane_call(PyObject *self_, PyObject *raw)
     if (flags & STOP)
         Py_RETURN_NONE; /* a raw control character; a marker may start */
     if (flags & ESCAPE)
-        return PyObject_CallOneArg(s->fallback, raw);
+        return escaped_chunk(s, raw, b, n, flags);
     if (flags & HIGH) {
         PyObject *text = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
         if (text == NULL) {
@@ -201,9 +375,10 @@ lane_call(PyObject *self_, PyObject *raw)
             Py_ssize_t kept = n;
             while (kept > 0 && b[kept - 1] == ' ')
                 kept--;
-            if (!s->holds_spaces || kept == 0 || held != 0)
+            if (!s->holds_spaces || kept == 0 || held == 2)
                 return PyObject_CallOneArg(s->fallback, raw);
-            /* Held back: a block (or the reasoning's end) may follow; the rest goes as it came. */
+            /* Held back: a block (or the reasoning's end) may follow; the rest goes as it came,
+             * after a space held before it. */
             if (PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
                 return NULL;
             PyObject *ws = n - kept == 1 ? Py_NewRef(str_space)
@@ -223,7 +398,7 @@ lane_call(PyObject *self_, PyObject *raw)
                 if (failed < 0)
                     return NULL;
             }
-            return out(s, 0, b, kept);
+            return out(s, held, b, kept);
         }
         if (held == 2)
             return PyObject_CallOneArg(s->fallback, raw); /* other whitespace: escaped on the way out */
@@ -256,11 +431,12 @@ static PyObject *
 text_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *head, *tail, *table, *out_open, *out_close, *holder, *tracker, *template_, *fallback, *writer;
+    PyObject *scanstring, *firsts;
     Py_ssize_t cap;
-    int holds_spaces;
-    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOO:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+    int holds_spaces, simple_take;
+    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOOOUp:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
                           &PyBytes_Type, &table, &PyBytes_Type, &out_open, &PyBytes_Type, &out_close, &holder,
-                          &tracker, &holds_spaces, &template_, &fallback, &writer))
+                          &tracker, &holds_spaces, &template_, &fallback, &writer, &scanstring, &firsts, &simple_take))
         return NULL;
     if (PyBytes_GET_SIZE(table) != 256) {
         PyErr_SetString(PyExc_ValueError, "the byte table must have 256 entries");
@@ -278,6 +454,9 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
     s->template_ = Py_NewRef(template_);
     s->fallback = Py_NewRef(fallback);
     s->writer = writer == Py_None ? NULL : Py_NewRef(writer);
+    s->scanstring = Py_NewRef(scanstring);
+    s->firsts = Py_NewRef(firsts);
+    s->simple_take = simple_take;
     s->cap = cap;
     s->holds_spaces = holds_spaces;
     memcpy(s->table, PyBytes_AS_STRING(table), 256);
@@ -353,52 +532,6 @@ static PyTypeObject QuietStateType = {
     .tp_dealloc = (destructor)quiet_dealloc,
 };
 
-/* The text of the string body `b[:n]` (no raw control character in it): decoded, and unescaped
- * with json's own scanner where it holds a backslash or a quote; NULL with no error set when it is
- * not exactly one string's body (bad UTF-8, a bad escape, a quote that ends it early). */
-static PyObject *
-string_text(QuietState *s, const unsigned char *b, Py_ssize_t n, unsigned flags)
-{
-    if (!(flags & ESCAPE)) {
-        PyObject *text = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
-        if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-            PyErr_Clear();
-        return text;
-    }
-    PyObject *token = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
-    if (token == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-            PyErr_Clear();
-        return NULL;
-    }
-    PyObject *quote = PyUnicode_FromOrdinal('"');
-    PyObject *whole = quote == NULL ? NULL : PyUnicode_Concat(token, quote);
-    Py_DECREF(token);
-    Py_XDECREF(quote);
-    if (whole == NULL)
-        return NULL;
-    PyObject *found = PyObject_CallFunction(s->scanstring, "On", whole, (Py_ssize_t)0);
-    Py_ssize_t size = PyUnicode_GET_LENGTH(whole);
-    Py_DECREF(whole);
-    if (found == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_ValueError))
-            PyErr_Clear();
-        return NULL;
-    }
-    PyObject *text = NULL;
-    if (PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2) {
-        Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(found, 1));
-        if (end == -1 && PyErr_Occurred()) {
-            Py_DECREF(found);
-            return NULL;
-        }
-        if (end == size)
-            text = Py_NewRef(PyTuple_GET_ITEM(found, 0));
-    }
-    Py_DECREF(found);
-    return text;
-}
-
 static PyObject *
 quiet_call(PyObject *self_, PyObject *raw)
 {
@@ -418,7 +551,7 @@ quiet_call(PyObject *self_, PyObject *raw)
         flags |= s->table[b[i]];
     if (flags & STOP)
         Py_RETURN_NONE; /* a raw control character: not a JSON string */
-    PyObject *text = string_text(s, b, n, flags);
+    PyObject *text = string_text(s->scanstring, b, n, flags);
     if (text == NULL) {
         if (PyErr_Occurred())
             return NULL;
@@ -983,7 +1116,8 @@ sender(PyObject *Py_UNUSED(module), PyObject *args)
 
 static PyMethodDef module_methods[] = {
     {"text_lane", text_lane, METH_VARARGS,
-     "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback, writer)"
+     "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback, writer,"
+     " scanstring, firsts, simple_take)"
      " -> lane: see toolcall_middleware.core.lane."},
     {"quiet_lane", quiet_lane, METH_VARARGS,
      "quiet_lane(head, tail, cap, table, tracker, segment, template, scanstring, firsts) -> lane: see"

@@ -143,7 +143,8 @@ def text_lane(
         machine._held_ws = text[len(kept) :]  # held back: a block may follow
         return held + kept
 
-    return _lane(frame_in, output, cap, template, machine._markers, machine, take, machine, hold_spaces is True)
+    markers, holds, simple = machine._markers, hold_spaces is True, hold_spaces is not None
+    return _lane(frame_in, output, cap, template, markers, machine, take, machine, holds, simple)
 
 
 def reasoning_lane(
@@ -173,7 +174,7 @@ def reasoning_lane(
         splitter._held_ws = text[len(kept) :]
         return held + kept
 
-    return _lane(frame_in, output, cap, template, markers, splitter, take, None, splitter is not None)
+    return _lane(frame_in, output, cap, template, markers, splitter, take, None, splitter is not None, True)
 
 
 def _lane(
@@ -186,13 +187,16 @@ def _lane(
     take: Callable[[str], str],
     tracker: _Tracker | None,
     holds_spaces: bool,
+    simple_take: bool,
 ) -> Lane:
     """The lane both builders share. The usual piece (no escape, no whitespace at its end) is
     done here: it goes out after whatever whitespace `holder` held, as the bytes it came in, and
     `tracker` (a text mode) notes its last character. `take(text)` does the rest, giving what
     goes out: escaped text (once decoded) and text that ends in whitespace. `holder` `None`:
     nothing is ever held. `holds_spaces`: `holder` always holds back the spaces at the end of
-    a text (then a text ending in spaces, with nothing held before it, is done here too)."""
+    a text (then a text ending in spaces, with nothing held before it, is done here too).
+    `simple_take`: `take` of a text that does not end in whitespace is the held whitespace and
+    the text, nothing held after it (the C lane then does escaped text itself)."""
     head, tail = frame_in
     head_len, tail_len = len(head), len(tail)
     frame = head_len + tail_len
@@ -263,8 +267,9 @@ def _lane(
     # writer) and hands this closure every other one, before changing anything.
     table = native_table(markers)
     around = (out_open, out_close) if write is None else (b'"', b'"')
+    escaped = (_scanstring, "".join(sorted(firsts)), simple_take)  # what escaped text needs
     return _native.text_lane(  # type: ignore[no-any-return]
-        head, tail, cap, table, *around, holder, tracker, holds_spaces, template, lane, write
+        head, tail, cap, table, *around, holder, tracker, holds_spaces, template, lane, write, *escaped
     )
 
 
@@ -330,5 +335,5 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
     tracker = segment._tracker
     firsts = "".join(sorted(tracker._firsts))
     return _native.quiet_lane(  # type: ignore[no-any-return]
-        head, tail, cap, native_table(()), tracker, segment, template, json.decoder.scanstring, firsts  # type: ignore[attr-defined]
+        head, tail, cap, native_table(()), tracker, segment, template, _scanstring, firsts
     )
