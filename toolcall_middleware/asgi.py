@@ -12,6 +12,10 @@ still sees `http.disconnect`.
 `http.response.start` is held until the first body tells what to do; streamed rewrites drop
 `Content-Length`, buffered ones recompute it, and a buffered body that turns out not to be ours
 goes out as the app sent it, head and messages. Everything else is forwarded in order, untouched.
+
+The `send` the app is given is `_Request._send`, or, where the C helper is built, its C twin
+(`core/_lane.c`'s `sender`): the usual chunk of a rewritten stream (the lane's) goes to the
+server's `send` without a coroutine of ours around it, and any other message to `_general`.
 """
 
 from __future__ import annotations

@@ -23,54 +23,126 @@
 
 static PyObject *str_used, *str_held_ws, *str_prev, *str_last, *str_after_call, *str_space, *str_empty;
 
+/* What both lanes know of a chunk's frame: the host's bytes around the text's string body, the
+ * largest event they take, what each byte of a text means to them, the template to tell of a
+ * match, and for escaped text json's scanner and the characters that may start a marker. */
+typedef struct {
+    PyObject *head, *tail; /* bytes around the text's string body in the host's event */
+    PyObject *template_;   /* learns that its shape was matched */
+    PyObject *scanstring;  /* json.decoder.scanstring: escaped text */
+    PyObject *firsts;      /* str: the first character of each marker */
+    Py_ssize_t cap;
+    unsigned char table[256];
+} Frame;
+
+static int
+frame_traverse(Frame *f, visitproc visit, void *arg)
+{
+    Py_VISIT(f->head);
+    Py_VISIT(f->tail);
+    Py_VISIT(f->template_);
+    Py_VISIT(f->scanstring);
+    Py_VISIT(f->firsts);
+    return 0;
+}
+
+static void
+frame_clear(Frame *f)
+{
+    Py_CLEAR(f->head);
+    Py_CLEAR(f->tail);
+    Py_CLEAR(f->template_);
+    Py_CLEAR(f->scanstring);
+    Py_CLEAR(f->firsts);
+}
+
+static int
+frame_init(Frame *f, PyObject *head, PyObject *tail, Py_ssize_t cap, PyObject *table, PyObject *template_,
+           PyObject *scanstring, PyObject *firsts)
+{
+    if (PyBytes_GET_SIZE(table) != 256) {
+        PyErr_SetString(PyExc_ValueError, "the byte table must have 256 entries");
+        return -1;
+    }
+    f->head = Py_NewRef(head);
+    f->tail = Py_NewRef(tail);
+    f->template_ = Py_NewRef(template_);
+    f->scanstring = Py_NewRef(scanstring);
+    f->firsts = Py_NewRef(firsts);
+    f->cap = cap;
+    memcpy(f->table, PyBytes_AS_STRING(table), 256);
+    return 0;
+}
+
+/* `raw` (bytes) is a whole event in the frame, no longer than the cap: its string body `b[:n]`
+ * (n > 0) and the flags of its bytes, and 1; else 0. */
+static int
+frame_body(const Frame *f, PyObject *raw, const unsigned char **body, Py_ssize_t *length, unsigned *flags)
+{
+    Py_ssize_t size = PyBytes_GET_SIZE(raw);
+    Py_ssize_t head_len = PyBytes_GET_SIZE(f->head), tail_len = PyBytes_GET_SIZE(f->tail);
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+    if (size <= head_len + tail_len || size > f->cap || memcmp(p, PyBytes_AS_STRING(f->head), head_len) != 0 ||
+        memcmp(p + size - tail_len, PyBytes_AS_STRING(f->tail), tail_len) != 0)
+        return 0;
+    const unsigned char *b = p + head_len;
+    Py_ssize_t n = size - head_len - tail_len;
+    unsigned seen = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        seen |= f->table[b[i]];
+    *body = b;
+    *length = n;
+    *flags = seen;
+    return 1;
+}
+
+/* Whether `text` holds a character a marker starts with: 1, 0, or -1 on an error. */
+static int
+may_start_marker(const Frame *f, PyObject *text)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), count = PyUnicode_GET_LENGTH(f->firsts);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t at = PyUnicode_FindChar(text, PyUnicode_READ_CHAR(f->firsts, k), 0, len, 1);
+        if (at != -1)
+            return at == -2 ? -1 : 1;
+    }
+    return 0;
+}
+
 typedef struct {
     PyObject_HEAD
-    PyObject *head, *tail;           /* bytes around the text's string body in the host's event */
-    PyObject *out_open, *out_close;  /* bytes around it in the client's (quotes included) */
+    Frame f;
+    PyObject *out_open, *out_close;  /* bytes around the text in the client's (quotes included) */
     PyObject *holder;                /* holds back trailing whitespace, or NULL */
     PyObject *tracker;               /* a text mode's note of its last characters, or NULL */
-    PyObject *template_;             /* learns that its shape was matched */
     PyObject *fallback;              /* the Python lane: every chunk this one does not take */
     PyObject *writer;                /* `lane.Writer` (a Responses client), or NULL: `out_open`/`out_close` */
-    PyObject *scanstring;            /* json.decoder.scanstring: escaped text */
-    PyObject *firsts;                /* str: the first character of each marker */
-    Py_ssize_t cap;
     int holds_spaces;
     int simple_take;                 /* the Python lane's `take` of a text not ending in whitespace is `held + text` */
-    unsigned char table[256];
 } LaneState;
 
 static int
 lane_traverse(LaneState *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->head);
-    Py_VISIT(self->tail);
     Py_VISIT(self->out_open);
     Py_VISIT(self->out_close);
     Py_VISIT(self->holder);
     Py_VISIT(self->tracker);
-    Py_VISIT(self->template_);
     Py_VISIT(self->fallback);
     Py_VISIT(self->writer);
-    Py_VISIT(self->scanstring);
-    Py_VISIT(self->firsts);
-    return 0;
+    return frame_traverse(&self->f, visit, arg);
 }
 
 static int
 lane_clear(LaneState *self)
 {
-    Py_CLEAR(self->head);
-    Py_CLEAR(self->tail);
     Py_CLEAR(self->out_open);
     Py_CLEAR(self->out_close);
     Py_CLEAR(self->holder);
     Py_CLEAR(self->tracker);
-    Py_CLEAR(self->template_);
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->writer);
-    Py_CLEAR(self->scanstring);
-    Py_CLEAR(self->firsts);
+    frame_clear(&self->f);
     return 0;
 }
 
@@ -267,7 +339,7 @@ escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n,
 {
     if (!s->simple_take)
         return PyObject_CallOneArg(s->fallback, raw);
-    PyObject *text = string_text(s->scanstring, b, n, flags);
+    PyObject *text = string_text(s->f.scanstring, b, n, flags);
     if (text == NULL) {
         if (PyErr_Occurred())
             return NULL;
@@ -275,19 +347,10 @@ escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n,
     }
     PyObject *result = NULL, *body = NULL, *full = NULL;
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
-    if (len == 0) {
-        result = Py_NewRef(Py_None);
+    int marker = len == 0 ? 1 : may_start_marker(&s->f, text);
+    if (marker != 0) {
+        result = marker < 0 ? NULL : Py_NewRef(Py_None); /* nothing, or a marker may start */
         goto done;
-    }
-    Py_ssize_t nfirsts = PyUnicode_GET_LENGTH(s->firsts);
-    for (Py_ssize_t k = 0; k < nfirsts; k++) {
-        Py_ssize_t at = PyUnicode_FindChar(text, PyUnicode_READ_CHAR(s->firsts, k), 0, len, 1);
-        if (at == -2)
-            goto done;
-        if (at >= 0) {
-            result = Py_NewRef(Py_None); /* a marker may start */
-            goto done;
-        }
     }
     Py_UCS4 last = PyUnicode_READ_CHAR(text, len - 1);
     int held = s->holder == NULL ? 0 : held_kind(s);
@@ -310,7 +373,7 @@ escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n,
         goto done;
     }
     /* Taken: the state moves on as `take` moves it. */
-    if (PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
+    if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
         goto done;
     if (s->tracker != NULL) {
         PyObject *c = PyUnicode_FromOrdinal(last);
@@ -341,19 +404,11 @@ lane_call(PyObject *self_, PyObject *raw)
     LaneState *s = (LaneState *)self_;
     if (!PyBytes_CheckExact(raw))
         return PyObject_CallOneArg(s->fallback, raw);
-    Py_ssize_t size = PyBytes_GET_SIZE(raw);
-    Py_ssize_t head_len = PyBytes_GET_SIZE(s->head), tail_len = PyBytes_GET_SIZE(s->tail);
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
-    if (size <= head_len + tail_len || size > s->cap || memcmp(p, PyBytes_AS_STRING(s->head), head_len) != 0 ||
-        memcmp(p + size - tail_len, PyBytes_AS_STRING(s->tail), tail_len) != 0)
-        Py_RETURN_NONE;
-    const unsigned char *b = p + head_len;
-    Py_ssize_t n = size - head_len - tail_len;
-    unsigned flags = 0;
-    for (Py_ssize_t i = 0; i < n; i++)
-        flags |= s->table[b[i]];
-    if (flags & STOP)
-        Py_RETURN_NONE; /* a raw control character; a marker may start */
+    const unsigned char *b;
+    Py_ssize_t n;
+    unsigned flags;
+    if (!frame_body(&s->f, raw, &b, &n, &flags) || (flags & STOP))
+        Py_RETURN_NONE; /* another shape; a raw control character; a marker may start */
     if (flags & ESCAPE)
         return escaped_chunk(s, raw, b, n, flags);
     if (flags & HIGH) {
@@ -379,7 +434,7 @@ lane_call(PyObject *self_, PyObject *raw)
                 return PyObject_CallOneArg(s->fallback, raw);
             /* Held back: a block (or the reasoning's end) may follow; the rest goes as it came,
              * after a space held before it. */
-            if (PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
+            if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
                 return NULL;
             PyObject *ws = n - kept == 1 ? Py_NewRef(str_space)
                                          : PyUnicode_DecodeUTF8((const char *)b + kept, n - kept, "strict");
@@ -402,7 +457,7 @@ lane_call(PyObject *self_, PyObject *raw)
         }
         if (held == 2)
             return PyObject_CallOneArg(s->fallback, raw); /* other whitespace: escaped on the way out */
-        if (PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
+        if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
             return NULL;
         if (s->tracker != NULL) {
             PyObject *last = last_char(b, n);
@@ -419,7 +474,7 @@ lane_call(PyObject *self_, PyObject *raw)
             space = 1; /* the usual held space (a word's, before the next one) */
         }
     }
-    else if (PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
+    else if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
         return NULL;
     return out(s, space, b, n);
 }
@@ -438,28 +493,22 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
                           &PyBytes_Type, &table, &PyBytes_Type, &out_open, &PyBytes_Type, &out_close, &holder,
                           &tracker, &holds_spaces, &template_, &fallback, &writer, &scanstring, &firsts, &simple_take))
         return NULL;
-    if (PyBytes_GET_SIZE(table) != 256) {
-        PyErr_SetString(PyExc_ValueError, "the byte table must have 256 entries");
-        return NULL;
-    }
     LaneState *s = PyObject_GC_New(LaneState, &LaneStateType);
     if (s == NULL)
         return NULL;
-    s->head = Py_NewRef(head);
-    s->tail = Py_NewRef(tail);
+    memset(&s->f, 0, sizeof(Frame));
     s->out_open = Py_NewRef(out_open);
     s->out_close = Py_NewRef(out_close);
     s->holder = holder == Py_None ? NULL : Py_NewRef(holder);
     s->tracker = tracker == Py_None ? NULL : Py_NewRef(tracker);
-    s->template_ = Py_NewRef(template_);
     s->fallback = Py_NewRef(fallback);
     s->writer = writer == Py_None ? NULL : Py_NewRef(writer);
-    s->scanstring = Py_NewRef(scanstring);
-    s->firsts = Py_NewRef(firsts);
-    s->simple_take = simple_take;
-    s->cap = cap;
     s->holds_spaces = holds_spaces;
-    memcpy(s->table, PyBytes_AS_STRING(table), 256);
+    s->simple_take = simple_take;
+    if (frame_init(&s->f, head, tail, cap, table, template_, scanstring, firsts) < 0) {
+        Py_DECREF(s);
+        return NULL;
+    }
     PyObject_GC_Track(s);
     PyObject *lane = PyCFunction_NewEx(&lane_def, (PyObject *)s, NULL);
     Py_DECREF(s);
@@ -478,39 +527,25 @@ static PyObject *str_carry, *str_in_string, *str_skip, *str_parts, *empty_bytes;
 
 typedef struct {
     PyObject_HEAD
-    PyObject *head, *tail;
-    PyObject *tracker;    /* the segment's JsonStringTracker: `in_string`, `_skip`, `_carry` */
-    PyObject *segment;    /* the JsonSegment: `_parts` */
-    PyObject *template_;
-    PyObject *scanstring; /* json.decoder.scanstring */
-    PyObject *firsts;     /* str: the first character of each closing marker */
-    Py_ssize_t cap;
-    unsigned char table[256];
+    Frame f;
+    PyObject *tracker; /* the segment's JsonStringTracker: `in_string`, `_skip`, `_carry` */
+    PyObject *segment; /* the JsonSegment: `_parts` */
 } QuietState;
 
 static int
 quiet_traverse(QuietState *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->head);
-    Py_VISIT(self->tail);
     Py_VISIT(self->tracker);
     Py_VISIT(self->segment);
-    Py_VISIT(self->template_);
-    Py_VISIT(self->scanstring);
-    Py_VISIT(self->firsts);
-    return 0;
+    return frame_traverse(&self->f, visit, arg);
 }
 
 static int
 quiet_clear(QuietState *self)
 {
-    Py_CLEAR(self->head);
-    Py_CLEAR(self->tail);
     Py_CLEAR(self->tracker);
     Py_CLEAR(self->segment);
-    Py_CLEAR(self->template_);
-    Py_CLEAR(self->scanstring);
-    Py_CLEAR(self->firsts);
+    frame_clear(&self->f);
     return 0;
 }
 
@@ -536,22 +571,12 @@ static PyObject *
 quiet_call(PyObject *self_, PyObject *raw)
 {
     QuietState *s = (QuietState *)self_;
-    if (!PyBytes_CheckExact(raw))
-        Py_RETURN_NONE; /* (the middleware hands the lane bytes only) */
-    Py_ssize_t size = PyBytes_GET_SIZE(raw);
-    Py_ssize_t head_len = PyBytes_GET_SIZE(s->head), tail_len = PyBytes_GET_SIZE(s->tail);
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
-    if (size <= head_len + tail_len || size > s->cap || memcmp(p, PyBytes_AS_STRING(s->head), head_len) != 0 ||
-        memcmp(p + size - tail_len, PyBytes_AS_STRING(s->tail), tail_len) != 0)
-        Py_RETURN_NONE;
-    const unsigned char *b = p + head_len;
-    Py_ssize_t n = size - head_len - tail_len;
-    unsigned flags = 0;
-    for (Py_ssize_t i = 0; i < n; i++)
-        flags |= s->table[b[i]];
-    if (flags & STOP)
-        Py_RETURN_NONE; /* a raw control character: not a JSON string */
-    PyObject *text = string_text(s->scanstring, b, n, flags);
+    const unsigned char *b;
+    Py_ssize_t n;
+    unsigned flags;
+    if (!PyBytes_CheckExact(raw) || !frame_body(&s->f, raw, &b, &n, &flags) || (flags & STOP))
+        Py_RETURN_NONE; /* another shape (or not bytes); a raw control character: not a JSON string */
+    PyObject *text = string_text(s->f.scanstring, b, n, flags);
     if (text == NULL) {
         if (PyErr_Occurred())
             return NULL;
@@ -567,19 +592,10 @@ quiet_call(PyObject *self_, PyObject *raw)
     carry = PyObject_GetAttr(s->tracker, str_carry);
     if (carry == NULL)
         goto done;
-    if (!PyUnicode_Check(carry) || PyUnicode_GET_LENGTH(carry) != 0) {
-        result = Py_NewRef(Py_None);
+    int marker = !PyUnicode_Check(carry) || PyUnicode_GET_LENGTH(carry) != 0 ? 1 : may_start_marker(&s->f, text);
+    if (marker != 0) {
+        result = marker < 0 ? NULL : Py_NewRef(Py_None);
         goto done;
-    }
-    Py_ssize_t nfirsts = PyUnicode_GET_LENGTH(s->firsts);
-    for (Py_ssize_t k = 0; k < nfirsts; k++) {
-        Py_ssize_t at = PyUnicode_FindChar(text, PyUnicode_READ_CHAR(s->firsts, k), 0, len, 1);
-        if (at == -2)
-            goto done;
-        if (at >= 0) {
-            result = Py_NewRef(Py_None);
-            goto done;
-        }
     }
     /* `find(text)`, which can find nothing here: the string state moves on */
     state = PyObject_GetAttr(s->tracker, str_in_string);
@@ -619,7 +635,7 @@ quiet_call(PyObject *self_, PyObject *raw)
     if (failed)
         goto done;
     parts = PyObject_GetAttr(s->segment, str_parts);
-    if (parts == NULL || PyList_Append(parts, text) < 0 || PyObject_SetAttr(s->template_, str_used, Py_True) < 0)
+    if (parts == NULL || PyList_Append(parts, text) < 0 || PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
         goto done;
     result = Py_NewRef(empty_bytes);
 done:
@@ -642,22 +658,16 @@ quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!nO!OOOOU:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
                           &PyBytes_Type, &table, &tracker, &segment, &template_, &scanstring, &firsts))
         return NULL;
-    if (PyBytes_GET_SIZE(table) != 256) {
-        PyErr_SetString(PyExc_ValueError, "the byte table must have 256 entries");
-        return NULL;
-    }
     QuietState *s = PyObject_GC_New(QuietState, &QuietStateType);
     if (s == NULL)
         return NULL;
-    s->head = Py_NewRef(head);
-    s->tail = Py_NewRef(tail);
+    memset(&s->f, 0, sizeof(Frame));
     s->tracker = Py_NewRef(tracker);
     s->segment = Py_NewRef(segment);
-    s->template_ = Py_NewRef(template_);
-    s->scanstring = Py_NewRef(scanstring);
-    s->firsts = Py_NewRef(firsts);
-    s->cap = cap;
-    memcpy(s->table, PyBytes_AS_STRING(table), 256);
+    if (frame_init(&s->f, head, tail, cap, table, template_, scanstring, firsts) < 0) {
+        Py_DECREF(s);
+        return NULL;
+    }
     PyObject_GC_Track(s);
     PyObject *lane = PyCFunction_NewEx(&quiet_def, (PyObject *)s, NULL);
     Py_DECREF(s);
