@@ -13,13 +13,26 @@ import json
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
+# One encoder per separators and escaping, built once: `json.dumps` with any non-default option
+# builds one per call. What they write comes from JSON (a request, a host's chunk) or is built
+# from it here, so it cannot hold a cycle: no circular check, which costs every object and list.
+_ENCODERS: dict[tuple[tuple[str, str] | None, bool], json.JSONEncoder] = {}
+
+
+def _encoder(separators: tuple[str, str] | None, ascii_only: bool) -> json.JSONEncoder:
+    encoder = _ENCODERS.get((separators, ascii_only))
+    if encoder is None:
+        encoder = json.JSONEncoder(ensure_ascii=ascii_only, separators=separators, check_circular=False)
+        _ENCODERS[(separators, ascii_only)] = encoder
+    return encoder
+
 
 def json_bytes(obj: Any, *, separators: tuple[str, str] | None = None) -> bytes:
     """`json.dumps(obj, ensure_ascii=False)` as UTF-8, escaped where it must be (see the module doc)."""
     try:
-        return json.dumps(obj, ensure_ascii=False, separators=separators).encode()
+        return _encoder(separators, False).encode(obj).encode()
     except UnicodeEncodeError:
-        return json.dumps(obj, separators=separators).encode()
+        return _encoder(separators, True).encode(obj).encode()
 
 
 def token_bytes(text: str) -> bytes:

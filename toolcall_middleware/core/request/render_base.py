@@ -87,8 +87,9 @@ def results_joined(one: Callable[[ToolResult], str], sep: str = "\n") -> Callabl
 
 
 # One encoder for every value: `json.dumps` with any non-default option builds one per call,
-# which a request with many tools pays for each tool it writes.
-_TOJSON = json.JSONEncoder(ensure_ascii=False)
+# which a request with many tools pays for each tool it writes. What it writes comes from the
+# request's JSON, which cannot hold a cycle: no circular check (it costs every object).
+_TOJSON = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 
 
 def dumps(value: Any) -> str:
