@@ -117,6 +117,7 @@ typedef struct {
     PyObject *tracker;               /* a text mode's note of its last characters, or NULL */
     PyObject *fallback;              /* the Python lane: every chunk this one does not take */
     PyObject *writer;                /* `lane.Writer` (a Responses client), or NULL: `out_open`/`out_close` */
+    PyObject *token_bytes;           /* `framing.utf8.token_bytes`: escaped text written again */
     int holds_spaces;
     int simple_take;                 /* the Python lane's `take` of a text not ending in whitespace is `held + text` */
 } LaneState;
@@ -130,6 +131,7 @@ lane_traverse(LaneState *self, visitproc visit, void *arg)
     Py_VISIT(self->tracker);
     Py_VISIT(self->fallback);
     Py_VISIT(self->writer);
+    Py_VISIT(self->token_bytes);
     return frame_traverse(&self->f, visit, arg);
 }
 
@@ -142,6 +144,7 @@ lane_clear(LaneState *self)
     Py_CLEAR(self->tracker);
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->writer);
+    Py_CLEAR(self->token_bytes);
     frame_clear(&self->f);
     return 0;
 }
@@ -286,54 +289,9 @@ string_text(PyObject *scanstring, const unsigned char *b, Py_ssize_t n, unsigned
     return text;
 }
 
-/* `token_bytes(text)` without its quotes: `text` as a JSON string body in UTF-8 (json's
- * `encode_basestring`); NULL with no error set for a text with no UTF-8 form (a lone surrogate). */
-static PyObject *
-json_body(PyObject *text)
-{
-    Py_ssize_t n;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
-    if (utf8 == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
-            PyErr_Clear();
-        return NULL;
-    }
-    Py_ssize_t size = n;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)utf8[i];
-        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f')
-            size += 1;
-        else if (c < 0x20)
-            size += 5;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, size);
-    if (out == NULL)
-        return NULL;
-    char *p = PyBytes_AS_STRING(out);
-    static const char hex[] = "0123456789abcdef";
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)utf8[i];
-        char short_form = c == '"' ? '"' : c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't'
-                          : c == '\b' ? 'b' : c == '\f' ? 'f' : 0;
-        if (short_form) {
-            *p++ = '\\';
-            *p++ = short_form;
-        }
-        else if (c < 0x20) {
-            memcpy(p, "\\u00", 4);
-            p[4] = hex[c >> 4];
-            p[5] = hex[c & 15];
-            p += 6;
-        }
-        else
-            *p++ = (char)c;
-    }
-    return out;
-}
-
 /* A chunk whose text has escapes: decoded (as json does), it is the lane's when no marker may
  * start in it, it does not end in whitespace and nothing but one space is held; it goes out
- * encoded again (`token_bytes`). Any other: the Python lane, before anything changes. */
+ * encoded again by `token_bytes` (lane.py's). Any other: the Python lane, before anything changes. */
 static PyObject *
 escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n, unsigned flags)
 {
@@ -367,9 +325,11 @@ escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n,
     }
     else
         full = Py_NewRef(text);
-    body = json_body(full);
-    if (body == NULL) {
-        result = PyErr_Occurred() ? NULL : PyObject_CallOneArg(s->fallback, raw);
+    body = PyObject_CallOneArg(s->token_bytes, full); /* the text as a JSON string token, quotes included */
+    if (body == NULL)
+        goto done;
+    if (!PyBytes_Check(body) || PyBytes_GET_SIZE(body) < 2) {
+        PyErr_SetString(PyExc_TypeError, "token_bytes must give a quoted JSON string as bytes");
         goto done;
     }
     /* Taken: the state moves on as `take` moves it. */
@@ -384,7 +344,7 @@ escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n,
     }
     if (held == 1 && PyObject_SetAttr(s->holder, str_held_ws, str_empty) < 0)
         goto done;
-    PyObject *token = framed(s, 0, (const unsigned char *)PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body));
+    PyObject *token = framed(s, 0, (const unsigned char *)PyBytes_AS_STRING(body) + 1, PyBytes_GET_SIZE(body) - 2);
     if (s->writer == NULL || token == NULL)
         result = token;
     else {
@@ -486,12 +446,13 @@ static PyObject *
 text_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *head, *tail, *table, *out_open, *out_close, *holder, *tracker, *template_, *fallback, *writer;
-    PyObject *scanstring, *firsts;
+    PyObject *scanstring, *firsts, *token_bytes;
     Py_ssize_t cap;
     int holds_spaces, simple_take;
-    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOOOUp:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOOOUpO:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
                           &PyBytes_Type, &table, &PyBytes_Type, &out_open, &PyBytes_Type, &out_close, &holder,
-                          &tracker, &holds_spaces, &template_, &fallback, &writer, &scanstring, &firsts, &simple_take))
+                          &tracker, &holds_spaces, &template_, &fallback, &writer, &scanstring, &firsts, &simple_take,
+                          &token_bytes))
         return NULL;
     LaneState *s = PyObject_GC_New(LaneState, &LaneStateType);
     if (s == NULL)
@@ -503,6 +464,7 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
     s->tracker = tracker == Py_None ? NULL : Py_NewRef(tracker);
     s->fallback = Py_NewRef(fallback);
     s->writer = writer == Py_None ? NULL : Py_NewRef(writer);
+    s->token_bytes = Py_NewRef(token_bytes);
     s->holds_spaces = holds_spaces;
     s->simple_take = simple_take;
     if (frame_init(&s->f, head, tail, cap, table, template_, scanstring, firsts) < 0) {
@@ -1127,7 +1089,7 @@ sender(PyObject *Py_UNUSED(module), PyObject *args)
 static PyMethodDef module_methods[] = {
     {"text_lane", text_lane, METH_VARARGS,
      "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback, writer,"
-     " scanstring, firsts, simple_take)"
+     " scanstring, firsts, simple_take, token_bytes)"
      " -> lane: see toolcall_middleware.core.lane."},
     {"quiet_lane", quiet_lane, METH_VARARGS,
      "quiet_lane(head, tail, cap, table, tracker, segment, template, scanstring, firsts) -> lane: see"

@@ -22,7 +22,7 @@ which it builds a new lane (the general path may change any state the lane took 
 text without escapes is its own JSON string body, so it goes out as the bytes it came in.
 
 Where the package was built with its C helper (`_lane.c`, compiled by `hatch_build.py` where a
-C compiler answers), the text and reasoning lanes are that helper's: the same steps
+C compiler answers), the text, reasoning and call-body lanes are that helper's: the same steps
 for the usual chunk without the interpreter, this module's closure for any other chunk. Setting
 `TOOLCALL_MIDDLEWARE_PURE_PYTHON` (at build or at import) keeps everything in Python.
 
@@ -267,7 +267,7 @@ def _lane(
     # writer) and hands this closure every other one, before changing anything.
     table = native_table(markers)
     around = (out_open, out_close) if write is None else (b'"', b'"')
-    escaped = (_scanstring, "".join(sorted(firsts)), simple_take)  # what escaped text needs
+    escaped = (_scanstring, "".join(sorted(firsts)), simple_take, token_bytes)  # what escaped text needs
     return _native.text_lane(  # type: ignore[no-any-return]
         head, tail, cap, table, *around, holder, tracker, holds_spaces, template, lane, write, *escaped
     )
@@ -326,11 +326,11 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
         template.used = True
         return b""
 
-    segment = getattr(quiet_feed, "__self__", None)
     if _native is None or getattr(quiet_feed, "__func__", None) is not JsonSegment.feed_inside:
         return lane
     # The same lane in C for a JSON body (`JsonSegment.feed_inside`): the segment's state moved
     # on as the Python method moves it.
+    segment = getattr(quiet_feed, "__self__", None)
     assert isinstance(segment, JsonSegment)
     tracker = segment._tracker
     firsts = "".join(sorted(tracker._firsts))
