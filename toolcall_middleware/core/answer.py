@@ -12,6 +12,7 @@ answers with several choices (`n > 1`) get one `Answer` per choice, each on its 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -37,15 +38,17 @@ if TYPE_CHECKING:
 NATIVE_INDEX = 1 << 20  # the indexes of a host's own calls, apart from the parser's (the policy renumbers)
 
 
-
-
 class Answer:
     """The response side of one exchange once the host's answer is known to be ours; see the module doc."""
 
     def __init__(
         self, exchange: Exchange, *, stream: bool, kind: Kind, choice: int = 0, parent: Answer | None = None
     ) -> None:
-        self.ex = exchange
+        # The exchange owns its answer (and a first choice the others): the way back is a weak
+        # proxy, so that an ended exchange is freed by its reference count, not left as a cycle for
+        # the garbage collector (which every response would otherwise feed).
+        proxied = isinstance(exchange, weakref.ProxyType)  # a further choice gets the first's proxy
+        self.ex: Exchange = exchange if proxied else weakref.proxy(exchange)
         self.stream = stream
         self.kind = kind
         settings, request, rules = exchange.settings, exchange.request, exchange._rules
@@ -79,7 +82,7 @@ class Answer:
         n = request.get("n")
         self.several = exchange.api == "chat" and isinstance(n, int) and n > 1
         self.index = choice
-        self.parent = parent
+        self.parent: Answer | None = weakref.proxy(parent) if parent is not None else None
         self.others: dict[int, Answer] = {}
 
     def _choice(self, index: int) -> Answer:
