@@ -194,9 +194,13 @@ class ToolCallExchange:
         if self._reported or not self.pipeline.report.dialect:
             return  # no JSON request object of ours: no exchange to report
         self._reported = True
-        record = self.pipeline.report.as_dict()
-        logger.info("toolcall-middleware exchange %s", record)
         callback = self.config.on_report
+        logged = logger.isEnabledFor(logging.INFO)
+        if not logged and callback is None:
+            return  # nobody to tell: no record built
+        record = self.pipeline.report.as_dict()
+        if logged:
+            logger.info("toolcall-middleware exchange %s", record)
         if callback is not None:
             try:
                 callback(record)

@@ -737,6 +737,18 @@ def test_on_report_gets_one_record_per_rewritten_exchange() -> None:
         json.dumps(record)  # plain data, ready for a log line
 
 
+def test_the_telemetry_is_logged_at_info_without_a_callback(caplog: pytest.LogCaptureFixture) -> None:
+    answer = chat_answer()
+    with caplog.at_level(logging.INFO, logger="toolcall_middleware"):
+        through([start(200, json_headers(answer)), body(answer)])
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("toolcall-middleware exchange")]
+    assert len(lines) == 1 and "'calls_found': 1" in lines[0] and "'dialect': 'hermes'" in lines[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="toolcall_middleware"):
+        through([start(200, json_headers(answer)), body(answer)])
+    assert not caplog.records  # nobody listening: nothing logged (and no record built)
+
+
 def test_a_raising_on_report_does_not_break_the_response(caplog: pytest.LogCaptureFixture) -> None:
     def broken(record: dict[str, Any]) -> None:
         raise RuntimeError("telemetry down")

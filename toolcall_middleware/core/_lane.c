@@ -117,7 +117,7 @@ typedef struct {
     PyObject *tracker;               /* a text mode's note of its last characters, or NULL */
     PyObject *fallback;              /* the Python lane: every chunk this one does not take */
     PyObject *writer;                /* `lane.Writer` (a Responses client), or NULL: `out_open`/`out_close` */
-    PyObject *token_bytes;           /* `framing.utf8.token_bytes`: escaped text written again */
+    PyObject *encode, *encode_ascii; /* json's encode_basestring(_ascii): escaped text written again */
     int holds_spaces;
     int simple_take;                 /* the Python lane's `take` of a text not ending in whitespace is `held + text` */
 } LaneState;
@@ -131,7 +131,8 @@ lane_traverse(LaneState *self, visitproc visit, void *arg)
     Py_VISIT(self->tracker);
     Py_VISIT(self->fallback);
     Py_VISIT(self->writer);
-    Py_VISIT(self->token_bytes);
+    Py_VISIT(self->encode);
+    Py_VISIT(self->encode_ascii);
     return frame_traverse(&self->f, visit, arg);
 }
 
@@ -144,7 +145,8 @@ lane_clear(LaneState *self)
     Py_CLEAR(self->tracker);
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->writer);
-    Py_CLEAR(self->token_bytes);
+    Py_CLEAR(self->encode);
+    Py_CLEAR(self->encode_ascii);
     frame_clear(&self->f);
     return 0;
 }
@@ -289,9 +291,30 @@ string_text(PyObject *scanstring, const unsigned char *b, Py_ssize_t n, unsigned
     return text;
 }
 
+/* `framing.utf8.token_bytes(text)`: `text` as one JSON string token (quotes included) in UTF-8,
+ * every non-ASCII character escaped where it has no UTF-8 form (a lone surrogate). */
+static PyObject *
+token_bytes(LaneState *s, PyObject *text)
+{
+    PyObject *token = PyObject_CallOneArg(s->encode, text);
+    if (token == NULL)
+        return NULL;
+    PyObject *bytes = PyUnicode_Check(token) ? PyUnicode_AsUTF8String(token) : PyBytes_FromObject(token);
+    Py_DECREF(token);
+    if (bytes != NULL || !PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+        return bytes;
+    PyErr_Clear();
+    token = PyObject_CallOneArg(s->encode_ascii, text);
+    if (token == NULL)
+        return NULL;
+    bytes = PyUnicode_Check(token) ? PyUnicode_AsUTF8String(token) : PyBytes_FromObject(token);
+    Py_DECREF(token);
+    return bytes;
+}
+
 /* A chunk whose text has escapes: decoded (as json does), it is the lane's when no marker may
  * start in it, it does not end in whitespace and nothing but one space is held; it goes out
- * encoded again by `token_bytes` (lane.py's). Any other: the Python lane, before anything changes. */
+ * encoded again as `token_bytes` does. Any other: the Python lane, before anything changes. */
 static PyObject *
 escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n, unsigned flags)
 {
@@ -325,11 +348,11 @@ escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n,
     }
     else
         full = Py_NewRef(text);
-    body = PyObject_CallOneArg(s->token_bytes, full); /* the text as a JSON string token, quotes included */
+    body = token_bytes(s, full); /* the text as a JSON string token, quotes included */
     if (body == NULL)
         goto done;
     if (!PyBytes_Check(body) || PyBytes_GET_SIZE(body) < 2) {
-        PyErr_SetString(PyExc_TypeError, "token_bytes must give a quoted JSON string as bytes");
+        PyErr_SetString(PyExc_TypeError, "encode_basestring must give a quoted JSON string");
         goto done;
     }
     /* Taken: the state moves on as `take` moves it. */
@@ -446,13 +469,13 @@ static PyObject *
 text_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *head, *tail, *table, *out_open, *out_close, *holder, *tracker, *template_, *fallback, *writer;
-    PyObject *scanstring, *firsts, *token_bytes;
+    PyObject *scanstring, *firsts, *encode, *encode_ascii;
     Py_ssize_t cap;
     int holds_spaces, simple_take;
-    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOOOUpO:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOOOUpOO:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
                           &PyBytes_Type, &table, &PyBytes_Type, &out_open, &PyBytes_Type, &out_close, &holder,
                           &tracker, &holds_spaces, &template_, &fallback, &writer, &scanstring, &firsts, &simple_take,
-                          &token_bytes))
+                          &encode, &encode_ascii))
         return NULL;
     LaneState *s = PyObject_GC_New(LaneState, &LaneStateType);
     if (s == NULL)
@@ -464,7 +487,8 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
     s->tracker = tracker == Py_None ? NULL : Py_NewRef(tracker);
     s->fallback = Py_NewRef(fallback);
     s->writer = writer == Py_None ? NULL : Py_NewRef(writer);
-    s->token_bytes = Py_NewRef(token_bytes);
+    s->encode = Py_NewRef(encode);
+    s->encode_ascii = Py_NewRef(encode_ascii);
     s->holds_spaces = holds_spaces;
     s->simple_take = simple_take;
     if (frame_init(&s->f, head, tail, cap, table, template_, scanstring, firsts) < 0) {
@@ -742,6 +766,11 @@ sending_dealloc(Sending *self)
 static PyObject *
 sending_await(Sending *self)
 {
+    if (self->iterator == NULL && PyCoro_CheckExact(self->awaitable)) {
+        /* A coroutine (every Python server's send) is stepped itself, as `await` steps it: its
+         * `__await__()` wrapper would end each message in a StopIteration raised and caught. */
+        self->iterator = Py_NewRef(self->awaitable);
+    }
     if (self->iterator == NULL) {
         PyAsyncMethods *async = Py_TYPE(self->awaitable)->tp_as_async;
         if (async == NULL || async->am_await == NULL) {
@@ -1089,7 +1118,7 @@ sender(PyObject *Py_UNUSED(module), PyObject *args)
 static PyMethodDef module_methods[] = {
     {"text_lane", text_lane, METH_VARARGS,
      "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback, writer,"
-     " scanstring, firsts, simple_take, token_bytes)"
+     " scanstring, firsts, simple_take, encode_basestring, encode_basestring_ascii)"
      " -> lane: see toolcall_middleware.core.lane."},
     {"quiet_lane", quiet_lane, METH_VARARGS,
      "quiet_lane(head, tail, cap, table, tracker, segment, template, scanstring, firsts) -> lane: see"

@@ -38,6 +38,7 @@ import os
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from json.encoder import encode_basestring, encode_basestring_ascii
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
@@ -267,7 +268,8 @@ def _lane(
     # writer) and hands this closure every other one, before changing anything.
     table = native_table(markers)
     around = (out_open, out_close) if write is None else (b'"', b'"')
-    escaped = (_scanstring, "".join(sorted(firsts)), simple_take, token_bytes)  # what escaped text needs
+    # What escaped text needs: json's scanner to read it, `token_bytes`'s encoders to write it again.
+    escaped = (_scanstring, "".join(sorted(firsts)), simple_take, encode_basestring, encode_basestring_ascii)
     return _native.text_lane(  # type: ignore[no-any-return]
         head, tail, cap, table, *around, holder, tracker, holds_spaces, template, lane, write, *escaped
     )

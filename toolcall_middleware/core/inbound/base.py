@@ -50,6 +50,8 @@ class Reader(Protocol):
 def decode_data(data: str) -> object | None:
     """One SSE event's data as a reader takes it: its JSON decoded, the `[DONE]` marker as the
     string it is, `None` for anything else."""
+    if data.startswith("[DONE]") and data.strip() == DONE:
+        return data  # every stream's last event: not tried as JSON (a raised error costs microseconds)
     try:
         value: object = json.loads(data)
     except ValueError:
