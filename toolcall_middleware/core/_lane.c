@@ -312,6 +312,86 @@ token_bytes(LaneState *s, PyObject *text)
     return bytes;
 }
 
+static int
+is_layout_ws(Py_UCS4 c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n'; /* textscan.WHITESPACE */
+}
+
+/* `out(take(text))` for a lane whose `take` is simple (`simple_take`): `text` (not empty, no
+ * character a marker may start with) goes out after the whitespace held before it; its own
+ * trailing whitespace is held back where the lane holds it (`holds_spaces`), and the tracker
+ * notes its last characters. A text of whitespace only: the Python lane (`raw`), which knows
+ * what the machine does with it. */
+static PyObject *
+take_out(LaneState *s, PyObject *raw, PyObject *text)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), kept = len;
+    while (kept > 0 && is_layout_ws(PyUnicode_READ_CHAR(text, kept - 1)))
+        kept--;
+    if (kept == 0)
+        return PyObject_CallOneArg(s->fallback, raw);
+    PyObject *held = NULL, *emitted = NULL, *body = NULL, *new_held = NULL, *result = NULL;
+    if (s->holder != NULL) {
+        held = PyObject_GetAttr(s->holder, str_held_ws);
+        if (held == NULL)
+            return NULL;
+        if (!PyUnicode_Check(held)) {
+            Py_DECREF(held);
+            return PyObject_CallOneArg(s->fallback, raw);
+        }
+    }
+    Py_ssize_t upto = s->holds_spaces ? kept : len;
+    PyObject *own = upto == len ? Py_NewRef(text) : PyUnicode_Substring(text, 0, upto);
+    if (own == NULL)
+        goto done;
+    if (held != NULL && PyUnicode_GET_LENGTH(held) > 0) {
+        emitted = PyUnicode_Concat(held, own);
+        Py_DECREF(own);
+    }
+    else
+        emitted = own;
+    if (emitted == NULL)
+        goto done;
+    body = token_bytes(s, emitted); /* the text as a JSON string token, quotes included */
+    if (body == NULL)
+        goto done;
+    if (!PyBytes_Check(body) || PyBytes_GET_SIZE(body) < 2) {
+        PyErr_SetString(PyExc_TypeError, "encode_basestring must give a quoted JSON string");
+        goto done;
+    }
+    /* Taken: the state moves on as `take` moves it. */
+    if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
+        goto done;
+    if (s->tracker != NULL) {
+        PyObject *prev = PyUnicode_Substring(text, len - 1, len);
+        PyObject *last = prev == NULL ? NULL : PyUnicode_Substring(text, kept - 1, kept);
+        int failed = last == NULL || track(s, prev, last) < 0;
+        Py_XDECREF(prev);
+        Py_XDECREF(last);
+        if (failed)
+            goto done;
+    }
+    if (s->holder != NULL) {
+        new_held = upto == len ? Py_NewRef(str_empty) : PyUnicode_Substring(text, upto, len);
+        if (new_held == NULL || PyObject_SetAttr(s->holder, str_held_ws, new_held) < 0)
+            goto done;
+    }
+    PyObject *token = framed(s, 0, (const unsigned char *)PyBytes_AS_STRING(body) + 1, PyBytes_GET_SIZE(body) - 2);
+    if (s->writer == NULL || token == NULL)
+        result = token;
+    else {
+        result = PyObject_CallFunctionObjArgs(s->writer, emitted, token, NULL); /* (framed in quotes) */
+        Py_DECREF(token);
+    }
+done:
+    Py_XDECREF(new_held);
+    Py_XDECREF(body);
+    Py_XDECREF(emitted);
+    Py_XDECREF(held);
+    return result;
+}
+
 /* A chunk whose text has escapes: decoded (as json does), it is the lane's when no marker may
  * start in it, it does not end in whitespace and nothing but one space is held; it goes out
  * encoded again as `token_bytes` does. Any other: the Python lane, before anything changes. */
@@ -326,57 +406,29 @@ escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n,
             return NULL;
         Py_RETURN_NONE; /* bad UTF-8, a bad escape, an unescaped quote */
     }
-    PyObject *result = NULL, *body = NULL, *full = NULL;
+    PyObject *result = NULL;
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
     int marker = len == 0 ? 1 : may_start_marker(&s->f, text);
     if (marker != 0) {
         result = marker < 0 ? NULL : Py_NewRef(Py_None); /* nothing, or a marker may start */
         goto done;
     }
-    Py_UCS4 last = PyUnicode_READ_CHAR(text, len - 1);
-    int held = s->holder == NULL ? 0 : held_kind(s);
-    if (held < 0)
-        goto done;
-    if (last == ' ' || last == '\t' || last == '\r' || last == '\n' || held == 2) {
-        result = PyObject_CallOneArg(s->fallback, raw); /* whitespace to hold back, or held */
-        goto done;
-    }
-    if (held == 1) {
-        full = PyUnicode_Concat(str_space, text);
-        if (full == NULL)
-            goto done;
-    }
-    else
-        full = Py_NewRef(text);
-    body = token_bytes(s, full); /* the text as a JSON string token, quotes included */
-    if (body == NULL)
-        goto done;
-    if (!PyBytes_Check(body) || PyBytes_GET_SIZE(body) < 2) {
-        PyErr_SetString(PyExc_TypeError, "encode_basestring must give a quoted JSON string");
-        goto done;
-    }
-    /* Taken: the state moves on as `take` moves it. */
-    if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
-        goto done;
-    if (s->tracker != NULL) {
-        PyObject *c = PyUnicode_FromOrdinal(last);
-        int failed = c == NULL || track(s, c, c) < 0;
-        Py_XDECREF(c);
-        if (failed)
-            goto done;
-    }
-    if (held == 1 && PyObject_SetAttr(s->holder, str_held_ws, str_empty) < 0)
-        goto done;
-    PyObject *token = framed(s, 0, (const unsigned char *)PyBytes_AS_STRING(body) + 1, PyBytes_GET_SIZE(body) - 2);
-    if (s->writer == NULL || token == NULL)
-        result = token;
-    else {
-        result = PyObject_CallFunctionObjArgs(s->writer, full, token, NULL); /* (framed in quotes) */
-        Py_DECREF(token);
-    }
+    result = take_out(s, raw, text);
 done:
-    Py_XDECREF(body);
-    Py_XDECREF(full);
+    Py_DECREF(text);
+    return result;
+}
+
+/* `take_out` for the plain text `b[:n]` (valid UTF-8, no escapes) */
+static PyObject *
+plain_take_out(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n)
+{
+    if (!s->simple_take)
+        return PyObject_CallOneArg(s->fallback, raw);
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
+    if (text == NULL)
+        return NULL;
+    PyObject *result = take_out(s, raw, text);
     Py_DECREF(text);
     return result;
 }
@@ -414,7 +466,7 @@ lane_call(PyObject *self_, PyObject *raw)
             while (kept > 0 && b[kept - 1] == ' ')
                 kept--;
             if (!s->holds_spaces || kept == 0 || held == 2)
-                return PyObject_CallOneArg(s->fallback, raw);
+                return plain_take_out(s, raw, b, n);
             /* Held back: a block (or the reasoning's end) may follow; the rest goes as it came,
              * after a space held before it. */
             if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
@@ -439,7 +491,7 @@ lane_call(PyObject *self_, PyObject *raw)
             return out(s, held, b, kept);
         }
         if (held == 2)
-            return PyObject_CallOneArg(s->fallback, raw); /* other whitespace: escaped on the way out */
+            return plain_take_out(s, raw, b, n); /* other whitespace: escaped on the way out */
         if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
             return NULL;
         if (s->tracker != NULL) {
