@@ -64,6 +64,16 @@ class ToolCallMiddleware:
         await _Request(self, ToolCallExchange(self.config, route, self._settings), scope, receive, send).run()
 
 
+class _Route:
+    """What `_Request._send` reads per message (the C helper's `Route` where it is built)."""
+
+    __slots__ = ("clock", "lane")
+
+    def __init__(self) -> None:
+        self.lane: Lane | None = None
+        self.clock: Any = None
+
+
 class _Request:
     """The state of one request: never kept on the middleware."""
 
@@ -83,9 +93,11 @@ class _Request:
         # A rewritten stream under way (head sent, keep-alive set up): its next body goes the short
         # way in `_send`. Cleared whenever the stream ends or is given up.
         self.flowing = False
-        self.lane: Lane | None = None  # while flowing: the usual piece in one call, `ToolCallExchange.lane`
-        self.clock: Any = None  # the keep-alive's `Clock` once it runs (the C sender reads it)
         self.native = lane_module._native  # the C helper, where built: the C sender and its clock
+        # What the send reads per message: `lane` while flowing (the usual piece in one call,
+        # `ToolCallExchange.lane`), `clock` once the keep-alive runs. The C sender's own type
+        # where it is built (it reads the fields without attribute lookups).
+        self.route: _Route = self.native.Route() if self.native is not None else _Route()
 
     async def run(self) -> None:
         chunks, complete = await self._read_body()
@@ -107,7 +119,7 @@ class _Request:
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
         # The app's send: the C sender where the lane's C helper is built (the usual message
         # without a coroutine of ours), else `_send`; both leave any other message to `_general`.
-        send = self._send if self.native is None else self.native.sender(self, self.send)
+        send = self._send if self.native is None else self.native.sender(self, self.route, self.send)
         try:
             await self.mw.app(scope, self._replay(chunks, complete), send)
         except Exception as error:
@@ -152,7 +164,8 @@ class _Request:
         return receive
 
     async def _send(self, message: Message) -> None:
-        lane = self.lane
+        route = self.route
+        lane = route.lane
         if lane is not None and message["type"] == "http.response.body" and message.get("more_body", False):
             # The usual message: one more plain text chunk of a stream being rewritten, in one call
             # (`ToolCallExchange.lane`). `None` from it: any other piece, for the paths below.
@@ -166,7 +179,7 @@ class _Request:
                 if not out:
                     return
                 piece = {"type": "http.response.body", "body": out, "more_body": True}
-                clock = self.clock
+                clock = route.clock
                 if clock is None:
                     await self.send(piece)
                 elif clock.pinging and self.keepalive is not None:
@@ -197,7 +210,7 @@ class _Request:
             if out is None or ex.pipeline.passthrough:
                 await self._streamed(message, out, True)
                 return
-            self.lane = ex.lane  # the lane for the state this piece left
+            self.route.lane = ex.lane  # the lane for the state this piece left
             if out:
                 await self._out({"type": "http.response.body", "body": out, "more_body": True})
             return
@@ -237,7 +250,7 @@ class _Request:
 
     async def _streamed(self, message: Message, out: bytes | None, more: bool) -> None:
         """A body of a streamed rewrite, `out` what the exchange made of it."""
-        self.flowing, self.lane = False, None
+        self.flowing, self.route.lane = False, None
         if out is None:  # a bug of ours (logged) must not take the answer down: the rest passes through
             self.state = "pass"
             if self.keepalive is not None:
@@ -258,7 +271,7 @@ class _Request:
         elif not ex.passthrough:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
-            self.lane = ex.lane
+            self.route.lane = ex.lane
 
     def _keep_alive(self) -> None:
         interval = self.mw.config.keepalive_interval
@@ -266,7 +279,7 @@ class _Request:
             ping = ping_for(self.exchange.api, self.mw._settings.profiles)
             clock = self.native.Clock() if self.native is not None else None
             self.keepalive = KeepAlive(self.send, interval, ping, clock)
-            self.clock = self.keepalive.clock
+            self.route.clock = self.keepalive.clock
             self.keepalive.start()
 
     async def _out(self, message: Message) -> None:
@@ -277,13 +290,13 @@ class _Request:
         """The app raised mid-stream: end the rewritten stream (held text out, an error event
         last) rather than cutting it where the parser was holding text back. Anything else (no
         body sent yet, a pass-through) is left to the server, as without the middleware."""
-        self.lane = None
+        self.route.lane = None
         if self.state != "stream" or self.start is not None:
             return
         out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
         if out is None:
             return
-        self.state, self.flowing, self.lane = "done", False, None
+        self.state, self.flowing, self.route.lane = "done", False, None
         if self.keepalive is not None:
             await self.keepalive.stop()
         try:

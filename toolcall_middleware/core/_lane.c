@@ -714,14 +714,14 @@ quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
 
 /* -- the ASGI shell's send for the usual message ------------------------------------------------
  *
- * `sender(request, send)` is `_Request._send` (asgi.py) for a body message the lane takes: the
- * client's message goes to the server's `send`, with the keep-alive's accounting on
- * `request.clock` (`sending` while it is written, `last` once it was), and no coroutine of ours
- * around it. Any other message is `request._general(message)`; a lane that raised,
+ * `sender(request, route, send)` is `_Request._send` (asgi.py) for a body message the lane
+ * (`route.lane`) takes: the client's message goes to the server's `send`, with the keep-alive's
+ * accounting on `route.clock` (`sending` while it is written, `last` once it was), and no
+ * coroutine of ours around it. Any other message is `request._general(message)`; a lane that raised,
  * `request._lane_failed(message, error)`; while a ping is written, `request.keepalive.send(piece)`.
  */
 
-static PyObject *str_lane, *str_keepalive, *str_clock, *str_general, *str_lane_failed,
+static PyObject *str_keepalive, *str_general, *str_lane_failed,
     *str_send, *str_throw, *str_close, *str_type, *str_body, *str_more_body, *str_body_type;
 
 /* The keep-alive's clock (`keepalive.Clock` in Python): what the sender keeps per message, as
@@ -1007,9 +1007,108 @@ static PyTypeObject NothingType = {
     .tp_methods = nothing_methods,
 };
 
+/* What the request's send reads per message (`asgi._Route` in Python): the lane while a stream is
+ * rewritten, the keep-alive's clock once it runs. Plain fields, so that reading them costs no
+ * attribute lookups; the request writes them as attributes. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *lane;  /* None: no lane now */
+    PyObject *clock; /* None: no keep-alive */
+} Route;
+
+static int
+route_traverse(Route *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->lane);
+    Py_VISIT(self->clock);
+    return 0;
+}
+
+static int
+route_clear(Route *self)
+{
+    Py_CLEAR(self->lane);
+    Py_CLEAR(self->clock);
+    return 0;
+}
+
+static void
+route_dealloc(Route *self)
+{
+    PyObject_GC_UnTrack(self);
+    route_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+route_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwargs))
+{
+    Route *self = (Route *)type->tp_alloc(type, 0);
+    if (self != NULL) {
+        self->lane = Py_NewRef(Py_None);
+        self->clock = Py_NewRef(Py_None);
+    }
+    return (PyObject *)self;
+}
+
+static int
+route_set(PyObject **field, PyObject *value)
+{
+    Py_XSETREF(*field, Py_NewRef(value != NULL ? value : Py_None));
+    return 0;
+}
+
+static PyObject *
+route_get_lane(Route *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->lane);
+}
+
+static int
+route_set_lane(Route *self, PyObject *value, void *Py_UNUSED(closure))
+{
+    return route_set(&self->lane, value);
+}
+
+static PyObject *
+route_get_clock(Route *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->clock);
+}
+
+static int
+route_set_clock(Route *self, PyObject *value, void *Py_UNUSED(closure))
+{
+    if (value != NULL && value != Py_None && !PyObject_TypeCheck(value, &ClockType)) {
+        PyErr_SetString(PyExc_TypeError, "Route.clock must be a Clock or None");
+        return -1;
+    }
+    return route_set(&self->clock, value);
+}
+
+static PyGetSetDef route_getset[] = {
+    {"lane", (getter)route_get_lane, (setter)route_set_lane, "the lane while a stream is rewritten, or None", NULL},
+    {"clock", (getter)route_get_clock, (setter)route_set_clock, "the keep-alive's Clock once it runs, or None", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject RouteType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "toolcall_middleware.core._lane.Route",
+    .tp_basicsize = sizeof(Route),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = route_new,
+    .tp_traverse = (traverseproc)route_traverse,
+    .tp_clear = (inquiry)route_clear,
+    .tp_dealloc = (destructor)route_dealloc,
+    .tp_getset = route_getset,
+    .tp_doc = "Route(): what the C send reads per message (lane, clock); see asgi._Route.",
+};
+
 typedef struct {
     PyObject_HEAD
     PyObject *request, *send;
+    Route *route;
 } SenderState;
 
 static int
@@ -1017,6 +1116,7 @@ sender_traverse(SenderState *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->request);
     Py_VISIT(self->send);
+    Py_VISIT(self->route);
     return 0;
 }
 
@@ -1025,6 +1125,7 @@ sender_clear(SenderState *self)
 {
     Py_CLEAR(self->request);
     Py_CLEAR(self->send);
+    Py_CLEAR(self->route);
     return 0;
 }
 
@@ -1066,9 +1167,7 @@ static PyObject *
 sender_call(PyObject *self_, PyObject *message)
 {
     SenderState *s = (SenderState *)self_;
-    PyObject *lane = PyObject_GetAttr(s->request, str_lane);
-    if (lane == NULL)
-        return NULL;
+    PyObject *lane = Py_NewRef(s->route->lane);
     PyObject *body = lane == Py_None ? NULL : usual_body(message);
     if (body == NULL) {
         Py_DECREF(lane);
@@ -1110,16 +1209,12 @@ sender_call(PyObject *self_, PyObject *message)
         return NULL;
     }
     Py_DECREF(out);
-    PyObject *clock = PyObject_GetAttr(s->request, str_clock);
-    if (clock == NULL) {
-        Py_DECREF(piece);
-        return NULL;
-    }
+    PyObject *clock = Py_NewRef(s->route->clock);
     PyObject *result = NULL;
     if (clock == Py_None)
         result = PyObject_CallOneArg(s->send, piece); /* no keep-alive */
     else if (!PyObject_TypeCheck(clock, &ClockType))
-        PyErr_SetString(PyExc_TypeError, "request.clock must be a Clock");
+        PyErr_SetString(PyExc_TypeError, "route.clock must be a Clock");
     else if (((Clock *)clock)->pinging) {
         PyObject *keepalive = PyObject_GetAttr(s->request, str_keepalive);
         if (keepalive != NULL) {
@@ -1153,13 +1248,14 @@ static PyMethodDef sender_def = {"send", sender_call, METH_O,
 static PyObject *
 sender(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *request, *send;
-    if (!PyArg_ParseTuple(args, "OO:sender", &request, &send))
+    PyObject *request, *route, *send;
+    if (!PyArg_ParseTuple(args, "OO!O:sender", &request, &RouteType, &route, &send))
         return NULL;
     SenderState *s = PyObject_GC_New(SenderState, &SenderStateType);
     if (s == NULL)
         return NULL;
     s->request = Py_NewRef(request);
+    s->route = (Route *)Py_NewRef(route);
     s->send = Py_NewRef(send);
     PyObject_GC_Track(s);
     PyObject *made = PyCFunction_NewEx(&sender_def, (PyObject *)s, NULL);
@@ -1176,7 +1272,7 @@ static PyMethodDef module_methods[] = {
      "quiet_lane(head, tail, cap, table, tracker, segment, template, scanstring, firsts) -> lane: see"
      " toolcall_middleware.core.lane.quiet_lane."},
     {"sender", sender, METH_VARARGS,
-     "sender(request, send) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},
+     "sender(request, route, send) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1189,7 +1285,7 @@ PyMODINIT_FUNC
 PyInit__lane(void)
 {
     if (PyType_Ready(&LaneStateType) < 0 || PyType_Ready(&SendingType) < 0 || PyType_Ready(&NothingType) < 0 ||
-        PyType_Ready(&SenderStateType) < 0 || PyType_Ready(&ClockType) < 0 ||
+        PyType_Ready(&SenderStateType) < 0 || PyType_Ready(&ClockType) < 0 || PyType_Ready(&RouteType) < 0 ||
         PyType_Ready(&QuietStateType) < 0)
         return NULL;
     str_used = PyUnicode_InternFromString("used");
@@ -1201,9 +1297,7 @@ PyInit__lane(void)
     str_empty = PyUnicode_InternFromString("");
     if (!str_used || !str_held_ws || !str_prev || !str_last || !str_after_call || !str_space || !str_empty)
         return NULL;
-    str_lane = PyUnicode_InternFromString("lane");
     str_keepalive = PyUnicode_InternFromString("keepalive");
-    str_clock = PyUnicode_InternFromString("clock");
     str_carry = PyUnicode_InternFromString("_carry");
     str_in_string = PyUnicode_InternFromString("in_string");
     str_skip = PyUnicode_InternFromString("_skip");
@@ -1220,7 +1314,7 @@ PyInit__lane(void)
     str_body = PyUnicode_InternFromString("body");
     str_more_body = PyUnicode_InternFromString("more_body");
     str_body_type = PyUnicode_InternFromString("http.response.body");
-    if (!str_lane || !str_keepalive || !str_clock || !str_general || !str_lane_failed ||
+    if (!str_keepalive || !str_general || !str_lane_failed ||
         !str_send || !str_throw || !str_close || !str_type || !str_body || !str_more_body || !str_body_type)
         return NULL;
     nothing = PyObject_New(PyObject, &NothingType);
@@ -1229,7 +1323,8 @@ PyInit__lane(void)
     PyObject *m = PyModule_Create(&lane_module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Clock", (PyObject *)&ClockType) < 0) {
+    if (PyModule_AddObjectRef(m, "Clock", (PyObject *)&ClockType) < 0 ||
+        PyModule_AddObjectRef(m, "Route", (PyObject *)&RouteType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
