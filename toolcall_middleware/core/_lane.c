@@ -23,12 +23,72 @@
 
 static PyObject *str_used, *str_held_ws, *str_prev, *str_last, *str_after_call, *str_space, *str_empty;
 
+/* A plain attribute the lanes read or write per chunk (a text mode's `_prev`, a template's
+ * `used`, ...): in its slot, where the object's type keeps it in one (`__slots__`: the classes
+ * the lanes work on declare these), else through the attribute protocol. A slot is only used
+ * when the type's own attribute of that name is the slot's descriptor and attribute access is
+ * the generic one, so both ways are the same. */
+typedef struct {
+    PyObject *name;    /* interned, module-lifetime */
+    Py_ssize_t offset; /* of the slot in the object, or 0: the attribute protocol */
+} Field;
+
+static void
+field_init(Field *f, PyObject *obj, PyObject *name)
+{
+    f->name = name;
+    f->offset = 0;
+    if (obj == NULL || obj == Py_None)
+        return;
+    PyTypeObject *type = Py_TYPE(obj);
+    if (type->tp_getattro != PyObject_GenericGetAttr || type->tp_setattro != PyObject_GenericSetAttr)
+        return;
+    PyObject *found = PyObject_GetAttr((PyObject *)type, name);
+    if (found == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    if (Py_IS_TYPE(found, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY) &&
+            PyObject_TypeCheck(obj, PyDescr_TYPE(found)))
+            f->offset = member->offset;
+    }
+    Py_DECREF(found);
+}
+
+/* getattr(obj, name): a new reference, or NULL with an error set */
+static PyObject *
+field_get(PyObject *obj, const Field *f)
+{
+    if (f->offset != 0) {
+        PyObject *value = *(PyObject **)((char *)obj + f->offset);
+        if (value != NULL)
+            return Py_NewRef(value);
+    }
+    return PyObject_GetAttr(obj, f->name); /* (an empty slot: its AttributeError) */
+}
+
+/* setattr(obj, name, value) */
+static int
+field_set(PyObject *obj, const Field *f, PyObject *value)
+{
+    if (f->offset == 0)
+        return PyObject_SetAttr(obj, f->name, value);
+    PyObject **slot = (PyObject **)((char *)obj + f->offset);
+    PyObject *old = *slot;
+    *slot = Py_NewRef(value);
+    Py_XDECREF(old);
+    return 0;
+}
+
 /* What both lanes know of a chunk's frame: the host's bytes around the text's string body, the
  * largest event they take, what each byte of a text means to them, the template to tell of a
  * match, and for escaped text json's scanner and the characters that may start a marker. */
 typedef struct {
     PyObject *head, *tail; /* bytes around the text's string body in the host's event */
     PyObject *template_;   /* learns that its shape was matched */
+    Field used;            /* template.used */
     PyObject *scanstring;  /* json.decoder.scanstring: escaped text */
     PyObject *firsts;      /* str: the first character of each marker */
     Py_ssize_t cap;
@@ -67,6 +127,7 @@ frame_init(Frame *f, PyObject *head, PyObject *tail, Py_ssize_t cap, PyObject *t
     f->head = Py_NewRef(head);
     f->tail = Py_NewRef(tail);
     f->template_ = Py_NewRef(template_);
+    field_init(&f->used, template_, str_used);
     f->scanstring = Py_NewRef(scanstring);
     f->firsts = Py_NewRef(firsts);
     f->cap = cap;
@@ -115,6 +176,7 @@ typedef struct {
     PyObject *out_open, *out_close;  /* bytes around the text in the client's (quotes included) */
     PyObject *holder;                /* holds back trailing whitespace, or NULL */
     PyObject *tracker;               /* a text mode's note of its last characters, or NULL */
+    Field held_ws, prev, last, after_call; /* holder._held_ws; tracker._prev, ._last, ._after_call */
     PyObject *fallback;              /* the Python lane: every chunk this one does not take */
     PyObject *writer;                /* `lane.Writer` (a Responses client), or NULL: `out_open`/`out_close` */
     PyObject *encode, *encode_ascii; /* json's encode_basestring(_ascii): escaped text written again */
@@ -222,16 +284,16 @@ framed(LaneState *s, int space, const unsigned char *b, Py_ssize_t n)
 static int
 track(LaneState *s, PyObject *prev, PyObject *last)
 {
-    if (PyObject_SetAttr(s->tracker, str_prev, prev) < 0 || PyObject_SetAttr(s->tracker, str_last, last) < 0)
+    if (field_set(s->tracker, &s->prev, prev) < 0 || field_set(s->tracker, &s->last, last) < 0)
         return -1;
-    return PyObject_SetAttr(s->tracker, str_after_call, Py_False);
+    return field_set(s->tracker, &s->after_call, Py_False);
 }
 
 /* The held whitespace: 0 none, 1 one space, 2 anything else (or -1 on an error). */
 static int
 held_kind(LaneState *s)
 {
-    PyObject *held = PyObject_GetAttr(s->holder, str_held_ws);
+    PyObject *held = field_get(s->holder, &s->held_ws);
     if (held == NULL)
         return -1;
     int kind;
@@ -333,7 +395,7 @@ take_out(LaneState *s, PyObject *raw, PyObject *text)
         return PyObject_CallOneArg(s->fallback, raw);
     PyObject *held = NULL, *emitted = NULL, *body = NULL, *new_held = NULL, *result = NULL;
     if (s->holder != NULL) {
-        held = PyObject_GetAttr(s->holder, str_held_ws);
+        held = field_get(s->holder, &s->held_ws);
         if (held == NULL)
             return NULL;
         if (!PyUnicode_Check(held)) {
@@ -361,7 +423,7 @@ take_out(LaneState *s, PyObject *raw, PyObject *text)
         goto done;
     }
     /* Taken: the state moves on as `take` moves it. */
-    if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
+    if (field_set(s->f.template_, &s->f.used, Py_True) < 0)
         goto done;
     if (s->tracker != NULL) {
         PyObject *prev = PyUnicode_Substring(text, len - 1, len);
@@ -374,7 +436,7 @@ take_out(LaneState *s, PyObject *raw, PyObject *text)
     }
     if (s->holder != NULL) {
         new_held = upto == len ? Py_NewRef(str_empty) : PyUnicode_Substring(text, upto, len);
-        if (new_held == NULL || PyObject_SetAttr(s->holder, str_held_ws, new_held) < 0)
+        if (new_held == NULL || field_set(s->holder, &s->held_ws, new_held) < 0)
             goto done;
     }
     PyObject *token = framed(s, 0, (const unsigned char *)PyBytes_AS_STRING(body) + 1, PyBytes_GET_SIZE(body) - 2);
@@ -469,13 +531,13 @@ lane_call(PyObject *self_, PyObject *raw)
                 return plain_take_out(s, raw, b, n);
             /* Held back: a block (or the reasoning's end) may follow; the rest goes as it came,
              * after a space held before it. */
-            if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
+            if (field_set(s->f.template_, &s->f.used, Py_True) < 0)
                 return NULL;
             PyObject *ws = n - kept == 1 ? Py_NewRef(str_space)
                                          : PyUnicode_DecodeUTF8((const char *)b + kept, n - kept, "strict");
             if (ws == NULL)
                 return NULL;
-            int failed = PyObject_SetAttr(s->holder, str_held_ws, ws);
+            int failed = field_set(s->holder, &s->held_ws, ws);
             Py_DECREF(ws);
             if (failed < 0)
                 return NULL;
@@ -492,7 +554,7 @@ lane_call(PyObject *self_, PyObject *raw)
         }
         if (held == 2)
             return plain_take_out(s, raw, b, n); /* other whitespace: escaped on the way out */
-        if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
+        if (field_set(s->f.template_, &s->f.used, Py_True) < 0)
             return NULL;
         if (s->tracker != NULL) {
             PyObject *last = last_char(b, n);
@@ -504,12 +566,12 @@ lane_call(PyObject *self_, PyObject *raw)
                 return NULL;
         }
         if (held == 1) {
-            if (PyObject_SetAttr(s->holder, str_held_ws, str_empty) < 0)
+            if (field_set(s->holder, &s->held_ws, str_empty) < 0)
                 return NULL;
             space = 1; /* the usual held space (a word's, before the next one) */
         }
     }
-    else if (PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
+    else if (field_set(s->f.template_, &s->f.used, Py_True) < 0)
         return NULL;
     return out(s, space, b, n);
 }
@@ -537,6 +599,10 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
     s->out_close = Py_NewRef(out_close);
     s->holder = holder == Py_None ? NULL : Py_NewRef(holder);
     s->tracker = tracker == Py_None ? NULL : Py_NewRef(tracker);
+    field_init(&s->held_ws, holder, str_held_ws);
+    field_init(&s->prev, tracker, str_prev);
+    field_init(&s->last, tracker, str_last);
+    field_init(&s->after_call, tracker, str_after_call);
     s->fallback = Py_NewRef(fallback);
     s->writer = writer == Py_None ? NULL : Py_NewRef(writer);
     s->encode = Py_NewRef(encode);
@@ -568,6 +634,7 @@ typedef struct {
     Frame f;
     PyObject *tracker; /* the segment's JsonStringTracker: `in_string`, `_skip`, `_carry` */
     PyObject *segment; /* the JsonSegment: `_parts` */
+    Field carry, in_string, skip, parts;
 } QuietState;
 
 static int
@@ -627,7 +694,7 @@ quiet_call(PyObject *self_, PyObject *raw)
         goto done;
     }
     /* `cannot_find`: nothing carried from the piece before, no marker's first character in it */
-    carry = PyObject_GetAttr(s->tracker, str_carry);
+    carry = field_get(s->tracker, &s->carry);
     if (carry == NULL)
         goto done;
     int marker = !PyUnicode_Check(carry) || PyUnicode_GET_LENGTH(carry) != 0 ? 1 : may_start_marker(&s->f, text);
@@ -636,8 +703,8 @@ quiet_call(PyObject *self_, PyObject *raw)
         goto done;
     }
     /* `find(text)`, which can find nothing here: the string state moves on */
-    state = PyObject_GetAttr(s->tracker, str_in_string);
-    skip_obj = state == NULL ? NULL : PyObject_GetAttr(s->tracker, str_skip);
+    state = field_get(s->tracker, &s->in_string);
+    skip_obj = state == NULL ? NULL : field_get(s->tracker, &s->skip);
     if (skip_obj == NULL)
         goto done;
     int in_string = PyObject_IsTrue(state);
@@ -667,13 +734,13 @@ quiet_call(PyObject *self_, PyObject *raw)
     PyObject *skip_new = PyLong_FromSsize_t(skip);
     if (skip_new == NULL)
         goto done;
-    int failed = PyObject_SetAttr(s->tracker, str_in_string, in_string ? Py_True : Py_False) < 0 ||
-                 PyObject_SetAttr(s->tracker, str_skip, skip_new) < 0;
+    int failed = field_set(s->tracker, &s->in_string, in_string ? Py_True : Py_False) < 0 ||
+                 field_set(s->tracker, &s->skip, skip_new) < 0;
     Py_DECREF(skip_new);
     if (failed)
         goto done;
-    parts = PyObject_GetAttr(s->segment, str_parts);
-    if (parts == NULL || PyList_Append(parts, text) < 0 || PyObject_SetAttr(s->f.template_, str_used, Py_True) < 0)
+    parts = field_get(s->segment, &s->parts);
+    if (parts == NULL || PyList_Append(parts, text) < 0 || field_set(s->f.template_, &s->f.used, Py_True) < 0)
         goto done;
     result = Py_NewRef(empty_bytes);
 done:
@@ -702,6 +769,10 @@ quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
     memset(&s->f, 0, sizeof(Frame));
     s->tracker = Py_NewRef(tracker);
     s->segment = Py_NewRef(segment);
+    field_init(&s->carry, tracker, str_carry);
+    field_init(&s->in_string, tracker, str_in_string);
+    field_init(&s->skip, tracker, str_skip);
+    field_init(&s->parts, segment, str_parts);
     if (frame_init(&s->f, head, tail, cap, table, template_, scanstring, firsts) < 0) {
         Py_DECREF(s);
         return NULL;

@@ -70,6 +70,8 @@ class ReasoningSplitter:
     ```
     """
 
+    __slots__ = ("__dict__", "_held_ws")  # the C lane's per-chunk field (see `BlockParser`)
+
     def __init__(self, syntax: ReasoningSyntax, *, start_inside: bool = False) -> None:
         self._syntax = syntax
         self._state = _State.REASONING if start_inside else _State.START

@@ -151,6 +151,7 @@ class JsonStringTracker:
     """
 
     _SPECIAL_IN_STRING = re.compile(r'["\\]')
+    __slots__ = ("__dict__", "_carry", "_skip", "in_string")  # the C lane's per-chunk fields (see `BlockParser`)
 
     def __init__(self, markers: Sequence[str]) -> None:
         self._markers = tuple(markers)
@@ -202,6 +203,8 @@ class JsonStringTracker:
 
 class JsonSegment:
     """Like `MarkerSegment`, but a marker inside a JSON string literal does not count."""
+
+    __slots__ = ("__dict__", "_parts")  # the C lane's per-chunk field (see `BlockParser`)
 
     def __init__(self, markers: tuple[str, ...]) -> None:
         self._tracker = JsonStringTracker(markers)

@@ -235,6 +235,9 @@ class BlockParser(PendingTextMachine):
 
     openers: Sequence[str] = ()
     strip_around_blocks = False
+    # Slots for what the C lane (`core/_lane.c`) reads and writes per chunk: it reaches a slot
+    # directly, an attribute in the instance dict only through the attribute protocol.
+    __slots__ = ("_after_call", "_held_ws", "_last", "_prev")
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)

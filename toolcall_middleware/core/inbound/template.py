@@ -35,6 +35,8 @@ Locate = Callable[[Any], "dict[str, Any] | None"]
 class TextTemplate:
     """`match(data)` -> the text event of a chunk shaped like the learned one, or `None`."""
 
+    __slots__ = ("__dict__", "used")  # the C lane's per-chunk field (see `BlockParser`)
+
     def __init__(self) -> None:
         self._prefix = ""
         self._suffix = ""
