@@ -22,6 +22,7 @@
 #define HIGH 4   /* part of a multi-byte UTF-8 character: the text must be valid UTF-8 */
 
 static PyObject *str_used, *str_held_ws, *str_prev, *str_last, *str_after_call, *str_space, *str_empty;
+static PyObject *str_quote, *long_zero;
 
 /* A plain attribute the lanes read or write per chunk (a text mode's `_prev`, a template's
  * `used`, ...): in its slot, where the object's type keeps it in one (`__slots__`: the classes
@@ -325,13 +326,12 @@ string_text(PyObject *scanstring, const unsigned char *b, Py_ssize_t n, unsigned
             PyErr_Clear();
         return NULL;
     }
-    PyObject *quote = PyUnicode_FromOrdinal('"');
-    PyObject *whole = quote == NULL ? NULL : PyUnicode_Concat(token, quote);
+    PyObject *whole = PyUnicode_Concat(token, str_quote);
     Py_DECREF(token);
-    Py_XDECREF(quote);
     if (whole == NULL)
         return NULL;
-    PyObject *found = PyObject_CallFunction(scanstring, "On", whole, (Py_ssize_t)0);
+    PyObject *call[2] = {whole, long_zero};
+    PyObject *found = PyObject_Vectorcall(scanstring, call, 2, NULL);
     Py_ssize_t size = PyUnicode_GET_LENGTH(whole);
     Py_DECREF(whole);
     if (found == NULL) {
@@ -1066,6 +1066,7 @@ static PyMethodDef nothing_methods[] = {
 static PyAsyncMethods nothing_async = {.am_await = (unaryfunc)PyObject_SelfIter};
 
 static PyObject *nothing; /* the one instance */
+static PyObject *piece_template; /* the client's message, its body to be set */
 
 static PyTypeObject NothingType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -1218,6 +1219,9 @@ static PyTypeObject SenderStateType = {
     .tp_dealloc = (destructor)sender_dealloc,
 };
 
+#define BODY_TYPE "http.response.body"
+#define BODY_TYPE_LENGTH ((Py_ssize_t)(sizeof(BODY_TYPE) - 1))
+
 /* The usual body message of a stream being rewritten: its body, or NULL (no error) for any other. */
 static PyObject *
 usual_body(PyObject *message)
@@ -1225,8 +1229,10 @@ usual_body(PyObject *message)
     if (!PyDict_CheckExact(message))
         return NULL;
     PyObject *type = PyDict_GetItemWithError(message, str_type);
-    if (type == NULL || (type != str_body_type && (!PyUnicode_Check(type) || PyUnicode_Compare(type, str_body_type) != 0)))
-        return NULL;
+    if (type == NULL || (type != str_body_type && (!PyUnicode_Check(type) || !PyUnicode_IS_COMPACT_ASCII(type) ||
+                                                   PyUnicode_GET_LENGTH(type) != BODY_TYPE_LENGTH ||
+                                                   memcmp(PyUnicode_DATA(type), BODY_TYPE, BODY_TYPE_LENGTH) != 0)))
+        return NULL; /* (an app's own "http.response.body" is seldom our interned one: compared as bytes) */
     PyObject *more = PyDict_GetItemWithError(message, str_more_body);
     if (more == NULL || (more != Py_True && PyObject_IsTrue(more) != 1))
         return NULL;
@@ -1272,9 +1278,8 @@ sender_call(PyObject *self_, PyObject *message)
         Py_DECREF(out);
         return Py_NewRef(nothing); /* nothing for the client */
     }
-    PyObject *piece = PyDict_New();
-    if (piece == NULL || PyDict_SetItem(piece, str_type, str_body_type) < 0 || PyDict_SetItem(piece, str_body, out) < 0 ||
-        PyDict_SetItem(piece, str_more_body, Py_True) < 0) {
+    PyObject *piece = PyDict_Copy(piece_template); /* {type, body, more_body: True}: a copy is one memcpy */
+    if (piece == NULL || PyDict_SetItem(piece, str_body, out) < 0) {
         Py_XDECREF(piece);
         Py_DECREF(out);
         return NULL;
@@ -1366,6 +1371,10 @@ PyInit__lane(void)
     str_after_call = PyUnicode_InternFromString("_after_call");
     str_space = PyUnicode_InternFromString(" ");
     str_empty = PyUnicode_InternFromString("");
+    str_quote = PyUnicode_InternFromString("\"");
+    long_zero = PyLong_FromLong(0);
+    if (!str_quote || !long_zero)
+        return NULL;
     if (!str_used || !str_held_ws || !str_prev || !str_last || !str_after_call || !str_space || !str_empty)
         return NULL;
     str_keepalive = PyUnicode_InternFromString("keepalive");
@@ -1384,9 +1393,14 @@ PyInit__lane(void)
     str_type = PyUnicode_InternFromString("type");
     str_body = PyUnicode_InternFromString("body");
     str_more_body = PyUnicode_InternFromString("more_body");
-    str_body_type = PyUnicode_InternFromString("http.response.body");
+    str_body_type = PyUnicode_InternFromString(BODY_TYPE);
     if (!str_keepalive || !str_general || !str_lane_failed ||
         !str_send || !str_throw || !str_close || !str_type || !str_body || !str_more_body || !str_body_type)
+        return NULL;
+    piece_template = PyDict_New(); /* (the keys the interned ones a server looks up) */
+    if (piece_template == NULL || PyDict_SetItem(piece_template, str_type, str_body_type) < 0 ||
+        PyDict_SetItem(piece_template, str_body, empty_bytes) < 0 ||
+        PyDict_SetItem(piece_template, str_more_body, Py_True) < 0)
         return NULL;
     nothing = PyObject_New(PyObject, &NothingType);
     if (nothing == NULL)
