@@ -18,6 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.core import lane as lane_module
+from toolcall_middleware.core.inbound.template import TextTemplate
 from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.reasoning import ReasoningSplitter, ReasoningSyntax
 
@@ -30,6 +31,9 @@ STATE = ("_held_ws", "_prev", "_last", "_after_call")
 
 
 class Template:
+    """A template the lane tells of a match through the attribute protocol (`TextTemplate` keeps
+    `used` in a slot, which the C lane writes directly: the text lane tests use that one)."""
+
     used = False
 
 
@@ -45,6 +49,18 @@ class Writer:
 
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=10)
+# A string body written by hand, escapes and all, good or bad: what json's scanner reads of it
+# (a pair of surrogate escapes joined, a lone one kept, a bad escape, a quote that ends it early).
+ESCAPES = st.lists(
+    st.sampled_from(
+        [
+            *["a", "é", " ", "\\n", "\\t", '\\"', "\\\\", "\\/", "\\b", "\\f", "\\r", "\\u00e9", "\\u0000"],
+            *["\\ud83d", "\\ude00", "\\uD83D\\uDE00", "\\ud800x", "\\uDBFF\\uDFFF", "\\udc00"],
+            *["\\uzz12", "\\u12", "\\x", '"', "\\"],
+        ]
+    ),
+    max_size=6,
+).map("".join)
 WORDS = st.sampled_from(["word", "two words", "end. ", "x  ", " ", "  ", "café", "日本語 ", "é", "a\n", "<tool", "`"])
 PIECE = st.one_of(TEXT, WORDS, st.lists(st.one_of(TEXT, WORDS), max_size=3).map("".join))
 
@@ -52,9 +68,11 @@ PIECE = st.one_of(TEXT, WORDS, st.lists(st.one_of(TEXT, WORDS), max_size=3).map(
 @st.composite
 def events(draw: Any) -> bytes:
     """A whole event as a host writes it, or one that is not the lane's at all."""
-    kind = draw(st.sampled_from(["json", "json", "json", "ascii", "raw", "frame"]))
+    kind = draw(st.sampled_from(["json", "json", "json", "ascii", "raw", "frame", "escapes"]))
     if kind == "raw":  # any bytes between the frame: bad UTF-8, control bytes, a quote
         return HEAD + draw(st.binary(max_size=12)) + TAIL
+    if kind == "escapes":
+        return HEAD + draw(ESCAPES).encode() + TAIL
     if kind == "frame":  # another shape, or a cut event
         return draw(st.sampled_from([HEAD + TAIL, HEAD, b"data: [DONE]\n\n", HEAD[:-1] + b'x"' + TAIL, b""]))
     text = draw(PIECE)
@@ -111,7 +129,7 @@ def test_the_c_text_lane_is_the_python_one(dialect: str, raws: list[bytes], held
         parser = StreamParser(dialect)
         parser.feed("Hello")
         machine = copy.deepcopy(parser._tools)
-        template = Template()
+        template = TextTemplate()
         made = machine.text_lane((HEAD, TAIL), output, 1 << 20, template)  # as the exchange builds it
         assert made is not None
         return machine, made, template
@@ -156,9 +174,11 @@ BODY_PIECE = st.one_of(
 @st.composite
 def body_events(draw: Any) -> bytes:
     """A piece of a call's body, as a host writes it (Go's JSON escapes `<`), or another event."""
-    kind = draw(st.sampled_from(["ascii", "utf8", "go", "go", "raw"]))
+    kind = draw(st.sampled_from(["ascii", "utf8", "go", "go", "raw", "escapes"]))
     if kind == "raw":
         return HEAD + draw(st.binary(max_size=10)) + TAIL
+    if kind == "escapes":
+        return HEAD + draw(ESCAPES).encode() + TAIL
     body = json.dumps(draw(BODY_PIECE), ensure_ascii=kind == "ascii")[1:-1]
     if kind == "go":
         body = body.replace("<", "\\u003c").replace(">", "\\u003e")
@@ -180,7 +200,7 @@ def test_the_c_lane_inside_a_call_is_the_python_one(dialect: str, start: str, ra
         parser = StreamParser(dialect)
         parser.feed("Sure. " + opener + (start if dialect == "hermes" else start[start.index("{") :]))
         machine = copy.deepcopy(parser._tools)
-        template = Template()
+        template = TextTemplate()
         made = machine.text_lane((HEAD, TAIL), OUT, 1 << 20, template)
         assert made is not None
         return machine._block._body, made, template

@@ -85,12 +85,11 @@ field_set(PyObject *obj, const Field *f, PyObject *value)
 
 /* What both lanes know of a chunk's frame: the host's bytes around the text's string body, the
  * largest event they take, what each byte of a text means to them, the template to tell of a
- * match, and for escaped text json's scanner and the characters that may start a marker. */
+ * match, and for escaped text the characters that may start a marker. */
 typedef struct {
     PyObject *head, *tail; /* bytes around the text's string body in the host's event */
     PyObject *template_;   /* learns that its shape was matched */
     Field used;            /* template.used */
-    PyObject *scanstring;  /* json.decoder.scanstring: escaped text */
     PyObject *firsts;      /* str: the first character of each marker */
     Py_ssize_t cap;
     unsigned char table[256];
@@ -102,7 +101,6 @@ frame_traverse(Frame *f, visitproc visit, void *arg)
     Py_VISIT(f->head);
     Py_VISIT(f->tail);
     Py_VISIT(f->template_);
-    Py_VISIT(f->scanstring);
     Py_VISIT(f->firsts);
     return 0;
 }
@@ -113,13 +111,12 @@ frame_clear(Frame *f)
     Py_CLEAR(f->head);
     Py_CLEAR(f->tail);
     Py_CLEAR(f->template_);
-    Py_CLEAR(f->scanstring);
     Py_CLEAR(f->firsts);
 }
 
 static int
 frame_init(Frame *f, PyObject *head, PyObject *tail, Py_ssize_t cap, PyObject *table, PyObject *template_,
-           PyObject *scanstring, PyObject *firsts)
+           PyObject *firsts)
 {
     if (PyBytes_GET_SIZE(table) != 256) {
         PyErr_SetString(PyExc_ValueError, "the byte table must have 256 entries");
@@ -129,7 +126,6 @@ frame_init(Frame *f, PyObject *head, PyObject *tail, Py_ssize_t cap, PyObject *t
     f->tail = Py_NewRef(tail);
     f->template_ = Py_NewRef(template_);
     field_init(&f->used, template_, str_used);
-    f->scanstring = Py_NewRef(scanstring);
     f->firsts = Py_NewRef(firsts);
     f->cap = cap;
     memcpy(f->table, PyBytes_AS_STRING(table), 256);
@@ -308,48 +304,142 @@ held_kind(LaneState *s)
     return kind;
 }
 
-/* The text of the string body `b[:n]` (no raw control character in it): decoded, and unescaped
- * with json's own scanner where it holds a backslash or a quote; NULL with no error set when it is
- * not exactly one string's body (bad UTF-8, a bad escape, a quote that ends it early). */
-static PyObject *
-string_text(PyObject *scanstring, const unsigned char *b, Py_ssize_t n, unsigned flags)
+/* The value of the hex digit `c`, or -1 */
+static int
+hex_value(unsigned char c)
 {
-    if (!(flags & ESCAPE)) {
-        PyObject *text = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
-        if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-            PyErr_Clear();
-        return text;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The four hex digits at `p` as a code unit, or -1 */
+static long
+hex4(const unsigned char *p)
+{
+    long value = 0;
+    for (int k = 0; k < 4; k++) {
+        int digit = hex_value(p[k]);
+        if (digit < 0)
+            return -1;
+        value = (value << 4) | digit;
     }
-    PyObject *token = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
-    if (token == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-            PyErr_Clear();
-        return NULL;
+    return value;
+}
+
+/* `c` in UTF-8 at `out` (a lone surrogate as its three bytes, read back with "surrogatepass");
+ * the bytes written. */
+static Py_ssize_t
+put_utf8(unsigned char *out, Py_UCS4 c)
+{
+    if (c < 0x80) {
+        out[0] = (unsigned char)c;
+        return 1;
     }
-    PyObject *whole = PyUnicode_Concat(token, str_quote);
-    Py_DECREF(token);
-    if (whole == NULL)
-        return NULL;
-    PyObject *call[2] = {whole, long_zero};
-    PyObject *found = PyObject_Vectorcall(scanstring, call, 2, NULL);
-    Py_ssize_t size = PyUnicode_GET_LENGTH(whole);
-    Py_DECREF(whole);
-    if (found == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_ValueError))
-            PyErr_Clear();
-        return NULL;
+    if (c < 0x800) {
+        out[0] = (unsigned char)(0xC0 | (c >> 6));
+        out[1] = (unsigned char)(0x80 | (c & 0x3F));
+        return 2;
     }
-    PyObject *text = NULL;
-    if (PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2) {
-        Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(found, 1));
-        if (end == -1 && PyErr_Occurred()) {
-            Py_DECREF(found);
+    if (c < 0x10000) {
+        out[0] = (unsigned char)(0xE0 | (c >> 12));
+        out[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xF0 | (c >> 18));
+    out[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+    out[3] = (unsigned char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* The text of the string body `b[:n]` (no raw control character in it): decoded, and unescaped
+ * as json's scanner (`json.decoder.scanstring`, strict) reads `b[:n] + '"'`: its escapes, a
+ * `\uXXXX` high surrogate joined with a low one that follows it as an escape, any other
+ * surrogate kept alone. NULL with no error set when it is not exactly one string's body (bad
+ * UTF-8, a bad escape, a quote that ends it early). */
+static PyObject *
+string_text(const unsigned char *b, Py_ssize_t n, unsigned flags)
+{
+    if (flags & HIGH) { /* the raw text must be valid UTF-8 (as decoding it first, strictly) */
+        PyObject *check = PyUnicode_DecodeUTF8((const char *)b, n, "strict");
+        if (check == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                PyErr_Clear();
             return NULL;
         }
-        if (end == size)
-            text = Py_NewRef(PyTuple_GET_ITEM(found, 0));
+        if (!(flags & ESCAPE))
+            return check;
+        Py_DECREF(check);
     }
-    Py_DECREF(found);
+    if (!(flags & ESCAPE))
+        return PyUnicode_DecodeASCII((const char *)b, n, "strict");
+    unsigned char small[256];
+    unsigned char *out = n <= (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc(n); /* never longer */
+    if (out == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t size = 0, i = 0;
+    int bad = 0;
+    while (i < n && !bad) {
+        unsigned char c = b[i];
+        if (c == '"') {
+            bad = 1; /* an unescaped quote ends the string early */
+            break;
+        }
+        if (c != '\\') {
+            out[size++] = c;
+            i++;
+            continue;
+        }
+        if (i + 1 >= n) {
+            bad = 1; /* the backslash would escape the closing quote */
+            break;
+        }
+        unsigned char e = b[i + 1];
+        i += 2;
+        switch (e) {
+        case '"': out[size++] = '"'; break;
+        case '\\': out[size++] = '\\'; break;
+        case '/': out[size++] = '/'; break;
+        case 'b': out[size++] = '\b'; break;
+        case 'f': out[size++] = '\f'; break;
+        case 'n': out[size++] = '\n'; break;
+        case 'r': out[size++] = '\r'; break;
+        case 't': out[size++] = '\t'; break;
+        case 'u': {
+            long unit = i + 4 <= n ? hex4(b + i) : -1;
+            if (unit < 0) {
+                bad = 1;
+                break;
+            }
+            i += 4;
+            Py_UCS4 code = (Py_UCS4)unit;
+            if (code >= 0xD800 && code <= 0xDBFF && i + 6 <= n && b[i] == '\\' && b[i + 1] == 'u') {
+                long low = hex4(b + i + 2);
+                if (low < 0) {
+                    bad = 1; /* (json's scanner reads the second escape as a pair's, and fails) */
+                    break;
+                }
+                if (low >= 0xDC00 && low <= 0xDFFF) {
+                    code = 0x10000 + ((code - 0xD800) << 10) + ((Py_UCS4)low - 0xDC00);
+                    i += 6;
+                }
+            }
+            size += put_utf8(out + size, code);
+            break;
+        }
+        default:
+            bad = 1;
+        }
+    }
+    PyObject *text = bad ? NULL : PyUnicode_DecodeUTF8((const char *)out, size, "surrogatepass");
+    if (out != small)
+        PyMem_Free(out);
     return text;
 }
 
@@ -462,7 +552,7 @@ escaped_chunk(LaneState *s, PyObject *raw, const unsigned char *b, Py_ssize_t n,
 {
     if (!s->simple_take)
         return PyObject_CallOneArg(s->fallback, raw);
-    PyObject *text = string_text(s->f.scanstring, b, n, flags);
+    PyObject *text = string_text(b, n, flags);
     if (text == NULL) {
         if (PyErr_Occurred())
             return NULL;
@@ -583,12 +673,12 @@ static PyObject *
 text_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *head, *tail, *table, *out_open, *out_close, *holder, *tracker, *template_, *fallback, *writer;
-    PyObject *scanstring, *firsts, *encode, *encode_ascii;
+    PyObject *firsts, *encode, *encode_ascii;
     Py_ssize_t cap;
     int holds_spaces, simple_take;
-    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOOOUpOO:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+    if (!PyArg_ParseTuple(args, "O!O!nO!O!O!OOpOOOUpOO:text_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
                           &PyBytes_Type, &table, &PyBytes_Type, &out_open, &PyBytes_Type, &out_close, &holder,
-                          &tracker, &holds_spaces, &template_, &fallback, &writer, &scanstring, &firsts, &simple_take,
+                          &tracker, &holds_spaces, &template_, &fallback, &writer, &firsts, &simple_take,
                           &encode, &encode_ascii))
         return NULL;
     LaneState *s = PyObject_GC_New(LaneState, &LaneStateType);
@@ -609,7 +699,7 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
     s->encode_ascii = Py_NewRef(encode_ascii);
     s->holds_spaces = holds_spaces;
     s->simple_take = simple_take;
-    if (frame_init(&s->f, head, tail, cap, table, template_, scanstring, firsts) < 0) {
+    if (frame_init(&s->f, head, tail, cap, table, template_, firsts) < 0) {
         Py_DECREF(s);
         return NULL;
     }
@@ -681,7 +771,7 @@ quiet_call(PyObject *self_, PyObject *raw)
     unsigned flags;
     if (!PyBytes_CheckExact(raw) || !frame_body(&s->f, raw, &b, &n, &flags) || (flags & STOP))
         Py_RETURN_NONE; /* another shape (or not bytes); a raw control character: not a JSON string */
-    PyObject *text = string_text(s->f.scanstring, b, n, flags);
+    PyObject *text = string_text(b, n, flags);
     if (text == NULL) {
         if (PyErr_Occurred())
             return NULL;
@@ -758,10 +848,10 @@ static PyMethodDef quiet_def = {"lane", quiet_call, METH_O,
 static PyObject *
 quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *head, *tail, *table, *tracker, *segment, *template_, *scanstring, *firsts;
+    PyObject *head, *tail, *table, *tracker, *segment, *template_, *firsts;
     Py_ssize_t cap;
-    if (!PyArg_ParseTuple(args, "O!O!nO!OOOOU:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
-                          &PyBytes_Type, &table, &tracker, &segment, &template_, &scanstring, &firsts))
+    if (!PyArg_ParseTuple(args, "O!O!nO!OOOU:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+                          &PyBytes_Type, &table, &tracker, &segment, &template_, &firsts))
         return NULL;
     QuietState *s = PyObject_GC_New(QuietState, &QuietStateType);
     if (s == NULL)
@@ -773,7 +863,7 @@ quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
     field_init(&s->in_string, tracker, str_in_string);
     field_init(&s->skip, tracker, str_skip);
     field_init(&s->parts, segment, str_parts);
-    if (frame_init(&s->f, head, tail, cap, table, template_, scanstring, firsts) < 0) {
+    if (frame_init(&s->f, head, tail, cap, table, template_, firsts) < 0) {
         Py_DECREF(s);
         return NULL;
     }
@@ -1342,10 +1432,10 @@ sender(PyObject *Py_UNUSED(module), PyObject *args)
 static PyMethodDef module_methods[] = {
     {"text_lane", text_lane, METH_VARARGS,
      "text_lane(head, tail, cap, table, out_open, out_close, holder, tracker, holds_spaces, template, fallback, writer,"
-     " scanstring, firsts, simple_take, encode_basestring, encode_basestring_ascii)"
+     " firsts, simple_take, encode_basestring, encode_basestring_ascii)"
      " -> lane: see toolcall_middleware.core.lane."},
     {"quiet_lane", quiet_lane, METH_VARARGS,
-     "quiet_lane(head, tail, cap, table, tracker, segment, template, scanstring, firsts) -> lane: see"
+     "quiet_lane(head, tail, cap, table, tracker, segment, template, firsts) -> lane: see"
      " toolcall_middleware.core.lane.quiet_lane."},
     {"sender", sender, METH_VARARGS,
      "sender(request, route, send) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},

@@ -268,8 +268,8 @@ def _lane(
     # writer) and hands this closure every other one, before changing anything.
     table = native_table(markers)
     around = (out_open, out_close) if write is None else (b'"', b'"')
-    # What escaped text needs: json's scanner to read it, `token_bytes`'s encoders to write it again.
-    escaped = (_scanstring, "".join(sorted(firsts)), simple_take, encode_basestring, encode_basestring_ascii)
+    # What escaped text needs: the characters that may start a marker, `token_bytes`'s encoders.
+    escaped = ("".join(sorted(firsts)), simple_take, encode_basestring, encode_basestring_ascii)
     return _native.text_lane(  # type: ignore[no-any-return]
         head, tail, cap, table, *around, holder, tracker, holds_spaces, template, lane, write, *escaped
     )
@@ -337,5 +337,5 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
     tracker = segment._tracker
     firsts = "".join(sorted(tracker._firsts))
     return _native.quiet_lane(  # type: ignore[no-any-return]
-        head, tail, cap, native_table(()), tracker, segment, template, _scanstring, firsts
+        head, tail, cap, native_table(()), tracker, segment, template, firsts
     )
