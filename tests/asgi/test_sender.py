@@ -178,3 +178,34 @@ def test_a_lane_that_raises_is_logged_and_the_rest_passes_through(
     content = "".join(json.loads(d)["choices"][0]["delta"].get("content") or "" for d in datas)
     assert "<tool_call>" in content  # passed through from there on, as the host wrote it
     assert send.body.endswith(b"data: [DONE]\n\n")
+
+
+def test_a_server_send_that_is_not_a_coroutine_is_awaited_as_such(
+    sender: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose `send` returns another awaitable (a future its transport resolves, here a
+    step of the loop later): each message is written, in order, and counted as being written
+    until its future is done."""
+    made = keepalives(monkeypatch)
+    written: list[bytes] = []
+    counted: list[int] = []
+
+    def send(message: Any) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        if made:
+            counted.append(made[0].sending)  # (the message before this one has ended)
+
+        def done() -> None:
+            written.append(bytes(message.get("body", b"")))
+            future.set_result(None)
+
+        loop.call_soon(done)
+        return future
+
+    middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=30)
+    run(middleware(scope(), Receive([request(chat_request(stream=True))]), send))
+    stream = b"".join(written)
+    assert stream.endswith(b"data: [DONE]\n\n") and b'"tool_calls"' in stream and b"<tool_call>" not in stream
+    assert made and made[0].sending == 0
+    assert counted and set(counted) <= {0, 1}  # never two at once: each awaited to its end
