@@ -165,7 +165,9 @@ def parse_number(text: str, *, integral: bool = False) -> int | float | None:
 
 def decode_json(text: str) -> Any:
     """A JSON value, or `ValueError` (also for NaN, Infinity and numbers that overflow to them)."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    if not isinstance(text, str):
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    return _DECODER.decode(text)  # (`json.loads` with options would build a decoder per call)
 
 
 def _reject_constant(name: str) -> Any:
@@ -177,6 +179,9 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{text} is out of range")
     return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def _any_literal(text: str, default: Any) -> Any:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ..framing.utf8 import json_text
 from ..lane import Hits, Lane, Output, quiet_lane, text_lane
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
@@ -136,7 +137,7 @@ class Block(Protocol):
 
 def dump_arguments(value: Mapping[str, Any]) -> str:
     """Arguments as compact JSON text; non-ASCII kept as is, like the OpenAI API writes it."""
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return json_text(value, separators=(", ", ": "))
 
 
 # The repair pass a parser may make before a broken JSON body falls back to text. It is set for

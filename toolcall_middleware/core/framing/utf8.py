@@ -35,6 +35,12 @@ def json_bytes(obj: Any, *, separators: tuple[str, str] | None = None) -> bytes:
         return _encoder(separators, True).encode(obj).encode()
 
 
+def json_text(obj: Any, *, separators: tuple[str, str] | None = None, ascii_only: bool = False) -> str:
+    """`json.dumps(obj, ensure_ascii=ascii_only, separators=separators)`, from an encoder built once
+    (for data read from JSON, which cannot hold a cycle)."""
+    return _encoder(separators, ascii_only).encode(obj)
+
+
 def token_bytes(text: str) -> bytes:
     """`text` as one JSON string token (quotes included) in UTF-8, escaped where it must be."""
     try:
@@ -43,4 +49,4 @@ def token_bytes(text: str) -> bytes:
         return encode_basestring_ascii(text).encode()
 
 
-__all__ = ["json_bytes", "token_bytes"]
+__all__ = ["json_bytes", "json_text", "token_bytes"]

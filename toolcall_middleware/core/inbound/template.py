@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 from .events import Channel, RawText
@@ -118,7 +119,7 @@ class TextTemplate:
         self._head_len = self._tail_len = 0
         self._frame = 1 << 62
         token = None
-        for encoded in (json.dumps(event.text, ensure_ascii=False), json.dumps(event.text)):
+        for encoded in (encode_basestring(event.text), encode_basestring_ascii(event.text)):  # json.dumps's
             if data.count(encoded) == 1:
                 token = encoded
                 break

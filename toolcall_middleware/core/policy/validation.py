@@ -16,6 +16,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
+from ..framing.utf8 import json_text
 from .errors import MissingExtraError, PolicyConfigError
 from .quickcheck import quick_check
 
@@ -102,7 +103,7 @@ def schema_check(schema: Mapping[str, Any], param: str) -> SchemaCheck:
         return SchemaCheck(schema, param)  # raises MissingExtraError, naming the extra
     try:
         # Key order kept: it decides which error jsonschema reports first.
-        key = json.dumps(schema, separators=(",", ":"))
+        key = json_text(schema, separators=(",", ":"), ascii_only=True)
     except (TypeError, ValueError):
         return SchemaCheck(schema, param)
     return _cached_check(key, param)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..framing.utf8 import json_text
 from .errors import invalid
 from .tools import ToolChoice, ToolSpec
 
@@ -86,15 +87,11 @@ def results_joined(one: Callable[[ToolResult], str], sep: str = "\n") -> Callabl
 # -- JSON ----------------------------------------------------------------------------------
 
 
-# One encoder for every value: `json.dumps` with any non-default option builds one per call,
-# which a request with many tools pays for each tool it writes. What it writes comes from the
-# request's JSON, which cannot hold a cycle: no circular check (it costs every object).
-_TOJSON = json.JSONEncoder(ensure_ascii=False, check_circular=False)
-
-
+# `json_text`: one encoder for every value (`json.dumps` with any non-default option builds one
+# per call, which a request with many tools pays for each tool it writes).
 def dumps(value: Any) -> str:
     """JSON the way chat templates write it (`tojson`): `, ` and `: ` separators, non-ASCII kept."""
-    return _TOJSON.encode(value)
+    return json_text(value)
 
 
 def dumps_safe(value: Any) -> str:
