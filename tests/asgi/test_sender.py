@@ -209,3 +209,30 @@ def test_a_server_send_that_is_not_a_coroutine_is_awaited_as_such(
     assert stream.endswith(b"data: [DONE]\n\n") and b'"tool_calls"' in stream and b"<tool_call>" not in stream
     assert made and made[0].sending == 0
     assert counted and set(counted) <= {0, 1}  # never two at once: each awaited to its end
+
+
+def test_a_server_send_that_never_suspends_counts_each_message_once(
+    sender: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose send writes to its transport and returns without yielding (uvicorn's, while
+    the client keeps up): every message is written once, in order, none is left counted as being
+    written, and the silence counts from the last one."""
+    made = keepalives(monkeypatch)
+    written: list[bytes] = []
+    counted: list[int] = []
+
+    async def send(message: Any) -> None:
+        if made:
+            counted.append(made[0].sending)
+        written.append(bytes(message.get("body", b"")))
+
+    async def go() -> float:
+        middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=30)
+        await middleware(scope(), Receive([request(chat_request(stream=True))]), send)
+        return time.monotonic()
+
+    ended = run(go())
+    stream = b"".join(written)
+    assert stream.endswith(b"data: [DONE]\n\n") and b'"tool_calls"' in stream and b"<tool_call>" not in stream
+    assert made and made[0].sending == 0 and set(counted) == {1}  # each counted while written, alone
+    assert 0 <= ended - made[0].last < 5

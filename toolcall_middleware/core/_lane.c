@@ -927,11 +927,14 @@ monotonic_now(void)
 }
 
 /* The server's `send(piece)` under way: an awaitable that is its iterator too, passing every
- * step through, and doing the keep-alive's accounting once it ends (however it ends). */
+ * step through, and doing the keep-alive's accounting once it ends (however it ends). Only for a
+ * send that suspends in its first step, or that is not a coroutine: one that ends in its first
+ * step (taken in the call, see `sender_call`) needs none. */
 typedef struct {
     PyObject_HEAD
     PyObject *awaitable; /* what the server's send returned */
     PyObject *iterator;  /* its `__await__()`, once awaited */
+    PyObject *pending;   /* what its first step yielded, taken in the call: yielded first */
     Clock *clock;
     int ended;
 } Sending;
@@ -941,6 +944,7 @@ sending_traverse(Sending *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->awaitable);
     Py_VISIT(self->iterator);
+    Py_VISIT(self->pending);
     Py_VISIT(self->clock);
     return 0;
 }
@@ -950,6 +954,7 @@ sending_clear(Sending *self)
 {
     Py_CLEAR(self->awaitable);
     Py_CLEAR(self->iterator);
+    Py_CLEAR(self->pending);
     Py_CLEAR(self->clock);
     return 0;
 }
@@ -1013,6 +1018,11 @@ sending_step(Sending *self, PyObject *arg, int raise_stop)
         Py_DECREF(started);
     }
     PyObject *result = NULL;
+    if (self->pending != NULL) { /* the step taken in the call yielded this: the awaiter gets it now */
+        result = self->pending;
+        self->pending = NULL;
+        return result;
+    }
     PySendResult status = PyIter_Send(self->iterator, arg, &result);
     if (status == PYGEN_NEXT)
         return result;
@@ -1050,6 +1060,7 @@ sending_send(Sending *self, PyObject *arg)
 static PyObject *
 sending_throw(Sending *self, PyObject *args)
 {
+    Py_CLEAR(self->pending);
     if (self->iterator == NULL) {
         PyObject *started = sending_await(self);
         if (started == NULL)
@@ -1072,6 +1083,7 @@ static PyObject *
 sending_close(Sending *self, PyObject *Py_UNUSED(ignored))
 {
     PyObject *result = Py_None;
+    Py_CLEAR(self->pending);
     if (self->iterator != NULL) {
         PyObject *close = PyObject_GetAttr(self->iterator, str_close);
         if (close == NULL) {
@@ -1389,18 +1401,61 @@ sender_call(PyObject *self_, PyObject *message)
         }
     }
     else {
-        Sending *sending = PyObject_GC_New(Sending, &SendingType);
-        if (sending != NULL) {
-            sending->awaitable = NULL;
-            sending->iterator = NULL;
-            sending->clock = (Clock *)Py_NewRef(clock);
-            sending->ended = 0;
-            sending->clock->sending += 1;
-            PyObject_GC_Track(sending);
-            sending->awaitable = PyObject_CallOneArg(s->send, piece);
-            if (sending->awaitable == NULL)
-                Py_CLEAR(sending); /* (no longer being written: counted as it goes) */
-            result = (PyObject *)sending;
+        Clock *counted = (Clock *)clock;
+        counted->sending += 1;
+        PyObject *awaitable = PyObject_CallOneArg(s->send, piece);
+        if (awaitable == NULL)
+            counted->sending -= 1; /* (never written) */
+        else if (PyCoro_CheckExact(awaitable)) {
+            /* The step `await` would take first, taken here: a server's send usually ends in it
+             * (it writes to its transport and returns), and then the message is written with no
+             * awaitable of ours around it. `await send(...)` sees the same: the call and the
+             * await follow each other, an error raises from that line, a suspended send goes
+             * on (what it yielded first goes up to the loop first) inside a `Sending`. */
+            PyObject *yielded = NULL;
+            PySendResult status = PyIter_Send(awaitable, Py_None, &yielded);
+            if (status == PYGEN_RETURN) {
+                counted->sending -= 1;
+                counted->last = monotonic_now();
+                Py_DECREF(yielded); /* (an ASGI send returns None) */
+                result = Py_NewRef(nothing);
+            }
+            else if (status == PYGEN_ERROR)
+                counted->sending -= 1;
+            else {
+                Sending *sending = PyObject_GC_New(Sending, &SendingType);
+                if (sending == NULL) {
+                    Py_DECREF(yielded);
+                    PyObject *close = PyObject_CallMethodNoArgs(awaitable, str_close);
+                    Py_XDECREF(close);
+                    counted->sending -= 1;
+                }
+                else {
+                    sending->awaitable = Py_NewRef(awaitable);
+                    sending->iterator = Py_NewRef(awaitable);
+                    sending->pending = yielded;
+                    sending->clock = (Clock *)Py_NewRef(clock);
+                    sending->ended = 0;
+                    PyObject_GC_Track(sending);
+                    result = (PyObject *)sending;
+                }
+            }
+            Py_DECREF(awaitable);
+        }
+        else {
+            Sending *sending = PyObject_GC_New(Sending, &SendingType);
+            if (sending == NULL)
+                counted->sending -= 1;
+            else {
+                sending->awaitable = Py_NewRef(awaitable);
+                sending->iterator = NULL;
+                sending->pending = NULL;
+                sending->clock = (Clock *)Py_NewRef(clock);
+                sending->ended = 0;
+                PyObject_GC_Track(sending);
+                result = (PyObject *)sending;
+            }
+            Py_DECREF(awaitable);
         }
     }
     Py_DECREF(clock);
