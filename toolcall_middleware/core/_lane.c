@@ -1,9 +1,10 @@
 /* The text lane's usual chunk in C: `toolcall_middleware.core.lane._lane` without the interpreter.
  *
  * `lane.py` builds a lane as a Python closure and, where this module was compiled, wraps it in
- * `text_lane(...)` from here: a built-in function of one argument that does the usual chunk (plain
- * text: no escape, no byte that may start a marker, nothing held but one space) the way the Python
- * lane does, byte for byte and state for state, and hands every other chunk to the Python lane
+ * `text_lane(...)` from here: a built-in function of one argument that does the usual chunk (text,
+ * escaped or not, with no byte that may start a marker; whitespace held before or after it) the
+ * way the Python lane does, byte for byte and state for state, and hands every other chunk (a
+ * text of whitespace only, a lane whose layout rules depend on more) to the Python lane
  * (`fallback`) before changing anything. The Python lane stays the reference: the property tests
  * in tests/core/test_fast_paths.py run both against the general path.
  *
@@ -16,13 +17,21 @@
 #include <string.h>
 #include <structmember.h>
 
+/* `tp_dealloc` of the collected types here whose `tp_clear` lets go of everything they hold. */
+static void
+cleared_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    Py_TYPE(self)->tp_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
 /* What a byte of a chunk's text means to the lane (a table per lane). */
 #define STOP 1   /* a raw control character, or the first byte of a marker: not this lane's */
-#define ESCAPE 2 /* a backslash or a quote: the Python lane decodes the string */
+#define ESCAPE 2 /* a backslash or a quote: the string is unescaped (`string_text`) */
 #define HIGH 4   /* part of a multi-byte UTF-8 character: the text must be valid UTF-8 */
 
 static PyObject *str_used, *str_held_ws, *str_prev, *str_last, *str_after_call, *str_space, *str_empty;
-static PyObject *str_quote, *long_zero;
 
 /* A plain attribute the lanes read or write per chunk (a text mode's `_prev`, a template's
  * `used`, ...): in its slot, where the object's type keeps it in one (`__slots__`: the classes
@@ -210,14 +219,6 @@ lane_clear(LaneState *self)
     return 0;
 }
 
-static void
-lane_dealloc(LaneState *self)
-{
-    PyObject_GC_UnTrack(self);
-    lane_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
 static PyTypeObject LaneStateType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "toolcall_middleware.core._lane.LaneState",
@@ -225,7 +226,7 @@ static PyTypeObject LaneStateType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_traverse = (traverseproc)lane_traverse,
     .tp_clear = (inquiry)lane_clear,
-    .tp_dealloc = (destructor)lane_dealloc,
+    .tp_dealloc = cleared_dealloc,
 };
 
 /* The last character of the valid UTF-8 text `b[:n]` (n > 0), as a str. */
@@ -744,14 +745,6 @@ quiet_clear(QuietState *self)
     return 0;
 }
 
-static void
-quiet_dealloc(QuietState *self)
-{
-    PyObject_GC_UnTrack(self);
-    quiet_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
 static PyTypeObject QuietStateType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "toolcall_middleware.core._lane.QuietState",
@@ -759,7 +752,7 @@ static PyTypeObject QuietStateType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_traverse = (traverseproc)quiet_traverse,
     .tp_clear = (inquiry)quiet_clear,
-    .tp_dealloc = (destructor)quiet_dealloc,
+    .tp_dealloc = cleared_dealloc,
 };
 
 static PyObject *
@@ -1206,14 +1199,6 @@ route_clear(Route *self)
     return 0;
 }
 
-static void
-route_dealloc(Route *self)
-{
-    PyObject_GC_UnTrack(self);
-    route_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
 static PyObject *
 route_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwargs))
 {
@@ -1274,7 +1259,7 @@ static PyTypeObject RouteType = {
     .tp_new = route_new,
     .tp_traverse = (traverseproc)route_traverse,
     .tp_clear = (inquiry)route_clear,
-    .tp_dealloc = (destructor)route_dealloc,
+    .tp_dealloc = cleared_dealloc,
     .tp_getset = route_getset,
     .tp_doc = "Route(): what the C send reads per message (lane, clock); see asgi._Route.",
 };
@@ -1303,14 +1288,6 @@ sender_clear(SenderState *self)
     return 0;
 }
 
-static void
-sender_dealloc(SenderState *self)
-{
-    PyObject_GC_UnTrack(self);
-    sender_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
 static PyTypeObject SenderStateType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "toolcall_middleware.core._lane.SenderState",
@@ -1318,7 +1295,7 @@ static PyTypeObject SenderStateType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_traverse = (traverseproc)sender_traverse,
     .tp_clear = (inquiry)sender_clear,
-    .tp_dealloc = (destructor)sender_dealloc,
+    .tp_dealloc = cleared_dealloc,
 };
 
 #define BODY_TYPE "http.response.body"
@@ -1516,10 +1493,6 @@ PyInit__lane(void)
     str_after_call = PyUnicode_InternFromString("_after_call");
     str_space = PyUnicode_InternFromString(" ");
     str_empty = PyUnicode_InternFromString("");
-    str_quote = PyUnicode_InternFromString("\"");
-    long_zero = PyLong_FromLong(0);
-    if (!str_quote || !long_zero)
-        return NULL;
     if (!str_used || !str_held_ws || !str_prev || !str_last || !str_after_call || !str_space || !str_empty)
         return NULL;
     str_keepalive = PyUnicode_InternFromString("keepalive");

@@ -278,7 +278,7 @@ def _lane(
 @lru_cache(maxsize=64)
 def native_table(markers: tuple[str, ...]) -> bytes:
     """What each byte of a chunk's text means to the C lane: `stop_bytes` (the general path's),
-    a backslash or a quote (the Python lane decodes the string), a byte of a multi-byte
+    a backslash or a quote (the string is unescaped), a byte of a multi-byte
     character (the text must be valid UTF-8)."""
     assert _native is not None
     flags = _native.FLAGS

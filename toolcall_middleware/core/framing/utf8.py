@@ -30,9 +30,9 @@ def _encoder(separators: tuple[str, str] | None, ascii_only: bool) -> json.JSONE
 def json_bytes(obj: Any, *, separators: tuple[str, str] | None = None) -> bytes:
     """`json.dumps(obj, ensure_ascii=False)` as UTF-8, escaped where it must be (see the module doc)."""
     try:
-        return _encoder(separators, False).encode(obj).encode()
+        return json_text(obj, separators=separators).encode()
     except UnicodeEncodeError:
-        return _encoder(separators, True).encode(obj).encode()
+        return json_text(obj, separators=separators, ascii_only=True).encode()
 
 
 def json_text(obj: Any, *, separators: tuple[str, str] | None = None, ascii_only: bool = False) -> str:
