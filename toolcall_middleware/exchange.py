@@ -65,7 +65,12 @@ class ToolCallExchange:
         self.pipeline = Exchange(route.api, settings, upstream=route.upstream)
         self.mode: Mode = "pass"
         self._reported = False
-        self._lane: Lane | None = None  # `transform`'s short way for the usual piece of a stream
+        # What `transform` runs for the usual piece of a stream, as one function of the piece:
+        # the bytes out, or `None` for any other piece (call `transform`). A shell on the hot path
+        # calls it itself, one call less per piece. It stands until the next `transform` or
+        # `abort`: take it again after either. A failure inside it is a bug of ours, to be
+        # handled as `transform` does.
+        self.lane: Lane | None = None
 
     @staticmethod
     def route(config: ToolCallConfig, method: str, path: str, content_encoding: bytes | str | None) -> Route | None:
@@ -141,35 +146,26 @@ class ToolCallExchange:
         The usual piece of a stream goes the `lane`.
         """
         try:
-            lane = self._lane
+            lane = self.lane
             if lane is not None and not end and type(data) is bytes:
                 out = lane(data)
                 if out is not None:
                     return out
             if not end:
                 out = self.pipeline.feed(data)
-                self._lane = self.pipeline.lane
+                self.lane = self.pipeline.lane
                 return out
-            self._lane = None
+            self.lane = None
             return self.pipeline.feed(data) + self.pipeline.close()
         except Exception:
-            self._lane = None
+            self.lane = None
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
             return None
-
-    @property
-    def lane(self) -> Lane | None:
-        """What `transform` runs for the usual piece of a stream, as one function of the piece:
-        the bytes out, or `None` for any other piece (call `transform`). A shell on the hot path
-        calls it itself, one call less per piece. It stands until the next `transform` or
-        `abort`: take it again after either. A failure inside it is a bug of ours, to be handled
-        as `transform` does."""
-        return self._lane
 
     def abort(self, message: str) -> bytes | None:
         """The app failed mid-stream: the bytes that end the client's stream (held text, then the
         client API's error), or None when nothing can be said (logged like `transform`)."""
-        self._lane = None
+        self.lane = None
         try:
             return self.pipeline.abort(message)
         except Exception:

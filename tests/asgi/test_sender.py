@@ -34,7 +34,7 @@ from tests.asgi.harness import (
 from toolcall_middleware import ToolCallMiddleware
 from toolcall_middleware.asgi import _Request
 from toolcall_middleware.core import lane as lane_module
-from toolcall_middleware.exchange import ToolCallExchange
+from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.keepalive import PING_COMMENT, KeepAlive
 
 
@@ -169,7 +169,8 @@ def test_a_lane_that_raises_is_logged_and_the_rest_passes_through(
         raise ValueError("a bug in the lane")
 
     # Wherever the exchange has a lane, the middleware gets one that fails.
-    monkeypatch.setattr(ToolCallExchange, "lane", property(lambda self: broken if self._lane is not None else None))
+    real = Exchange.lane
+    monkeypatch.setattr(Exchange, "lane", property(lambda self: broken if real.fget(self) is not None else None))
     send = Recorder()
     with caplog.at_level(logging.ERROR, logger="toolcall_middleware"):
         exchange(ToolCallMiddleware(streaming_app(), dialect="hermes"), send)

@@ -172,6 +172,7 @@ class Answer:
                     if out is not None:
                         return out
                 return self._emit([TextDelta(kept)])
+            return self._emit(self.parser.feed_declined(text))  # (`_text`, for this choice's content)
         return self._text(RawText(text, learned.channel, learned.choice))
 
     def lane(self, cap: int) -> Lane | None:
@@ -199,7 +200,7 @@ class Answer:
         chat, responses = self.chat, self.responses
         output: Callable[[Channel], Output | None]
         if chat is not None:
-            output = lambda channel: chat.text_frame(channel.value)  # noqa: E731
+            output = lambda channel: chat.text_frame("content" if channel is Channel.CONTENT else "reasoning")  # noqa: E731
         elif responses is not None:
             output = lambda channel: responses.text_writer() if channel is Channel.CONTENT else None  # noqa: E731
         else:
@@ -270,9 +271,7 @@ class Answer:
         return b""
 
     def _emit(self, parsed: list[Event]) -> bytes:
-        if self._ended:
-            return b""
-        if not parsed:
+        if not parsed or self.done or self.failed is not None or (self.parent is not None and self._ended):
             return b""
         if not self.parser_truncated:
             self.parser_truncated = any(type(e) is TruncatedCall for e in parsed)

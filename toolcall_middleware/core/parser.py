@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from .dialects import ParseContext, resolve
-from .dialects.base import repairing
+from .dialects.base import _REPAIR, repairing
 from .events import Event, ReasoningDelta, TextDelta
 from .lane import Hits, Lane, Output, reasoning_lane
 from .policy.repair import repair_arguments
@@ -100,9 +100,13 @@ class StreamParser:
         # The tool machine's shortcut for a piece that is plain text (`BlockParser.feed_plain`).
         self._plain: Callable[[str], list[Event] | None] | None = getattr(self._tools, "feed_plain", None)
         self._plain_text: Callable[[str], str | None] | None = getattr(self._tools, "feed_plain_text", None)
+        # ... and its way for a piece that shortcut declined (`BlockParser.feed_marked`).
+        self._marked: Callable[[str], list[Event]] | None = getattr(self._tools, "feed_marked", None)
         # Content went to the tools past any reasoning: from then on the splitter passes all through
         # (nothing turns it back once content was fed, and the splitter is no longer replaced).
         self._past_reasoning = False
+        # The tool machine's lanes given so far, by what they were made from (its `text_lane`).
+        self._lanes: dict[Any, Lane] = {}
 
     def feed(self, delta: str) -> list[Event]:
         """Parse the next piece of the output's text."""
@@ -115,12 +119,26 @@ class StreamParser:
             plain = self._plain(delta)
             if plain is not None:
                 return plain
-        with repairing(self._repair):
+        token = _REPAIR.set(self._repair)  # (`repairing`, inline: it wraps every piece that gets here)
+        try:
             if splitter is None:
                 return self._tools.feed(delta)
             if direct:
                 return self._tools.feed(delta) if delta else []
             return self._route(splitter.feed(delta))
+        finally:
+            _REPAIR.reset(token)
+
+    def feed_declined(self, delta: str) -> list[Event]:
+        """`feed(delta)` for a piece `feed_text` just declined (returned `None` for): the same
+        events, without trying the plain way again."""
+        if self._closed or not delta or not self._past_reasoning or self._marked is None:
+            return self.feed(delta)
+        token = _REPAIR.set(self._repair)
+        try:
+            return self._marked(delta)
+        finally:
+            _REPAIR.reset(token)
 
     def feed_text(self, delta: str) -> str | None:
         """`feed(delta)` for a piece the tool machine takes as plain text, past any reasoning: the
@@ -154,6 +172,8 @@ class StreamParser:
         if self._closed:
             return None
         if channel is Channel.CONTENT:
+            if getattr(self._tools, "_pending", ""):
+                return None  # the tool machine holds text (a marker may be starting): no lane of any kind
             splitter = self._splitter
             # Past the reasoning: once a piece went the tool machine's plain way, or once content
             # was fed and the splitter passes all through (a call may come first thing).
@@ -161,7 +181,7 @@ class StreamParser:
                 make = getattr(self._tools, "text_lane", None)
                 if make is None:
                     return None
-                lane: Lane | None = make(frame_in, output(Channel.CONTENT), cap, template)
+                lane: Lane | None = make(frame_in, output(Channel.CONTENT), cap, template, self._lanes)
                 return lane
         elif self.dialect.reasoning is None:
             splitter = None  # reasoning as the host labels it, as it is (`feed_reasoning`)

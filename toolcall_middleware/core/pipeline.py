@@ -118,7 +118,9 @@ class Exchange:
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._stream: Answer | None = None
-        self._passthrough = True
+        # Not ours: decided at `start`, or later (a JSON body that is not an answer or over the
+        # cap: the caller sends the original bytes; a stream given up: `feed` returns it decoded).
+        self.passthrough = True
         self.status: int | None = None  # a new status for a buffered body, decided at close()
 
     # -- request -------------------------------------------------------------------------------
@@ -175,17 +177,17 @@ class Exchange:
         """Decide from the response head; return the headers to send (on the first body)."""
         self._mode = classify(method, status, headers)
         if self._mode is Body.PASS or not self.report.dialect:
-            self._passthrough = True
+            self.passthrough = True
             self.report.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
             return headers
         n = self.request.get("n")
         if isinstance(n, int) and n > 1 and self.api != "chat":
             # Chat parses each choice on its own (`Answer.several`); legacy completions do not
             # yet, so every choice reaches the client as the host wrote it rather than being lost.
-            self._passthrough = True
+            self.passthrough = True
             self.report.passthrough_reason = "n > 1: choices are passed through unparsed"
             return headers
-        self._passthrough = False
+        self.passthrough = False
         self._decoder = ContentDecoder(header(headers, b"content-encoding"))
         new = without(headers, b"content-length", b"transfer-encoding", b"etag", b"content-md5", b"digest")
         if not self._decoder.identity:
@@ -195,23 +197,17 @@ class Exchange:
         return new
 
     @property
-    def passthrough(self) -> bool:
-        """Not ours: decided at `start`, or later (a JSON body that is not an answer or over the
-        cap: the caller sends the original bytes; a stream given up: `feed` returns it decoded)."""
-        return self._passthrough
-
-    @property
     def buffered(self) -> bool:
         """A whole JSON body is held until it ends (its length is only known then)."""
-        return self._mode is Body.JSON and not self._passthrough
+        return self._mode is Body.JSON and not self.passthrough
 
     def feed(self, data: bytes) -> bytes:
         direct = self._direct
-        if direct is not None and not self._passthrough and len(data) <= self._max_event:
+        if direct is not None and not self.passthrough and len(data) <= self._max_event:
             out = direct(data)  # one whole text chunk, the usual piece of a stream: see `Answer.feed_event`
             if out is not None:
                 return out
-        if self._passthrough:
+        if self.passthrough:
             # A stream given up midway still decodes: its Content-Encoding is already dropped.
             return data if self._decoder is None else self._decoder.feed(data)
         assert self._decoder is not None
@@ -222,7 +218,7 @@ class Exchange:
             if self._buffered > self.settings.max_response_bytes:
                 # Over the cap: stop holding it; the caller sends the original bytes from here on.
                 self.report.passthrough_reason = "the upstream body is over max_response_bytes"
-                self._passthrough, self._buffer = True, []
+                self.passthrough, self._buffer = True, []
             return b""
         return self._feed_sse(data)
 
@@ -231,12 +227,12 @@ class Exchange:
         """`feed` for the usual piece of a stream as one function of the piece (`Answer.lane`):
         the bytes out, or `None` for any other piece, which goes to `feed`. It stands until the
         next `feed`, `close` or `abort`; `None` when there is none now."""
-        if self._direct is None or self._passthrough or self._stream is None:
+        if self._direct is None or self.passthrough or self._stream is None:
             return None
         return self._stream.lane(self._max_event)
 
     def close(self) -> bytes:
-        if self._passthrough:
+        if self.passthrough:
             return b"" if self._decoder is None else self._decoder.flush()
         assert self._decoder is not None
         tail = self._decoder.flush()
@@ -245,9 +241,9 @@ class Exchange:
             return self._whole(b"".join(self._buffer))
         out = self._feed_sse(tail)
         assert self._sse is not None
-        if not self._passthrough:
+        if not self.passthrough:
             out += self._sse_events(self._sse.flush())
-        if self._stream is not None and not self._passthrough:
+        if self._stream is not None and not self.passthrough:
             out += self._stream.finish(UpstreamDone(complete=False))
         return out
 
@@ -258,7 +254,7 @@ class Exchange:
         in an error (a Chat chunk with `error` and `finish_reason: "error"`, then `[DONE]`;
         `response.failed`), which the openai SDK raises; empty when our stream had already ended.
         `None` when there is no stream of ours: what was sent is the app's, so is the failure."""
-        if self._passthrough or self._stream is None:
+        if self.passthrough or self._stream is None:
             return None
         if not self._stream.done:
             self.report.notes.append(f"the host app failed mid-stream: {message}")
@@ -285,15 +281,15 @@ class Exchange:
         out: list[bytes] = []
         for event in events:
             del self._held[: len(event.raw)]  # the events' bytes are exactly what was fed, in order
-            out.append(event.raw if self._passthrough else self._sse_event(event))
-        if self._passthrough:
+            out.append(event.raw if self.passthrough else self._sse_event(event))
+        if self.passthrough:
             out.append(self._give_up())
         return b"".join(out)
 
     def _give_up(self) -> bytes:
         """Stop rewriting mid-stream. What the SSE decoder holds (a partial event, or whole events
         lost with the error) goes out as it came, so no byte is lost; `feed` passes the rest."""
-        self._passthrough = True
+        self.passthrough = True
         held, self._held = bytes(self._held), bytearray()
         return held
 
@@ -306,7 +302,7 @@ class Exchange:
             if kind is None:
                 if event.data.strip() != "[DONE]":
                     self.report.notes.append("upstream stream is not an OpenAI-style answer: passed through")
-                    self._passthrough = True
+                    self.passthrough = True
                 return event.raw
             self._stream = Answer(self, stream=True, kind=kind)
             return self._stream.feed(event, obj)
@@ -318,12 +314,12 @@ class Exchange:
         kind = self._answer_kind(obj)
         if kind is None:
             self.report.passthrough_reason = "the upstream body is not an OpenAI-style answer"
-            self._passthrough = True  # the caller sends the original bytes and headers
+            self.passthrough = True  # the caller sends the original bytes and headers
             return raw
         stream = Answer(self, stream=False, kind=kind)
         body = stream.whole(obj)
         if body is None:
-            self._passthrough = True
+            self.passthrough = True
         return raw if body is None else body
 
 

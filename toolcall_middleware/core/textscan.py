@@ -40,7 +40,10 @@ def partial_marker_len(text: str, markers: Sequence[str]) -> int:
     longest = min(len(text), longest)
     tail = text[-longest:] if longest else ""
     # Most pieces hold no marker's first character at all: nothing to hold back, decided at once.
-    if not any(head in tail for head in heads):
+    for head in heads:  # (a loop, not `any(...)`: no generator per call)
+        if head in tail:
+            break
+    else:
         return 0
     for size in range(longest, 0, -1):
         tail = text[-size:]

@@ -258,6 +258,14 @@ class BlockParser(PendingTextMachine):
         plain = self.feed_plain(text)
         return super().feed(text) if plain is None else plain
 
+    def feed_marked(self, text: str) -> list[Event]:
+        """`feed(text)` for a piece `feed_plain_text` declined (it has a character that may start
+        a marker, or the machine holds more than whitespace): the general way at once."""
+        out: list[Event] = []
+        self._pending += text
+        self._run(out, final=False)
+        return out
+
     def feed_plain(self, text: str) -> list[Event] | None:
         """`feed(text)` for most pieces: no character that starts a marker (or a fence), nothing
         held but whitespace, so it is text and the text mode would find nothing in it to stop at.
@@ -274,19 +282,45 @@ class BlockParser(PendingTextMachine):
                 return self._text_piece(text)
         return None
 
-    def text_lane(self, frame_in: tuple[bytes, bytes], output: Output | None, cap: int, template: Hits) -> Lane | None:
+    def text_lane(
+        self,
+        frame_in: tuple[bytes, bytes],
+        output: Output | None,
+        cap: int,
+        template: Hits,
+        built: dict[Any, Lane] | None = None,
+    ) -> Lane | None:
         """`feed_plain_text` fused with reading and writing the chunk (see `lane.text_lane`), while
         this machine is in text mode with nothing held but layout whitespace; inside a block that
         takes pieces quietly (`HermesBlock.quiet_feed`), the block's `lane.quiet_lane`; else
         `None` (and for text when the client's side is not known yet: `output` `None`). The lane
-        stands until anything else feeds the machine."""
+        stands until anything else feeds the machine.
+
+        `built`: the caller's record of the lanes given before, by what they were made from. A
+        lane reads the machine's state as it runs, so the same arguments give the same lane: it
+        is given again rather than made again (after each piece that went the general way). The
+        caller keeps the record: a lane refers to the machine, which must not refer back."""
         if self._block is not None:
             quiet_feed = None if self._pending else getattr(self._block, "quiet_feed", None)
-            return None if quiet_feed is None else quiet_lane(quiet_feed, frame_in, cap, template)
-        if output is None or self._pending or self._skip_ws:
-            return None
-        fixed = type(self).layout_before_block is BlockParser.layout_before_block
-        return text_lane(self, frame_in, output, cap, template, self.strip_around_blocks if fixed else None)
+            if quiet_feed is None:
+                return None
+            key: tuple[Any, ...] = (quiet_feed, frame_in, cap, id(template))
+            lane = built.get(key) if built is not None else None
+            if lane is None:
+                lane = quiet_lane(quiet_feed, frame_in, cap, template)
+        else:
+            if output is None or self._pending or self._skip_ws:
+                return None
+            key = (None, frame_in, output, cap, id(template))
+            lane = built.get(key) if built is not None else None
+            if lane is None:
+                fixed = type(self).layout_before_block is BlockParser.layout_before_block
+                lane = text_lane(self, frame_in, output, cap, template, self.strip_around_blocks if fixed else None)
+        if built is not None and key not in built:
+            if len(built) >= 4:
+                built.clear()  # (a lane per call's body and the text's: the last few are enough)
+            built[key] = lane
+        return lane
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError

@@ -150,7 +150,7 @@ class ChatReader(ReaderBase):
         delta = holder_of(obj, "choices", 0, "delta")
         key = None if delta is None else text_key(delta, event.channel, event.text, _TEXT_KEYS)
         if key is not None:
-            template.learn(data, event, key, lambda o: holder_of(o, "choices", 0, "delta"))
+            template.learn(data, event, key, lambda o: holder_of(o, "choices", 0, "delta"), obj)
 
     def _message(self, message: Mapping[str, Any], index: int) -> list[RawText]:
         out: list[RawText] = []

@@ -46,6 +46,10 @@ class TextTemplate:
         self._head_len = self._tail_len = 0
         self._frame = 1 << 62  # len(head) + len(tail): no event is longer while nothing is learned
         self.learned: RawText | None = None  # the learned chunk's event: its channel and choice
+        # The bytes before and after the text's string body (quotes included) in a whole SSE
+        # event of the learned shape, for a caller that matches events itself and sets `used`;
+        # `None` when none is learned on one `data:` line.
+        self.frame: tuple[bytes, bytes] | None = None
         self.used = False  # a chunk matched the learned shape (set by whoever matched it)
         self._unused = 0
 
@@ -87,13 +91,6 @@ class TextTemplate:
             return body
         return self._read(body)
 
-    @property
-    def frame(self) -> tuple[bytes, bytes] | None:
-        """The bytes before and after the text's string body (quotes included) in a whole SSE
-        event of the learned shape, for a caller that matches events itself and sets `used`;
-        `None` when none is learned on one `data:` line."""
-        return (self._head, self._tail) if self._head else None
-
     def _read(self, body: str) -> str | None:
         """The text of the string token `"body"`, or `None` when it is not exactly one."""
         if _SPECIAL.search(body) is not None:
@@ -109,13 +106,15 @@ class TextTemplate:
         self.used = True
         return text
 
-    def learn(self, data: str, event: RawText, key: str, locate: Locate) -> None:
-        """Learn from a chunk that gave exactly `event`, whose text is `locate(chunk)[key]`."""
+    def learn(self, data: str, event: RawText, key: str, locate: Locate, decoded: Any = None) -> None:
+        """Learn from a chunk that gave exactly `event`, whose text is `locate(chunk)[key]`;
+        `decoded`: the chunk as the caller decoded it (`json.loads(data)`), not decoded again. It
+        is compared with the probed chunk and comes back unchanged."""
         if self._unused >= _MAX_UNUSED:
             return
         if self.learned is not None and not self.used:
             self._unused += 1
-        self.learned, self.used, self._head, self._tail = None, False, b"", b""
+        self.learned, self.used, self._head, self._tail, self.frame = None, False, b"", b"", None
         self._head_len = self._tail_len = 0
         self._frame = 1 << 62
         token = None
@@ -129,21 +128,25 @@ class TextTemplate:
         prefix, suffix = data[: start + 1], data[start + len(token) - 1 :]
         try:
             probed = json.loads(prefix + _PROBE + suffix)
-            expected = json.loads(data)
+            expected = json.loads(data) if decoded is None else decoded
         except ValueError:
             return
         holder = locate(expected)
         if holder is None or holder.get(key) != event.text:
             return
         holder[key] = _PROBE
-        if probed != expected:
-            return
+        try:
+            if probed != expected:
+                return
+        finally:
+            holder[key] = event.text
         self._prefix, self._suffix, self.learned = prefix, suffix, event
         one_line = not any(c in prefix or c in suffix for c in "\r\n")
         if one_line:
             self._head, self._tail = b"data: " + prefix.encode(), suffix.encode() + b"\n\n"
             self._head_len, self._tail_len = len(self._head), len(self._tail)
             self._frame = self._head_len + self._tail_len
+            self.frame = (self._head, self._tail)
 
 
 def holder_of(obj: Any, *path: str | int) -> dict[str, Any] | None:
