@@ -56,7 +56,8 @@ class Answer:
         self._template = self.reader.template
         self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
         self.parser = self._parser()
-        self.native = NativeCalls(index_base=NATIVE_INDEX)  # a host's own calls (`tool_use` blocks)
+        # A host's own calls (`tool_use` blocks, `tool_calls` deltas): made at the first one.
+        self.native: NativeCalls | None = None
         self.native_seen: set[int] = set()
         self.policy = PolicyFilter(
             rules.get("tools") or rules.get("functions"),
@@ -97,7 +98,10 @@ class Answer:
         return sub
 
     def _choices(self) -> list[Answer]:
-        return [self, *(self.others[k] for k in sorted(self.others))]
+        others = self.others
+        if not others:
+            return [self]  # (one choice, as nearly always: no generator, no sort)
+        return [self, *(others[k] for k in sorted(others))]
 
     @property
     def _ended(self) -> bool:
@@ -131,6 +135,8 @@ class Answer:
             next_index = self.parser.context.next_index
             self.parser = self._parser()
             self.parser.context.next_index = next_index
+        if self.native is None:
+            self.native = NativeCalls(index_base=NATIVE_INDEX)
         return events + self.native.feed(piece)
 
     # -- streamed ------------------------------------------------------------------------------
@@ -274,7 +280,10 @@ class Answer:
         if not parsed or self.done or self.failed is not None or (self.parent is not None and self._ended):
             return b""
         if not self.parser_truncated:
-            self.parser_truncated = any(type(e) is TruncatedCall for e in parsed)
+            for event in parsed:  # (a loop, not `any(...)`: no generator per piece)
+                if type(event) is TruncatedCall:
+                    self.parser_truncated = True
+                    break
         judged = self.policy.feed(parsed)
         first = judged[0] if len(judged) == 1 else None
         if isinstance(first, TextDelta):
@@ -468,13 +477,17 @@ class Answer:
 
     def _report(self) -> None:
         report = self.ex.report
-        choices = self._choices()
-        policies = [c.policy.report for c in choices]
         report.rewritten_response = True
-        report.calls_found = sum(p.calls_found for p in policies)
-        report.calls_emitted = sum(p.calls_emitted for p in policies)
-        report.truncated = any(c.parser_truncated for c in choices)
-        report.notes.extend(str(n) for p in policies for n in p.notes)
+        found = emitted = 0
+        truncated = False
+        for choice in self._choices():  # (a loop: no generator per figure)
+            policy = choice.policy.report
+            found += policy.calls_found
+            emitted += policy.calls_emitted
+            truncated = truncated or choice.parser_truncated
+            for note in policy.notes:
+                report.notes.append(str(note))
+        report.calls_found, report.calls_emitted, report.truncated = found, emitted, truncated
 
 
 def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -203,7 +203,8 @@ class Exchange:
 
     def feed(self, data: bytes) -> bytes:
         direct = self._direct
-        if direct is not None and not self.passthrough and len(data) <= self._max_event:
+        tried = direct is not None and not self.passthrough and len(data) <= self._max_event
+        if tried:
             out = direct(data)  # one whole text chunk, the usual piece of a stream: see `Answer.feed_event`
             if out is not None:
                 return out
@@ -220,7 +221,7 @@ class Exchange:
                 self.report.passthrough_reason = "the upstream body is over max_response_bytes"
                 self.passthrough, self._buffer = True, []
             return b""
-        return self._feed_sse(data)
+        return self._feed_sse(data, tried=tried)
 
     @property
     def lane(self) -> Lane | None:
@@ -260,9 +261,10 @@ class Exchange:
             self.report.notes.append(f"the host app failed mid-stream: {message}")
         return self._stream.abort(message)
 
-    def _feed_sse(self, data: bytes) -> bytes:
+    def _feed_sse(self, data: bytes, *, tried: bool = False) -> bytes:
+        """`tried`: `feed_event` already said no to `data` (`feed`'s direct way): not asked again."""
         assert self._sse is not None
-        if self._stream is not None and self._sse.idle and len(data) <= self._sse.max_event_bytes:
+        if not tried and self._stream is not None and self._sse.idle and len(data) <= self._max_event:
             out = self._stream.feed_event(data)  # one whole text chunk: read without SSE decoding
             if out is not None:
                 return out

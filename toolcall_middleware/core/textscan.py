@@ -67,7 +67,19 @@ def find_first(text: str, markers: Sequence[str], start: int = 0) -> tuple[int, 
 
 def alternation(markers: Sequence[str]) -> re.Pattern[str]:
     """A regex matching any of the literal markers, longest first (linear: no backtracking)."""
+    return _alternation(markers if isinstance(markers, tuple) else tuple(markers))
+
+
+@lru_cache(maxsize=512)
+def _alternation(markers: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True)))
+
+
+@lru_cache(maxsize=512)
+def _outside_strings(markers: tuple[str, ...]) -> tuple[re.Pattern[str], frozenset[str]]:
+    """`JsonStringTracker`'s pattern (a quote or a marker) and the markers' first characters: made
+    once per set of markers, not once per call's body."""
+    return re.compile('"|' + alternation(markers).pattern), frozenset(m[0] for m in markers if m)
 
 
 class Match(Enum):
@@ -158,8 +170,7 @@ class JsonStringTracker:
 
     def __init__(self, markers: Sequence[str]) -> None:
         self._markers = tuple(markers)
-        self._outside = re.compile('"|' + alternation(markers).pattern)
-        self._firsts = frozenset(m[0] for m in markers if m)
+        self._outside, self._firsts = _outside_strings(self._markers)
         self.in_string = False
         self._skip = 0
         self._carry = ""

@@ -10,26 +10,47 @@ JSON allows and every client reads back to the same string.
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring, encode_basestring_ascii
+from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
-# One encoder per separators and escaping, built once: `json.dumps` with any non-default option
-# builds one per call. What they write comes from JSON (a request, a host's chunk) or is built
-# from it here, so it cannot hold a cycle: no circular check, which costs every object and list.
-_ENCODERS: dict[tuple[tuple[str, str] | None, bool], json.JSONEncoder] = {}
+# One encoder per separators and escaping, built once: `json.dumps` builds one per call (and goes
+# through three Python calls to reach it). What they write comes from JSON (a request, a host's
+# chunk) or is built from it here, so it cannot hold a cycle: no circular check, which costs every
+# object and list. Where json's C accelerator is missing, a `JSONEncoder` does the same.
+Encode = Callable[[Any, int], Any]  # (obj, indent level) -> the text's parts
+_ENCODERS: dict[tuple[tuple[str, str] | None, bool], Encode] = {}
 
 
-def _encoder(separators: tuple[str, str] | None, ascii_only: bool) -> json.JSONEncoder:
-    encoder = _ENCODERS.get((separators, ascii_only))
-    if encoder is None:
-        encoder = json.JSONEncoder(ensure_ascii=ascii_only, separators=separators, check_circular=False)
-        _ENCODERS[(separators, ascii_only)] = encoder
-    return encoder
+def _encoder(separators: tuple[str, str] | None, ascii_only: bool) -> Encode:
+    encode = _ENCODERS.get((separators, ascii_only))
+    if encode is None:
+        item, key = separators if separators is not None else (", ", ": ")
+        if c_make_encoder is not None:
+            strings = encode_basestring_ascii if ascii_only else encode_basestring
+            encode = c_make_encoder(None, _refuse, strings, None, key, item, False, False, True)
+        else:  # pragma: no cover - CPython builds ship the accelerator
+            encoder = json.JSONEncoder(ensure_ascii=ascii_only, separators=(item, key), check_circular=False)
+            encode = lambda obj, _level: (encoder.encode(obj),)  # noqa: E731
+        _ENCODERS[(separators, ascii_only)] = encode
+    return encode
+
+
+def _refuse(obj: Any) -> Any:
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+_PLAIN = _encoder(None, False)
+_COMPACT = (",", ":")
+_PLAIN_COMPACT = _encoder(_COMPACT, False)
 
 
 def json_bytes(obj: Any, *, separators: tuple[str, str] | None = None) -> bytes:
     """`json.dumps(obj, ensure_ascii=False)` as UTF-8, escaped where it must be (see the module doc)."""
+    encode = _PLAIN if separators is None else _PLAIN_COMPACT if separators == _COMPACT else None
     try:
+        if encode is not None:
+            return "".join(encode(obj, 0)).encode()
         return json_text(obj, separators=separators).encode()
     except UnicodeEncodeError:
         return json_text(obj, separators=separators, ascii_only=True).encode()
@@ -38,7 +59,8 @@ def json_bytes(obj: Any, *, separators: tuple[str, str] | None = None) -> bytes:
 def json_text(obj: Any, *, separators: tuple[str, str] | None = None, ascii_only: bool = False) -> str:
     """`json.dumps(obj, ensure_ascii=ascii_only, separators=separators)`, from an encoder built once
     (for data read from JSON, which cannot hold a cycle)."""
-    return _encoder(separators, ascii_only).encode(obj)
+    encode = _PLAIN if separators is None and not ascii_only else _encoder(separators, ascii_only)
+    return "".join(encode(obj, 0))
 
 
 def token_bytes(text: str) -> bytes:

@@ -258,7 +258,7 @@ class ReaderBase:
 
     def _note_usage(self, usage: object) -> None:
         # The last one wins: hosts with continuous usage stats send a running total on every chunk.
-        if isinstance(usage, Mapping) and usage:
+        if usage and isinstance(usage, Mapping):
             self._usage = usage
 
     def _end(self, *, complete: bool) -> list[InboundEvent]:

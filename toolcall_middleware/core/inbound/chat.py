@@ -38,7 +38,8 @@ def chat_shape(obj: Mapping[str, Any]) -> Shape | None:
         return None
     first = choices[0] if choices else None
     if isinstance(first, Mapping):
-        if isinstance(first.get("message"), Mapping):
+        message = first.get("message")  # (None in a chunk: not put to the ABC's slow check)
+        if message is not None and isinstance(message, Mapping):
             return "completion"
         if isinstance(first.get("delta"), Mapping):
             return "chunk"
@@ -95,7 +96,7 @@ class ChatReader(ReaderBase):
         as `UpstreamCall` pieces; a whole message's calls are whole."""
         calls = message.get("tool_calls")
         legacy = message.get("function_call")
-        if not (isinstance(calls, list) and calls) and not isinstance(legacy, Mapping):
+        if not (isinstance(calls, list) and calls) and (legacy is None or not isinstance(legacy, Mapping)):
             return []
         self._native = True  # `tool_calls: []` on every delta (some hosts) is no call
         entries: list[tuple[int, Mapping[str, Any], Any]] = []

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..emitters.ids import chat_completion_id
 from ..emitters.meta import Upstream
 
 Kind = Literal["chat", "responses", "completions", "messages"]
@@ -59,13 +60,12 @@ class UpstreamMeta:
     def to_upstream(self, done: UpstreamDone | None = None) -> Upstream:
         """The emitters' `Upstream`: fields the upstream did not send get the emitters' defaults."""
         upstream = Upstream(
+            id=self.id or chat_completion_id(),  # (made only when the upstream sent none)
             model=self.model or "unknown",
             created=self.created if self.created is not None else int(time.time()),
             system_fingerprint=self.system_fingerprint,
             service_tier=self.service_tier,
         )
-        if self.id:
-            upstream.id = self.id
         if done is not None:
             upstream.usage = done.usage
             upstream.finish_reason = done.finish_reason

@@ -86,12 +86,27 @@ def _compile(schema: Any, depth: int) -> Check:
         checks.append(_object_check(schema, depth))
     if "items" in schema:
         item = _compile(schema["items"], depth + 1)
-        checks.append(lambda value: not isinstance(value, list) or all(item(v) for v in value))
+
+        def items(value: Any) -> bool:
+            if isinstance(value, list):
+                for v in value:
+                    if not item(v):
+                        return False
+            return True
+
+        checks.append(items)
     if not checks:
         return _always
     if len(checks) == 1:
         return checks[0]
-    return lambda value: all(check(value) for check in checks)
+
+    def every(value: Any) -> bool:  # (loops, not `all(...)`: no generator per value checked)
+        for check in checks:
+            if not check(value):
+                return False
+        return True
+
+    return every
 
 
 def _type_check(types: Any) -> Check:
@@ -101,7 +116,14 @@ def _type_check(types: Any) -> Check:
     checks = [_TYPES[name] for name in names]
     if len(checks) == 1:
         return checks[0]
-    return lambda value: any(check(value) for check in checks)
+
+    def some(value: Any) -> bool:
+        for check in checks:
+            if check(value):
+                return True
+        return False
+
+    return some
 
 
 def _enum_check(options: Any) -> Check:

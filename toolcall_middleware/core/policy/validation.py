@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 from collections.abc import Mapping
 from functools import lru_cache
 from types import ModuleType
@@ -23,12 +24,18 @@ from .quickcheck import quick_check
 _MAX_MESSAGE = 300  # jsonschema quotes the failing value, which is model output of any size
 
 
+_NOT_IMPORTED = object()
+
+
 def _import(name: str) -> ModuleType:
     # By name, so neither mypy nor the import of this module needs the optional package.
     return importlib.import_module(name)
 
 
 def jsonschema_available() -> bool:
+    module = sys.modules.get("jsonschema", _NOT_IMPORTED)
+    if module is not _NOT_IMPORTED:
+        return module is not None  # imported already (every response asks): no import machinery
     try:
         _import("jsonschema")
     except ImportError:
