@@ -203,8 +203,9 @@ class Exchange:
 
     def feed(self, data: bytes) -> bytes:
         direct = self._direct
-        tried = direct is not None and not self.passthrough and len(data) <= self._max_event
-        if tried:
+        tried = False
+        if direct is not None and not self.passthrough and len(data) <= self._max_event:
+            tried = True
             out = direct(data)  # one whole text chunk, the usual piece of a stream: see `Answer.feed_event`
             if out is not None:
                 return out
