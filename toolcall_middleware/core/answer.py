@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
@@ -34,6 +35,12 @@ from .result import merge_events
 
 if TYPE_CHECKING:
     from .pipeline import Exchange
+
+@lru_cache(maxsize=32)
+def _limits(max_calls: int | None, max_arguments_bytes: int | None) -> PolicyLimits:
+    """The settings' caps, made once (every answer has them; they are frozen)."""
+    return PolicyLimits(max_calls=max_calls, max_arguments_bytes=max_arguments_bytes)
+
 
 NATIVE_INDEX = 1 << 20  # the indexes of a host's own calls, apart from the parser's (the policy renumbers)
 
@@ -66,7 +73,7 @@ class Answer:
             strict=settings.strict,
             repair=settings.repair,
             streaming=self.streaming,
-            limits=PolicyLimits(max_calls=settings.max_calls, max_arguments_bytes=settings.max_call_bytes),
+            limits=_limits(settings.max_calls, settings.max_call_bytes),
         )
         self.legacy = "functions" in request and "tools" not in request
         self.chat: ChatStreamEmitter | None = None

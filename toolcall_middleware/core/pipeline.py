@@ -18,7 +18,6 @@ already returns real tool calls) goes through untouched, byte for byte.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Any, Literal
 from .answer import Answer
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
-from .framing.utf8 import json_bytes
+from .framing.utf8 import json_bytes, json_loads
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
@@ -133,7 +132,7 @@ class Exchange:
         """
         bridged = self.upstream != self.api
         try:
-            body = json.loads(raw)
+            body = json_loads(raw)
         except (ValueError, UnicodeDecodeError):
             if bridged:
                 raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None

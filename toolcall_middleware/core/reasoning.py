@@ -38,10 +38,12 @@ class ReasoningSyntax:
     implicit_ends: tuple[tuple[str, ...], ...] = ()
     opens: tuple[str, ...] = field(init=False)
     closes: tuple[str, ...] = field(init=False)
+    implicit_heads: tuple[str, ...] = field(init=False)  # the first part of each implicit end
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "opens", tuple(o for o, _ in self.pairs))
         object.__setattr__(self, "closes", tuple(c for _, c in self.pairs))
+        object.__setattr__(self, "implicit_heads", tuple(parts[0] for parts in self.implicit_ends))
 
     def open_in(self, generation_prompt: str) -> bool:
         """Does the generation prompt leave a reasoning block open?"""
@@ -80,7 +82,7 @@ class ReasoningSplitter:
         self._skip_ws = start_inside  # whitespace right after an opening marker is layout
         self._may_reopen = start_inside
         self._held_ws = ""  # trailing reasoning whitespace: dropped if the block closes next
-        self._implicit_heads = tuple(parts[0] for parts in syntax.implicit_ends)
+        self._implicit_heads = syntax.implicit_heads
         self._strip_content = False
 
     @property
@@ -149,8 +151,12 @@ class ReasoningSplitter:
                 self._pending = body[len(open_marker) :]
                 self._skip_ws = True
                 return True
-        if not final and (not body or any(o.startswith(body) for o in self._syntax.opens)):
-            return False  # could still become an opening marker
+        if not final:
+            if not body:
+                return False
+            for opener in self._syntax.opens:  # (a loop, not `any(...)`: no generator per piece)
+                if opener.startswith(body):
+                    return False  # could still become an opening marker
         self._state = _State.DONE
         return True
 

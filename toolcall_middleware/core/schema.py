@@ -25,6 +25,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from .framing.utf8 import loads_with
+
 JSON_OBJECT = (dict, Mapping)
 """`isinstance(value, JSON_OBJECT)`: an object. A decoded JSON object is a `dict`, which this
 tells at once; only another `Mapping` takes the ABC's much slower check (which costs a request
@@ -165,9 +167,7 @@ def parse_number(text: str, *, integral: bool = False) -> int | float | None:
 
 def decode_json(text: str) -> Any:
     """A JSON value, or `ValueError` (also for NaN, Infinity and numbers that overflow to them)."""
-    if not isinstance(text, str):
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    return _DECODER.decode(text)  # (`json.loads` with options would build a decoder per call)
+    return _decode(text)  # (`json.loads` with options would build a decoder per call)
 
 
 def _reject_constant(name: str) -> Any:
@@ -182,6 +182,7 @@ def _finite_float(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_decode = loads_with(_DECODER)
 
 
 def _any_literal(text: str, default: Any) -> Any:

@@ -9,14 +9,13 @@ calls it holds; malformed calls come back as their raw text, which becomes conte
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
-from ..framing.utf8 import json_text
+from ..framing.utf8 import json_loads, json_text
 from ..lane import Hits, Lane, Output, quiet_lane, text_lane
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
@@ -169,14 +168,14 @@ def repairing(repair: Callable[[str], str | None] | None) -> _Repairing:
 def load_object(text: str) -> dict[str, Any] | None:
     """Parse text that must be one JSON object; `None` when it is not (after the repair pass, if on)."""
     try:
-        value = json.loads(text)
+        value = json_loads(text)
     except (ValueError, RecursionError):
         repair = _REPAIR.get()
         fixed = repair(text) if repair is not None else None
         if fixed is None:
             return None
         try:
-            value = json.loads(fixed)
+            value = json_loads(fixed)
         except (ValueError, RecursionError):
             return None
     return value if isinstance(value, dict) else None

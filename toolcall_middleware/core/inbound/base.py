@@ -3,10 +3,10 @@ and reading text out of the shapes hosts use for it (a string, or a list of cont
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
+from ..framing.utf8 import json_loads
 from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
 from .template import TextTemplate
 
@@ -53,7 +53,7 @@ def decode_data(data: str) -> object | None:
     if data.startswith("[DONE]") and data.strip() == DONE:
         return data  # every stream's last event: not tried as JSON (a raised error costs microseconds)
     try:
-        value: object = json.loads(data)
+        value: object = json_loads(data)
     except ValueError:
         return data if data.strip() == DONE else None
     return value
@@ -272,11 +272,14 @@ class ReaderBase:
 
 def choices_meta(obj: Mapping[str, Any], kind: Kind) -> UpstreamMeta:
     """The metadata of a `choices`-shaped object (Chat Completions, legacy completions)."""
+    # (`str_or_none` written out: this runs on every response)
+    id_, model = obj.get("id"), obj.get("model")
+    fingerprint, tier = obj.get("system_fingerprint"), obj.get("service_tier")
     return UpstreamMeta(
         kind=kind,
-        id=str_or_none(obj.get("id")) or None,
-        model=str_or_none(obj.get("model")) or None,
+        id=id_ if isinstance(id_, str) and id_ else None,
+        model=model if isinstance(model, str) and model else None,
         created=int_or_none(obj.get("created")),
-        system_fingerprint=str_or_none(obj.get("system_fingerprint")),
-        service_tier=str_or_none(obj.get("service_tier")),
+        system_fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+        service_tier=tier if isinstance(tier, str) else None,
     )

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
+from ..framing.utf8 import json_loads
 from .events import Channel, RawText
 
 _PROBE = "toolcall-template-probe"
@@ -127,8 +128,8 @@ class TextTemplate:
         start = data.index(token)
         prefix, suffix = data[: start + 1], data[start + len(token) - 1 :]
         try:
-            probed = json.loads(prefix + _PROBE + suffix)
-            expected = json.loads(data) if decoded is None else decoded
+            probed = json_loads(prefix + _PROBE + suffix)
+            expected = json_loads(data) if decoded is None else decoded
         except ValueError:
             return
         holder = locate(expected)
