@@ -373,7 +373,9 @@ class Answer:
             choice.chat.upstream.finish_reason = reason
             closing, *tail = choice.chat.finish(usage=usage)  # the usage chunk, once, after every choice
             out += encode_data(closing)
-        return out + b"".join(encode_data(c) for c in tail) + DONE
+        for chunk in tail:
+            out += encode_data(chunk)
+        return out + DONE
 
     def abort(self, message: str) -> bytes:
         if self.done or self.failed is not None:

@@ -202,7 +202,7 @@ def _lane(
     head_len, tail_len = len(head), len(tail)
     frame = head_len + tail_len
     stop = stop_bytes(markers).search
-    firsts = frozenset(m[0] for m in markers if m)
+    firsts = _firsts(markers)
     if callable(output):
         write: Writer | None = output
         out_head = out_tail = out_open = out_close = b""
@@ -273,6 +273,12 @@ def _lane(
     return _native.text_lane(  # type: ignore[no-any-return]
         head, tail, cap, table, *around, holder, tracker, holds_spaces, template, lane, write, *escaped
     )
+
+
+@lru_cache(maxsize=64)
+def _firsts(markers: tuple[str, ...]) -> frozenset[str]:
+    """The characters the markers start with."""
+    return frozenset(m[0] for m in markers if m)
 
 
 @lru_cache(maxsize=64)

@@ -114,7 +114,9 @@ class StreamParser:
             raise RuntimeError("feed() after close()")
         self._content_fed = True
         splitter = self._splitter
-        direct = splitter is None or splitter.passes_through  # past the reasoning: straight to the tools
+        direct = self._past_reasoning or splitter is None or splitter.passes_through
+        if direct:  # past the reasoning: straight to the tools (and so from now on)
+            self._past_reasoning = True
         if direct and self._plain is not None and delta:
             plain = self._plain(delta)
             if plain is not None:
@@ -220,8 +222,11 @@ class StreamParser:
         if self._closed:
             return []
         self._closed = True
-        with repairing(self._repair):
+        token = _REPAIR.set(self._repair)  # (`repairing`, inline)
+        try:
             return self._close()
+        finally:
+            _REPAIR.reset(token)
 
     def _close(self) -> list[Event]:
         out: list[Event] = []

@@ -124,9 +124,11 @@ class ChatStreamEmitter:
                     flush_text()
                 reasoning.append(event.text)
             else:
-                flush_text()
+                if text or reasoning:
+                    flush_text()
                 out.extend(self._call_event(event))
-        flush_text()
+        if text or reasoning:
+            flush_text()
         return out
 
     def opening(self) -> list[dict[str, Any]]:

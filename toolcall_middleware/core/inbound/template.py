@@ -142,8 +142,7 @@ class TextTemplate:
         finally:
             holder[key] = event.text
         self._prefix, self._suffix, self.learned = prefix, suffix, event
-        one_line = not any(c in prefix or c in suffix for c in "\r\n")
-        if one_line:
+        if "\n" not in prefix and "\r" not in prefix and "\n" not in suffix and "\r" not in suffix:  # one line
             self._head, self._tail = b"data: " + prefix.encode(), suffix.encode() + b"\n\n"
             self._head_len, self._tail_len = len(self._head), len(self._tail)
             self._frame = self._head_len + self._tail_len

@@ -202,7 +202,8 @@ class PolicyFilter:
                 queue.popleft()
                 continue
             call = item
-            if not call.settled:
+            # (`call.settled`, written out: this loop runs for every event of every call)
+            if call.end is None and call.fate != "drop" and call.fate != "error":
                 if call.fate == "go" and self._streaming == "incremental" and not call.strict:
                     self._stream(call, out)
                 if not call.settled:
@@ -231,7 +232,8 @@ class PolicyFilter:
             arguments = call.arguments or ""
             out.append(ToolCallStart(index, call.start.id, call.start.name))
             if arguments == call.end:
-                out.extend(ToolCallDelta(index, piece) for piece in call.deltas)
+                for piece in call.deltas:  # (a loop: no generator per call)
+                    out.append(ToolCallDelta(index, piece))
             elif arguments:
                 out.append(ToolCallDelta(index, arguments))  # repaired: one fragment of the new text
             out.append(ToolCallEnd(index, arguments))

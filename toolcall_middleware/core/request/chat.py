@@ -42,6 +42,20 @@ def _has_tool_history(message: Mapping[str, Any]) -> bool:
     )
 
 
+def _has_tool_fields(body: Mapping[str, Any]) -> bool:
+    for key in TOOL_FIELDS:  # (loops, not `any(...)`: no generator per request)
+        if key in body:
+            return True
+    return False
+
+
+def _any_tool_history(messages: list[Any]) -> bool:
+    for message in messages:
+        if _has_tool_history(message):
+            return True
+    return False
+
+
 def rewrite_chat_request(
     body: Any, *, dialect: str, forward_tools: bool = False, inject_manifest: bool = True
 ) -> RewriteResult:
@@ -56,7 +70,7 @@ def rewrite_chat_request(
         if not isinstance(message.get("role"), str):
             raise missing(f"messages[{i}].role")
     tools = normalize_tools(body)
-    if not any(k in body for k in TOOL_FIELDS) and not any(_has_tool_history(m) for m in messages):
+    if not _has_tool_fields(body) and not _any_tool_history(messages):
         return RewriteResult(body=body, tools=tools)
 
     flat = Flattener(dialect)
@@ -76,9 +90,11 @@ def rewrite_chat_request(
             out.append(_assistant(message, i, flat))
         elif role == "developer":
             out.append({**message, "role": "system"})
-        else:
+        elif "tool_calls" in message or "function_call" in message:
             # An empty `tool_calls: []` (which OpenAI itself rejects) goes with the tool fields.
             out.append({k: v for k, v in message.items() if v or k not in ("tool_calls", "function_call")})
+        else:
+            out.append(dict(message))
         i += 1
 
     manifest = render_manifest(dialect, tools) if inject_manifest else None
@@ -157,7 +173,7 @@ def _fold_system(messages: list[dict[str, Any]], manifest: str | None, prepend: 
     if lead <= 1 and manifest is None:
         return messages
     texts = [content_text(m.get("content"), f"messages[{k}].content") for k, m in enumerate(messages[:lead])]
-    text = "\n\n".join(t for t in texts if t)
+    text = "\n\n".join(filter(None, texts))
     if manifest is not None:
         text = with_manifest(text, manifest, prepend)
     first = dict(messages[0]) if lead else {}

@@ -37,6 +37,9 @@ NO_TOOLS = "No tools are available for this response: do not call any function, 
 
 def renderer(dialect: str) -> Renderer:
     """The renderer of a registered dialect; `UnknownDialectError` for others and for `auto`."""
+    found = _RENDERERS.get(dialect)
+    if found is not None:
+        return found  # (every request asks, some more than once)
     get_dialect(dialect)  # the registry's error names the dialects
     try:
         return _RENDERERS[dialect]
