@@ -19,7 +19,7 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | Mapping[str, Any] | None) 
     """Tool name -> parameters schema, from either OpenAI tool shape (or a ready mapping)."""
     if not tools:
         return {}
-    if isinstance(tools, JSON_OBJECT):
+    if not isinstance(tools, list) and isinstance(tools, JSON_OBJECT):  # (a list: no ABC check)
         return {str(k): v if isinstance(v, JSON_OBJECT) else {} for k, v in tools.items()}
     schemas: dict[str, Mapping[str, Any]] = {}
     for tool in tools:

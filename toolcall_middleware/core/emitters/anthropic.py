@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..result import ParseResult
+from ..schema import JSON_OBJECT
 from .ids import random_id
 from .meta import Upstream
 
@@ -81,7 +82,7 @@ def anthropic_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
         }
     in_tokens = _count(usage, "input_tokens", "prompt_tokens") or 0
     details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
-    cached = (_count(details, "cached_tokens") or 0) if isinstance(details, Mapping) else 0
+    cached = (_count(details, "cached_tokens") or 0) if isinstance(details, JSON_OBJECT) else 0
     cached = min(cached, in_tokens)
     return {
         "input_tokens": in_tokens - cached,

@@ -18,6 +18,7 @@ from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEn
 from ..framing.sse import SSETemplate, encode_event, json_token
 from ..framing.utf8 import token_bytes
 from ..result import ParseResult
+from ..schema import JSON_OBJECT
 from .ids import CallIds, random_id, tool_call_id
 from .meta import Upstream
 
@@ -48,10 +49,10 @@ def flat_tools(tools: Any) -> list[dict[str, Any]]:
     """Request tools echoed in the Responses shape: flat function tools."""
     out: list[dict[str, Any]] = []
     for tool in tools or []:
-        if not isinstance(tool, Mapping):
+        if not isinstance(tool, JSON_OBJECT):
             continue
         fn = tool.get("function")
-        if isinstance(fn, Mapping):
+        if isinstance(fn, JSON_OBJECT):
             out.append({"type": "function", "strict": fn.get("strict", False), **fn})
         else:
             out.append(dict(tool))

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..events import Event, ToolCallDelta, ToolCallEnd, ToolCallStart
+from ..schema import JSON_OBJECT
 from .base import ReaderBase, str_or_none, upstream_error
 from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamCall, UpstreamMeta
 
@@ -55,7 +56,7 @@ def is_anthropic_message(obj: Mapping[str, Any]) -> bool:
     if kind == "message":
         return obj.get("role") == "assistant" and isinstance(obj.get("content"), list)
     if kind == "message_start":
-        return isinstance(obj.get("message"), Mapping)  # the stream's first event always has it
+        return isinstance(obj.get("message"), JSON_OBJECT)  # the stream's first event always has it
     return kind in STREAM_EVENTS
 
 
@@ -105,7 +106,7 @@ class MessagesReader(ReaderBase):
             return self._whole(obj)
         if kind == "message_start":
             message = obj.get("message")
-            message = message if isinstance(message, Mapping) else {}
+            message = message if isinstance(message, JSON_OBJECT) else {}
             out = self._meta(lambda: messages_meta(message))
             self._usage_update(message.get("usage"), start=True)
             return out
@@ -113,17 +114,17 @@ class MessagesReader(ReaderBase):
         index = _index(obj.get("index"))
         if kind == "content_block_start":
             block = obj.get("content_block")
-            if isinstance(block, Mapping):
+            if isinstance(block, JSON_OBJECT):
                 out.extend(self._block_start(index, block))
         elif kind == "content_block_delta":
             delta = obj.get("delta")
-            if isinstance(delta, Mapping):
+            if isinstance(delta, JSON_OBJECT):
                 out.extend(self._block_delta(index, delta))
         elif kind == "content_block_stop":
             out.extend(self._block_stop(index))
         elif kind == "message_delta":
             delta = obj.get("delta")
-            if isinstance(delta, Mapping):
+            if isinstance(delta, JSON_OBJECT):
                 self._stop(delta.get("stop_reason"))
             self._usage_update(obj.get("usage"), start=False)
         elif kind == "message_stop":
@@ -134,7 +135,7 @@ class MessagesReader(ReaderBase):
         out = self._meta(lambda: messages_meta(message))
         content = message.get("content")
         for index, block in enumerate(content if isinstance(content, list) else []):
-            if isinstance(block, Mapping):
+            if isinstance(block, JSON_OBJECT):
                 out.extend(self._block_start(index, block))
                 out.extend(self._block_stop(index))
         self._usage_update(message.get("usage"), start=True)
@@ -158,7 +159,7 @@ class MessagesReader(ReaderBase):
         self._calls[index] = call
         self._call_fragments[call] = False
         given = block.get("input")
-        if isinstance(given, Mapping) and given:
+        if isinstance(given, JSON_OBJECT) and given:
             self._call_input[call] = given
         return [UpstreamCall(call, id=str_or_none(block.get("id")), name=str_or_none(block.get("name")) or "")]
 
@@ -196,7 +197,7 @@ class MessagesReader(ReaderBase):
             self._finished(0, FINISH_REASONS.get(reason, reason))
 
     def _usage_update(self, usage: object, *, start: bool) -> None:
-        if not isinstance(usage, Mapping):
+        if not isinstance(usage, JSON_OBJECT):
             return
         counts = {k: v for k, v in usage.items() if v is not None}
         if start:

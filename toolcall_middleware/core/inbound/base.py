@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
 from ..framing.utf8 import json_loads
+from ..schema import JSON_OBJECT
 from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
 from .template import TextTemplate
 
@@ -74,7 +75,7 @@ def upstream_error(obj: Mapping[str, Any]) -> UpstreamError | None:
     `APIError` on, in any shape hosts send: an object, a string), or a flat Responses `error` event."""
     error = obj.get("error")
     if error:
-        if isinstance(error, Mapping):
+        if isinstance(error, JSON_OBJECT):
             return error_from(error, obj)
         return UpstreamError(message=str(error), body=obj)
     if obj.get("type") == "error":
@@ -111,7 +112,7 @@ def content_texts(content: object, choice: int) -> tuple[list[RawText], bool]:
             if part:
                 out.append(RawText(part, "content", choice))
             continue
-        if not isinstance(part, Mapping):
+        if not isinstance(part, JSON_OBJECT):
             continue
         kind = part.get("type")
         if kind == "thinking":
@@ -173,7 +174,7 @@ class ReaderBase:
             return [Unrecognized(obj)]  # nothing follows the end; hand it back rather than drop it
         if isinstance(obj, str) and obj.startswith(DONE):  # as openai-python: data starting with [DONE]
             return self._end(complete=True)
-        if not isinstance(obj, Mapping):
+        if not isinstance(obj, JSON_OBJECT):
             return [Unrecognized(obj)]
         return self._read(obj)
 
@@ -240,7 +241,7 @@ class ReaderBase:
         an `index` counts by its position."""
         choices = obj.get("choices")
         for position, choice in enumerate(choices if isinstance(choices, list) else []):
-            if not isinstance(choice, Mapping):
+            if not isinstance(choice, JSON_OBJECT):
                 continue
             index = int_or_none(choice.get("index"))
             index = position if index is None else index
@@ -258,7 +259,7 @@ class ReaderBase:
 
     def _note_usage(self, usage: object) -> None:
         # The last one wins: hosts with continuous usage stats send a running total on every chunk.
-        if usage and isinstance(usage, Mapping):
+        if usage and isinstance(usage, JSON_OBJECT):
             self._usage = usage
 
     def _end(self, *, complete: bool) -> list[InboundEvent]:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
+from ..schema import JSON_OBJECT
 from .base import ReaderBase, choices_meta, content_texts, int_or_none, reasoning_text, str_or_none, upstream_error
 from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamCall
 from .template import TextTemplate, holder_of, text_key
@@ -37,11 +38,11 @@ def chat_shape(obj: Mapping[str, Any]) -> Shape | None:
     if kind is not None or not isinstance(choices, list):
         return None
     first = choices[0] if choices else None
-    if isinstance(first, Mapping):
+    if isinstance(first, JSON_OBJECT):
         message = first.get("message")  # (None in a chunk: not put to the ABC's slow check)
-        if message is not None and isinstance(message, Mapping):
+        if message is not None and isinstance(message, JSON_OBJECT):
             return "completion"
-        if isinstance(first.get("delta"), Mapping):
+        if isinstance(first.get("delta"), JSON_OBJECT):
             return "chunk"
         return None
     return "chunk" if not choices and "usage" in obj else None
@@ -81,7 +82,7 @@ class ChatReader(ReaderBase):
         key = "delta" if shape == "chunk" else "message"
         for index, choice in self._choices(obj):
             message = choice.get(key)
-            if isinstance(message, Mapping):
+            if isinstance(message, JSON_OBJECT):
                 out.extend(self._message(message, index))
                 out.extend(self._calls(message, index, whole=shape == "completion"))
             if choice.get("finish_reason"):
@@ -96,24 +97,24 @@ class ChatReader(ReaderBase):
         as `UpstreamCall` pieces; a whole message's calls are whole."""
         calls = message.get("tool_calls")
         legacy = message.get("function_call")
-        if not (isinstance(calls, list) and calls) and (legacy is None or not isinstance(legacy, Mapping)):
+        if not (isinstance(calls, list) and calls) and (legacy is None or not isinstance(legacy, JSON_OBJECT)):
             return []
         self._native = True  # `tool_calls: []` on every delta (some hosts) is no call
         entries: list[tuple[int, Mapping[str, Any], Any]] = []
         if isinstance(calls, list):
             for position, call in enumerate(calls):
-                if isinstance(call, Mapping):
+                if isinstance(call, JSON_OBJECT):
                     index = int_or_none(call.get("index"))
                     entries.append((position if index is None else index, call.get("function") or {}, call.get("id")))
-        if isinstance(legacy, Mapping):
+        if isinstance(legacy, JSON_OBJECT):
             entries.append((0, legacy, None))
         out: list[InboundEvent] = []
         open_calls = self._open_calls.setdefault(choice, [])
         for index, function, call_id in entries:
-            if not isinstance(function, Mapping):
+            if not isinstance(function, JSON_OBJECT):
                 continue
             arguments = function.get("arguments")
-            if isinstance(arguments, Mapping):  # some hosts send the object itself
+            if isinstance(arguments, JSON_OBJECT):  # some hosts send the object itself
                 arguments = json.dumps(arguments, ensure_ascii=False)
             first = index not in open_calls
             if first and not whole:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ..schema import JSON_OBJECT
 from .base import ReaderBase, choices_meta, upstream_error
 from .events import InboundEvent, Kind, RawText, Unrecognized
 
@@ -25,7 +26,7 @@ def is_text_completion(obj: Mapping[str, Any]) -> bool:
     if not choices:
         return False  # a bare usage chunk is ambiguous without `object`: Chat hosts send it too
     first = choices[0]
-    return isinstance(first, Mapping) and isinstance(first.get("text"), str) and "delta" not in first
+    return isinstance(first, JSON_OBJECT) and isinstance(first.get("text"), str) and "delta" not in first
 
 
 class CompletionsReader(ReaderBase):

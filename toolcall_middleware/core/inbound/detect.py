@@ -7,8 +7,7 @@ came. Inside a stream the reader reports errors itself (`UpstreamError`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
+from ..schema import JSON_OBJECT
 from .anthropic import MessagesReader, is_anthropic_message
 from .base import Reader, upstream_error
 from .chat import ChatReader, chat_shape
@@ -32,7 +31,7 @@ def kind_of(obj: object) -> Kind | None:
     is judged by its choices (`delta` / `message` -> Chat, `text` -> completions); an Anthropic
     `message` or stream event (`message_start`, `content_block_…`, …) is `messages`.
     """
-    if not isinstance(obj, Mapping) or upstream_error(obj) is not None:
+    if not isinstance(obj, JSON_OBJECT) or upstream_error(obj) is not None:
         return None
     if obj.get("object") == "response":
         return "responses"

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from ..schema import JSON_OBJECT
 from .base import ReaderBase, error_from, str_or_none, upstream_error
 from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamCall, UpstreamError, UpstreamMeta
 
@@ -69,11 +70,11 @@ def finish_reason_of(response: Mapping[str, Any]) -> str | None:
     if status == "completed":
         output = response.get("output")
         items = output if isinstance(output, list) else []
-        called = any(isinstance(i, Mapping) and i.get("type") in _CALL_ITEMS for i in items)
+        called = any(isinstance(i, JSON_OBJECT) and i.get("type") in _CALL_ITEMS for i in items)
         return "tool_calls" if called else "stop"
     if status == "incomplete":
         details = response.get("incomplete_details")
-        reason = details.get("reason") if isinstance(details, Mapping) else None
+        reason = details.get("reason") if isinstance(details, JSON_OBJECT) else None
         return "content_filter" if reason == "content_filter" else "length"
     if status == "failed":
         return "error"
@@ -108,9 +109,9 @@ class ResponsesReader(ReaderBase):
         if not isinstance(kind, str) or not kind.startswith("response."):
             return [Unrecognized(obj)]
         response = obj.get("response")
-        out = self._meta(lambda: responses_meta(response if isinstance(response, Mapping) else {}))
+        out = self._meta(lambda: responses_meta(response if isinstance(response, JSON_OBJECT) else {}))
         if kind in _TERMINAL:
-            return out + self._terminal(response if isinstance(response, Mapping) else {"status": kind[9:]})
+            return out + self._terminal(response if isinstance(response, JSON_OBJECT) else {"status": kind[9:]})
         out.extend(self._event(kind, obj))
         return out
 
@@ -133,7 +134,7 @@ class ResponsesReader(ReaderBase):
             return self._part(self._key(obj, "summary", "summary_index"), obj.get("part"))
         if kind in ("response.output_item.added", "response.output_item.done"):
             item = obj.get("item")
-            if isinstance(item, Mapping):
+            if isinstance(item, JSON_OBJECT):
                 item_id, index = item.get("id"), obj.get("output_index")
                 if isinstance(item_id, str) and isinstance(index, int):
                     self._item_index[item_id] = index
@@ -195,7 +196,7 @@ class ResponsesReader(ReaderBase):
         return [RawText(rest, channel)]
 
     def _part(self, key: PartKey, part: object) -> list[InboundEvent]:
-        if not isinstance(part, Mapping):
+        if not isinstance(part, JSON_OBJECT):
             return []
         kind = part.get("type")
         if kind == "refusal":
@@ -260,13 +261,13 @@ class ResponsesReader(ReaderBase):
         out: list[InboundEvent] = []
         output = response.get("output")
         for position, item in enumerate(output if isinstance(output, list) else []):
-            if isinstance(item, Mapping):
+            if isinstance(item, JSON_OBJECT):
                 out.extend(self._item(self._final_owner(position, item), item))
         if response.get("status") == "failed":
             error = response.get("error")
             out.append(
                 error_from(error, response)
-                if isinstance(error, Mapping)
+                if isinstance(error, JSON_OBJECT)
                 else UpstreamError(message="the upstream response failed", body=response)
             )
         self._note_usage(response.get("usage"))

@@ -57,7 +57,7 @@ def read_tools(tools: Any) -> dict[str, ToolSpec] | None:
     mapping); `None` when `tools` is `None`. The first of two tools with one name wins."""
     if tools is None:
         return None
-    if isinstance(tools, JSON_OBJECT):
+    if not isinstance(tools, list) and isinstance(tools, JSON_OBJECT):  # (a list: no ABC check)
         specs: dict[str, ToolSpec] = {}
         for name, params in tools.items():
             if not isinstance(name, str) or not (params is None or isinstance(params, JSON_OBJECT)):

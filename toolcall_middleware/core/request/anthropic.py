@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .bridge_messages import is_client_tool, messages_to_chat
 from .errors import invalid, invalid_body, required_array, required_string
 from .render import render_manifest, renderer
@@ -48,7 +49,7 @@ def rewrite_messages_request(
     body: Any, *, dialect: str, forward_tools: bool = False, inject_manifest: bool = True
 ) -> RewriteResult:
     """The body with its tools and tool history written as the dialect's text (see the module doc)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, JSON_OBJECT):
         raise invalid_body()
     renderer(dialect)  # an unknown dialect is a configuration error, raised before any work
     messages = _messages(body)
@@ -83,14 +84,14 @@ def rewrite_messages_request(
 def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     messages = required_array(body, "messages", "expected an array of messages")
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
+        if not isinstance(message, JSON_OBJECT):
             raise invalid(f"messages.{i}", "expected a message object")
         if message.get("role") not in ("user", "assistant"):
             raise invalid(f"messages.{i}.role", "expected 'user' or 'assistant'")
         content = message.get("content")
         if isinstance(content, list):
             for j, block in enumerate(content):
-                if not isinstance(block, Mapping):
+                if not isinstance(block, JSON_OBJECT):
                     raise invalid(f"messages.{i}.content.{j}", "expected a content block object")
         elif not isinstance(content, str):
             raise invalid(f"messages.{i}.content", "expected a string or an array of content blocks")
@@ -114,7 +115,7 @@ def _assistant(message: Mapping[str, Any], i: int, flat: Flattener, dropped: lis
         elif kind == "tool_use":
             call_id, name = required_string(block, "id", where), required_string(block, "name", where)
             arguments = block.get("input", {})
-            if not isinstance(arguments, Mapping):
+            if not isinstance(arguments, JSON_OBJECT):
                 raise invalid(f"{where}.input", "expected an object")
             calls.append((call_id, name, arguments, f"{where}.input"))
         elif kind in _THINKING:
@@ -169,7 +170,7 @@ def _tool_fields(body: Mapping[str, Any], forward: bool) -> dict[str, Any]:
             out.pop("tools")
         names = {t.get("name") for t in kept}
         choice = body.get("tool_choice")
-        if isinstance(choice, Mapping) and choice.get("type") == "tool" and choice.get("name") not in names:
+        if isinstance(choice, JSON_OBJECT) and choice.get("type") == "tool" and choice.get("name") not in names:
             out.pop("tool_choice", None)  # it named a server tool, which went with it
     return out
 

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .errors import BadRequest, invalid, invalid_body, missing, required_string
 from .responses import item_kind, item_note
 from .rewrite import content_text, output_text
@@ -51,7 +52,7 @@ class Bridged:
 
 def responses_to_chat(body: Any) -> Bridged:
     """The Chat Completions body for a Responses body (see the module doc)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, JSON_OBJECT):
         raise invalid_body()
     for name in STATEFUL:
         if body.get(name) is not None:
@@ -117,7 +118,7 @@ def _messages(items: list[Any], dropped: list[str]) -> list[dict[str, Any]]:
 
     for i, item in enumerate(items):
         where = f"input[{i}]"
-        if not isinstance(item, Mapping):
+        if not isinstance(item, JSON_OBJECT):
             raise invalid(where, "expected an input item object")
         kind = item_kind(item)
         if kind == "reasoning":
@@ -191,7 +192,7 @@ def _content(content: Any, where: str) -> Any:
     parts: list[dict[str, Any]] = []
     for j, part in enumerate(content):
         at = f"{where}[{j}]"
-        if not isinstance(part, Mapping):
+        if not isinstance(part, JSON_OBJECT):
             raise invalid(at, "expected a content part object")
         kind = part.get("type")
         if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
@@ -222,7 +223,7 @@ def _chat_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any] | str:
     kind = tool.get("type", "function")
     if kind != "function":
         return str(kind)
-    if isinstance(tool.get("function"), Mapping):  # already Chat's shape: clients mix them up
+    if isinstance(tool.get("function"), JSON_OBJECT):  # already Chat's shape: clients mix them up
         return {"type": "function", "function": dict(tool["function"])}
     name = tool.get("name")
     if not isinstance(name, str) or not name:
@@ -234,12 +235,12 @@ def _chat_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any] | str:
 def _tool_choice(choice: Any, *, dropped_all: bool) -> Any:
     if choice is None or isinstance(choice, str):
         return None if dropped_all else choice
-    if not isinstance(choice, Mapping):
+    if not isinstance(choice, JSON_OBJECT):
         raise invalid("tool_choice", "expected a string or an object")
     kind = choice.get("type")
     if kind == "function":
         name = choice.get("name")
-        if isinstance(choice.get("function"), Mapping):
+        if isinstance(choice.get("function"), JSON_OBJECT):
             return dict(choice)
         if not isinstance(name, str) or not name:
             raise missing("tool_choice.name")
@@ -248,7 +249,9 @@ def _tool_choice(choice: Any, *, dropped_all: bool) -> Any:
         entries = choice.get("tools")
         if not isinstance(entries, list):
             raise invalid("tool_choice.tools", "expected an array of tools")
-        names = [e.get("name") for e in entries if isinstance(e, Mapping) and e.get("type", "function") == "function"]
+        names = [
+            e.get("name") for e in entries if isinstance(e, JSON_OBJECT) and e.get("type", "function") == "function"
+        ]
         functions = [{"type": "function", "function": {"name": n}} for n in names if isinstance(n, str)]
         mode = choice.get("mode", "auto")
         return {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": functions}}
@@ -256,7 +259,7 @@ def _tool_choice(choice: Any, *, dropped_all: bool) -> Any:
 
 
 def _response_format(text: Any) -> dict[str, Any] | None:
-    if not isinstance(text, Mapping) or not isinstance(text.get("format"), Mapping):
+    if not isinstance(text, JSON_OBJECT) or not isinstance(text.get("format"), JSON_OBJECT):
         return None
     fmt = text["format"]
     if fmt.get("type") == "json_schema":

@@ -22,6 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .bridge import Bridged
 from .errors import invalid, invalid_body, missing, required_array
 from .rewrite import content_text
@@ -36,7 +37,7 @@ SAMPLING = ("temperature", "top_p", "model")
 
 def messages_to_chat(body: Any) -> Bridged:
     """The Chat Completions body for an Anthropic Messages body (see the module doc)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, JSON_OBJECT):
         raise invalid_body()
     out: dict[str, Any] = {k: body[k] for k in SAMPLING if k in body}
     messages: list[dict[str, Any]] = []
@@ -64,7 +65,7 @@ def messages_to_chat(body: Any) -> Bridged:
         out["stream"] = True
         out["stream_options"] = {"include_usage": True}
     metadata = body.get("metadata")
-    if isinstance(metadata, Mapping) and isinstance(metadata.get("user_id"), str):
+    if isinstance(metadata, JSON_OBJECT) and isinstance(metadata.get("user_id"), str):
         out["user"] = metadata["user_id"]
     return Bridged(body=out, dropped_tools=tuple(dropped), dropped_items=tuple(dropped_items))
 
@@ -76,7 +77,7 @@ def _blocks_text(value: Any, where: str) -> str:
         raise invalid(where, "expected a string or an array of content blocks")
     texts = []
     for j, block in enumerate(value):
-        if not isinstance(block, Mapping):
+        if not isinstance(block, JSON_OBJECT):
             raise invalid(f"{where}.{j}", "expected a content block object")
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
@@ -86,7 +87,7 @@ def _blocks_text(value: Any, where: str) -> str:
 
 
 def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[str, Any]]:
-    if not isinstance(message, Mapping):
+    if not isinstance(message, JSON_OBJECT):
         raise invalid(where, "expected a message object")
     role = message.get("role")
     if role not in ("user", "assistant"):
@@ -101,13 +102,13 @@ def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[st
     results: list[dict[str, Any]] = []
     for j, block in enumerate(content):
         at = f"{where}.content.{j}"
-        if not isinstance(block, Mapping):
+        if not isinstance(block, JSON_OBJECT):
             raise invalid(at, "expected a content block object")
         kind = block.get("type")
         if kind == "text":
             parts.append({"type": "text", "text": str(block.get("text", ""))})
         elif kind == "image":
-            source: Mapping[str, Any] = block["source"] if isinstance(block.get("source"), Mapping) else {}
+            source: Mapping[str, Any] = block["source"] if isinstance(block.get("source"), JSON_OBJECT) else {}
             if source.get("type") == "base64":
                 url = f"data:{source.get('media_type')};base64,{source.get('data')}"
             else:
@@ -167,7 +168,7 @@ def _chat_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any] | str:
 
 
 def _chat_choice(choice: Any) -> dict[str, Any]:
-    if not isinstance(choice, Mapping):
+    if not isinstance(choice, JSON_OBJECT):
         raise invalid("tool_choice", "expected an object")
     kind = choice.get("type")
     out: dict[str, Any] = {}
@@ -194,7 +195,7 @@ def _chat_choice(choice: Any) -> dict[str, Any]:
 
 def chat_to_messages(body: Any) -> Bridged:
     """The Anthropic Messages body for a Chat Completions body (see the module doc)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, JSON_OBJECT):
         raise invalid_body()
     raw = required_array(body, "messages", "expected an array of messages")
     out: dict[str, Any] = {k: body[k] for k in SAMPLING if k in body}
@@ -202,7 +203,7 @@ def chat_to_messages(body: Any) -> Bridged:
     turns: list[dict[str, Any]] = []
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
-        if not isinstance(message, Mapping):
+        if not isinstance(message, JSON_OBJECT):
             raise invalid(where, "expected a message object")
         role = message.get("role")
         if role in ("system", "developer"):
@@ -263,9 +264,9 @@ def _anthropic_blocks(content: Any, where: str) -> list[dict[str, Any]]:
         raise invalid(where, "expected a string or an array of content parts")
     blocks: list[dict[str, Any]] = []
     for j, part in enumerate(content):
-        if isinstance(part, Mapping) and part.get("type") == "image_url":
+        if isinstance(part, JSON_OBJECT) and part.get("type") == "image_url":
             image = part.get("image_url")
-            url = image.get("url") if isinstance(image, Mapping) else None
+            url = image.get("url") if isinstance(image, JSON_OBJECT) else None
             if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
                 media, data = url[5:].split(";base64,", 1)
                 blocks.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
@@ -278,12 +279,12 @@ def _anthropic_blocks(content: Any, where: str) -> list[dict[str, Any]]:
 
 
 def _tool_use(call: Any, where: str) -> dict[str, Any]:
-    if not isinstance(call, Mapping):
+    if not isinstance(call, JSON_OBJECT):
         raise invalid(where, "expected a tool call object")
     call_id = call.get("id")
     if not isinstance(call_id, str) or not call_id:
         raise missing(f"{where}.id")
-    if call.get("type", "function") == "custom" and isinstance(call.get("custom"), Mapping):
+    if call.get("type", "function") == "custom" and isinstance(call.get("custom"), JSON_OBJECT):
         custom = call["custom"]
         return {
             "type": "tool_use",
@@ -292,14 +293,14 @@ def _tool_use(call: Any, where: str) -> dict[str, Any]:
             "input": {"input": custom.get("input")},
         }
     fn = call.get("function")
-    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+    if not isinstance(fn, JSON_OBJECT) or not isinstance(fn.get("name"), str):
         raise missing(f"{where}.function.name")
     arguments = fn.get("arguments") or "{}"
     try:
         value = json.loads(arguments) if isinstance(arguments, str) else arguments
     except ValueError:
         raise invalid(f"{where}.function.arguments", "expected a JSON object") from None
-    if not isinstance(value, Mapping):
+    if not isinstance(value, JSON_OBJECT):
         raise invalid(f"{where}.function.arguments", "expected a JSON object")
     return {"type": "tool_use", "id": call_id, "name": fn["name"], "input": dict(value)}
 
@@ -308,7 +309,7 @@ def _anthropic_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any] | str
     """A function tool (either OpenAI shape) as an Anthropic client tool; any other as its type, to drop."""
     if tool.get("type", "function") != "function":
         return str(tool.get("type"))
-    fn: Mapping[str, Any] = tool["function"] if isinstance(tool.get("function"), Mapping) else tool
+    fn: Mapping[str, Any] = tool["function"] if isinstance(tool.get("function"), JSON_OBJECT) else tool
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         raise missing(f"{where}.function.name")
@@ -327,8 +328,8 @@ def _anthropic_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
         out = {"type": "any"}
     elif choice == "none":
         out = {"type": "none"}
-    elif isinstance(choice, Mapping) and choice.get("type") == "function":
-        fn: Mapping[str, Any] = choice["function"] if isinstance(choice.get("function"), Mapping) else choice
+    elif isinstance(choice, JSON_OBJECT) and choice.get("type") == "function":
+        fn: Mapping[str, Any] = choice["function"] if isinstance(choice.get("function"), JSON_OBJECT) else choice
         out = {"type": "tool", "name": fn.get("name")}
     else:
         out = {"type": "auto"}  # allowed_tools and hosted choices: the policy enforces them on the answer

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .errors import invalid, invalid_body, missing, required_array, required_string
 from .render import render_manifest, renderer
 from .rewrite import Flattener, RewriteResult, content_text, with_manifest, without_tool_fields
@@ -60,12 +61,12 @@ def rewrite_chat_request(
     body: Any, *, dialect: str, forward_tools: bool = False, inject_manifest: bool = True
 ) -> RewriteResult:
     """The body with its tools and tool history written as the dialect's text (see the module doc)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, JSON_OBJECT):
         raise invalid_body()
     renderer(dialect)  # an unknown dialect is a configuration error, raised before any work
     messages = required_array(body, "messages", "expected an array of messages")
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
+        if not isinstance(message, JSON_OBJECT):
             raise invalid(f"messages[{i}]", "expected a message object")
         if not isinstance(message.get("role"), str):
             raise missing(f"messages[{i}].role")
@@ -115,13 +116,13 @@ def _assistant(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str,
             raise invalid(f"{where}.tool_calls", "expected an array of tool calls")
         for j, call in enumerate(tool_calls):
             at = f"{where}.tool_calls[{j}]"
-            if not isinstance(call, Mapping):
+            if not isinstance(call, JSON_OBJECT):
                 raise invalid(at, "expected a tool call object")
             call_id = call.get("id")
             if not isinstance(call_id, str) or not call_id:
                 raise missing(f"{at}.id")
             kind = call.get("type", "function")
-            if kind == "custom" and isinstance(call.get("custom"), Mapping):
+            if kind == "custom" and isinstance(call.get("custom"), JSON_OBJECT):
                 # A custom (free-form) tool is not offered to the backend; its call stays as a note.
                 custom = call["custom"]
                 flat.note_call(call_id, str(custom.get("name")))
@@ -131,13 +132,13 @@ def _assistant(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str,
             if kind != "function":
                 raise invalid(f"{at}.type", "expected 'function'")
             fn = call.get("function")
-            if not isinstance(fn, Mapping):
+            if not isinstance(fn, JSON_OBJECT):
                 raise missing(f"{at}.function")
             name = required_string(fn, "name", f"{at}.function")
             calls.append((call_id, name, fn.get("arguments", ""), f"{at}.function.arguments"))
     legacy = message.get("function_call")
     if legacy and not tool_calls:
-        if not isinstance(legacy, Mapping):
+        if not isinstance(legacy, JSON_OBJECT):
             raise invalid(f"{where}.function_call", "expected an object")
         calls.append(
             (

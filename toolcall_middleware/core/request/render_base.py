@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..framing.utf8 import json_text
+from ..schema import JSON_OBJECT
 from .errors import invalid
 from .tools import ToolChoice, ToolSpec
 
@@ -104,7 +105,7 @@ def dumps_safe(value: Any) -> str:
 
 def load_arguments(text: Any, param: str = "arguments") -> dict[str, Any]:
     """A call's arguments: the JSON text of an object (`""` for none); `BadRequest` otherwise."""
-    if isinstance(text, Mapping):
+    if isinstance(text, JSON_OBJECT):
         return dict(text)  # some clients send the object itself
     if not isinstance(text, str):
         raise invalid(param, "expected a string holding a JSON object")
@@ -140,7 +141,7 @@ def python_literal(value: Any) -> str:
         return "True" if value else "False"
     if isinstance(value, (int, float, str)):
         return repr(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, JSON_OBJECT):
         return "{" + ", ".join(f"{k!r}: {python_literal(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(python_literal(v) for v in value) + "]"

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .render_base import (
     Call,
     Renderer,
@@ -49,13 +50,13 @@ def _harmony_turn(content: str, calls: str) -> str:
 
 def _ts_type(spec: Any) -> str:
     """The gpt-oss template's `render_typescript_type`."""
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, JSON_OBJECT):
         return "any"
     kind = spec.get("type")
     nullable = " | null" if spec.get("nullable") else ""
     if kind == "array":
         items = spec.get("items")
-        if not isinstance(items, Mapping):
+        if not isinstance(items, JSON_OBJECT):
             return "any[]" + nullable
         simple = {"string": "string[]", "number": "number[]", "integer": "number[]", "boolean": "boolean[]"}
         item_kind = items.get("type")
@@ -67,7 +68,7 @@ def _ts_type(spec: Any) -> str:
         return " | ".join(str(k) for k in kind)
     variants = spec.get("oneOf")
     if isinstance(variants, list) and variants:
-        if len(variants) > 1 and any(isinstance(v, Mapping) and v.get("type") == "object" for v in variants):
+        if len(variants) > 1 and any(isinstance(v, JSON_OBJECT) and v.get("type") == "object" for v in variants):
             return "any"
         return " | ".join(_ts_type(v) for v in variants)
     if kind == "string":
@@ -81,7 +82,7 @@ def _ts_type(spec: Any) -> str:
         return "boolean"
     if kind == "object":
         props = spec.get("properties")
-        if isinstance(props, Mapping) and props:
+        if isinstance(props, JSON_OBJECT) and props:
             required = spec.get("required") or []
             fields = ", ".join(f"{k}{'' if k in required else '?'}: {_ts_type(v)}" for k, v in props.items())
             return "{\n" + fields + "}"
@@ -97,13 +98,13 @@ def _harmony_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
             out.append(f"// {tool.description}\n")
         schema = tool.schema()
         props = schema.get("properties")
-        if not isinstance(props, Mapping) or not props:
+        if not isinstance(props, JSON_OBJECT) or not props:
             out.append(f"type {tool.name} = () => any;\n\n")
             continue
         required = schema.get("required") or []
         out.append(f"type {tool.name} = (_: {{\n")
         for name, spec in props.items():
-            spec = spec if isinstance(spec, Mapping) else {}
+            spec = spec if isinstance(spec, JSON_OBJECT) else {}
             if spec.get("description"):
                 out.append(f"// {spec['description']}\n")
             line = f"{name}{'' if name in required else '?'}: {_ts_type(spec)}"
@@ -139,7 +140,7 @@ def gemma_value(value: Any, *, upper_types: bool = False) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, JSON_OBJECT):
         items = []
         for k, v in value.items():
             if upper_types and k == "type":
@@ -225,7 +226,7 @@ def _xtml_type(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    return "object" if isinstance(value, Mapping) else "array"
+    return "object" if isinstance(value, JSON_OBJECT) else "array"
 
 
 def _k3_call(index: int, call: Call) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .render_base import Call, Renderer, dumps, join_turn, results_joined, value_text
 from .render_json import tool_response
 from .tools import ToolSpec
@@ -42,7 +43,7 @@ def _qwen_call(call: Call) -> str:
 
 def _extra_keys(obj: Any, handled: Sequence[str]) -> str:
     """The template's `render_extra_keys`: keys it has no slot for, as `<key>value</key>` lines."""
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, JSON_OBJECT):
         return ""
     out = []
     for key, value in obj.items():
@@ -62,10 +63,10 @@ def _qwen_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
         parts.append("\n<parameters>")
         schema = tool.schema()
         props = schema.get("properties")
-        if isinstance(props, Mapping):
+        if isinstance(props, JSON_OBJECT):
             for pname, fields in props.items():
                 parts.append(f"\n<parameter>\n<name>{pname}</name>")
-                if isinstance(fields, Mapping):
+                if isinstance(fields, JSON_OBJECT):
                     if "type" in fields:
                         parts.append(f"\n<type>{fields['type']}</type>")
                     if isinstance(fields.get("description"), str):
@@ -125,12 +126,12 @@ def _seed_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
     for tool in tools:
         schema = tool.schema()
         props = schema.get("properties")
-        props = props if isinstance(props, Mapping) else {}
+        props = props if isinstance(props, JSON_OBJECT) else {}
         listed = schema.get("required")
         required: list[Any] = listed if isinstance(listed, list) else []
 
         def py(spec: Any) -> str:
-            kind = spec.get("type") if isinstance(spec, Mapping) else None
+            kind = spec.get("type") if isinstance(spec, JSON_OBJECT) else None
             return _PY_TYPES.get(kind, "Any") if isinstance(kind, str) else "Any"
 
         signature = ", ".join(f"{name}: {py(spec)}" for name, spec in props.items())
@@ -138,7 +139,7 @@ def _seed_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
         if props:
             doc += "\n    Args:\n" + "".join(
                 f"    - {name} ({py(spec)}) {'[必填]' if name in required else '[选填]'}: "
-                f"{(spec.get('description') or '') if isinstance(spec, Mapping) else ''}\n"
+                f"{(spec.get('description') or '') if isinstance(spec, JSON_OBJECT) else ''}\n"
                 for name, spec in props.items()
             )
         blocks.append(f'Function:\ndef {tool.name}({signature}):\n{doc}    """')

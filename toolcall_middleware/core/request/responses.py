@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .errors import invalid, invalid_body, required_string
 from .render import render_manifest, renderer
 from .rewrite import Flattener, RewriteResult, content_text, output_text, with_manifest, without_tool_fields
@@ -60,7 +61,7 @@ def rewrite_responses_request(
     body: Any, *, dialect: str, forward_tools: bool = False, inject_manifest: bool = True
 ) -> RewriteResult:
     """The body with its tools and tool history written as the dialect's text (see the module doc)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, JSON_OBJECT):
         raise invalid_body()
     renderer(dialect)
     items = body.get("input")
@@ -71,7 +72,7 @@ def rewrite_responses_request(
         raise invalid("instructions", "expected a string")
     if isinstance(items, list):
         for i, item in enumerate(items):
-            if not isinstance(item, Mapping):
+            if not isinstance(item, JSON_OBJECT):
                 raise invalid(f"input[{i}]", "expected an input item object")
     tools = normalize_tools(body)
     history = isinstance(items, list) and any(_is_history(item) for item in items)

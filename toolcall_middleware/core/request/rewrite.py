@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..schema import JSON_OBJECT
 from .errors import invalid
 from .render import renderer
 from .render_base import Call, ToolResult, fallback_result, load_arguments
@@ -64,7 +65,7 @@ def content_text(content: Any, where: str) -> str:
         if isinstance(part, str):
             out.append(part)
             continue
-        if not isinstance(part, Mapping):
+        if not isinstance(part, JSON_OBJECT):
             raise invalid(f"{where}[{i}]", "expected a content part object")
         kind = part.get("type")
         if kind in TEXT_PARTS and isinstance(part.get("text"), str):
@@ -74,7 +75,7 @@ def content_text(content: Any, where: str) -> str:
         else:
             # A part text cannot carry (an image, a file): say what was there rather than drop it.
             ref = next((part[k] for k in ("image_url", "file_id", "file_url", "filename") if part.get(k)), None)
-            if isinstance(ref, Mapping):
+            if isinstance(ref, JSON_OBJECT):
                 ref = ref.get("url")
             out.append(f"[{kind}{': ' + str(ref) if isinstance(ref, str) and len(ref) < 512 else ''}]")
     return "\n".join(out)
@@ -177,7 +178,9 @@ def without_tool_fields(
         return {k: v for k, v in body.items() if k not in fields}
     out = dict(body)
     if tools.dropped and isinstance(body.get("tools"), list):
-        kept = [t for t in body["tools"] if not (isinstance(t, Mapping) and t.get("type", "function") != "function")]
+        kept = [
+            t for t in body["tools"] if not (isinstance(t, JSON_OBJECT) and t.get("type", "function") != "function")
+        ]
         if kept:
             out["tools"] = kept
         else:

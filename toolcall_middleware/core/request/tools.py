@@ -217,7 +217,7 @@ def _read_choice(body: Mapping[str, Any], tools: Sequence[ToolSpec], has_tools: 
                 )
             return ToolChoice("auto"), "required"  # only hosted tools were offered, and they are dropped
         return ToolChoice(_MODES[raw]), None
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, JSON_OBJECT):
         raise invalid(where, "expected a string or an object")
     if where == "function_call":
         return _forced(required_string(raw, "name", where), names, where), None
@@ -225,7 +225,7 @@ def _read_choice(body: Mapping[str, Any], tools: Sequence[ToolSpec], has_tools: 
     if kind == "function":
         inner = raw.get("function")
         if inner is not None:
-            if not isinstance(inner, Mapping):
+            if not isinstance(inner, JSON_OBJECT):
                 raise invalid(f"{where}.function", "expected an object")
             return _forced(required_string(inner, "name", f"{where}.function"), names, where), None
         return _forced(required_string(raw, "name", where), names, where), None
@@ -255,7 +255,7 @@ def _allowed(raw: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[
     # Chat nests the object under `allowed_tools`; the Responses API writes it flat.
     spec: Any = raw.get("allowed_tools", raw)
     base = f"{where}.allowed_tools" if "allowed_tools" in raw else where
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, JSON_OBJECT):
         raise invalid(base, "expected an object")
     mode = _MODES.get(spec.get("mode", "auto")) if isinstance(spec.get("mode", "auto"), str) else None
     if mode not in ("auto", "required"):
@@ -265,12 +265,12 @@ def _allowed(raw: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[
         raise invalid(f"{base}.tools", "expected an array of tools")
     allowed: list[str] = []
     for i, entry in enumerate(entries):
-        if not isinstance(entry, Mapping):
+        if not isinstance(entry, JSON_OBJECT):
             raise invalid(f"{base}.tools[{i}]", "expected an object")
         if entry.get("type", "function") != "function":
             continue  # a hosted tool: dropped like the tool itself
         inner = entry.get("function")
-        if isinstance(inner, Mapping):
+        if isinstance(inner, JSON_OBJECT):
             name = required_string(inner, "name", f"{base}.tools[{i}].function")
         else:
             name = required_string(entry, "name", f"{base}.tools[{i}]")
