@@ -3,7 +3,7 @@ and reading text out of the shapes hosts use for it (a string, or a list of cont
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
 from ..framing.utf8 import json_loads
@@ -236,26 +236,38 @@ class ReaderBase:
         self._meta_sent = True
         return [build()]
 
-    def _choices(self, obj: Mapping[str, Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    def _choices(self, obj: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
         """`(index, choice)` for each well-formed entry of `choices`, each seen; a choice without
-        an `index` counts by its position."""
+        an `index` counts by its position. (A list, not a generator, with `_see` and `int_or_none`
+        written out: every decoded chunk is read through here.)"""
         choices = obj.get("choices")
-        for position, choice in enumerate(choices if isinstance(choices, list) else []):
+        if not isinstance(choices, list):
+            return []
+        out: list[tuple[int, Mapping[str, Any]]] = []
+        finish = self._finish
+        for position, choice in enumerate(choices):
             if not isinstance(choice, JSON_OBJECT):
                 continue
-            index = int_or_none(choice.get("index"))
-            index = position if index is None else index
-            self._see(index)
-            yield index, choice
+            index = choice.get("index")
+            if type(index) is not int:
+                index = int_or_none(index)
+                if index is None:
+                    index = position
+            if index not in finish:
+                finish[index] = None
+            out.append((index, choice))
+        return out
 
     def _see(self, choice: int) -> None:
         self._finish.setdefault(choice, None)
 
     def _finished(self, choice: int, reason: object) -> None:
         # The wire allows one reason per choice; a repeat from a sloppy host does not overwrite it.
-        self._see(choice)
-        if isinstance(reason, str) and reason and self._finish[choice] is None:
-            self._finish[choice] = reason
+        finish = self._finish
+        if choice not in finish:
+            finish[choice] = None
+        if reason and isinstance(reason, str) and finish[choice] is None:
+            finish[choice] = reason
 
     def _note_usage(self, usage: object) -> None:
         # The last one wins: hosts with continuous usage stats send a running total on every chunk.
