@@ -9,6 +9,7 @@ from .dialects import ParseContext, resolve
 from .dialects.base import _REPAIR, repairing
 from .events import Event, ReasoningDelta, TextDelta
 from .lane import Hits, Lane, Output, reasoning_lane
+from .memo import remembered
 from .policy.repair import repair_arguments
 from .reasoning import Channel, ReasoningSplitter
 from .result import ParseResult, merge_events
@@ -80,7 +81,7 @@ class StreamParser:
         # single quotes, Python literals), never on a cut-off one; without it such a body is text.
         self._repair = repair_arguments if repair else None
         self.context = ParseContext(
-            tools=tool_schemas(tools),
+            tools=remembered("schemas", tools, lambda: tool_schemas(tools)),
             model=model,
             incremental=arguments_streaming == "incremental",
             model_ids=model_ids,

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ..memo import remembered
 from . import errors
 from .calls import CallJudge, PendingCall, Rejected
 from .errors import PolicyConfigError, PolicyError, PolicyEvent
@@ -77,7 +78,7 @@ class PolicyFilter:
         if rejected not in ("text", "drop"):
             raise ValueError(f"rejected must be 'text' or 'drop', not {rejected!r}")
         self._judge = CallJudge(
-            ToolRules.read(tools, tool_choice),
+            remembered("rules", (tools, tool_choice), lambda: ToolRules.read(tools, tool_choice)),
             strict=strict,
             repair=repair,
             rejected=rejected,

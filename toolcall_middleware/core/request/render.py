@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..dialects import UnknownDialectError, get_dialect
+from ..memo import MAX_ENTRIES
 from .render_base import CallText, Renderer, ToolResult, decode_calls, fallback_result
 from .render_dsml import RENDERERS as _DSML
 from .render_json import RENDERERS as _JSON
@@ -102,7 +103,24 @@ def choice_rules(choice: ToolChoice, parallel: bool) -> list[str]:
 
 
 def render_manifest(dialect: str, tools: ToolSet) -> str | None:
-    """The system-prompt text that offers the tools; `None` when the request offers no function."""
+    """The system-prompt text that offers the tools; `None` when the request offers no function.
+    Written once for a `ToolSet` that requests share (`normalize_tools` remembers them)."""
+    key = (dialect, id(tools))
+    written = _MANIFESTS.get(key)
+    if written is not None and written[0] is tools:
+        return written[1]
+    text = _render_manifest(dialect, tools)
+    if len(_MANIFESTS) >= MAX_ENTRIES:
+        _MANIFESTS.clear()
+    _MANIFESTS[key] = (tools, text)  # (the set held: its id cannot name another while here)
+    return text
+
+
+# The manifests written, by dialect and tool set (the set is kept with its text).
+_MANIFESTS: dict[tuple[str, int], tuple[ToolSet, str | None]] = {}
+
+
+def _render_manifest(dialect: str, tools: ToolSet) -> str | None:
     if not tools.tools:
         return None
     r = renderer(dialect)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from ..memo import remembered
 from ..schema import JSON_OBJECT
 from .errors import BadRequest, invalid, missing, required_string
 
@@ -105,7 +106,16 @@ class ToolSet:
 
 
 def normalize_tools(body: Mapping[str, Any]) -> ToolSet:
-    """The `tools`/`functions`, `tool_choice`/`function_call` and `parallel_tool_calls` of a body."""
+    """The `tools`/`functions`, `tool_choice`/`function_call` and `parallel_tool_calls` of a body
+    (read once for requests that offer the same: `core.memo`)."""
+    fields = tuple(body.get(name) for name in _TOOL_FIELDS)
+    return remembered("tools", fields, lambda: _normalize_tools(body))
+
+
+_TOOL_FIELDS = ("tools", "functions", "tool_choice", "function_call", "parallel_tool_calls")
+
+
+def _normalize_tools(body: Mapping[str, Any]) -> ToolSet:
     raw_tools = body.get("tools")
     tools, dropped = partition_tools(raw_tools, _read_tool)
     raw_functions = body.get("functions")
