@@ -164,11 +164,14 @@ class Answer:
         The usual chunk (content of this choice, plain text the parser holds nothing before, no
         call waiting in the rules) goes straight from the parser to the emitter's text template:
         what `_text` gives, without the events between them."""
-        text = self.reader.event_text(raw)
+        template = self._template
+        if template is None or self.reader.done:
+            return None
+        text = template.match_text(raw)  # (the reader's `event_text`, one call less)
         if text is None:
             return None
-        learned = self._template.learned if self._template is not None else None
-        assert learned is not None  # `event_text` matched the template it learned
+        learned = template.learned
+        assert learned is not None  # `match_text` matched the template it learned
         if (
             learned.channel == "content"
             and learned.choice == self.index
@@ -176,16 +179,16 @@ class Answer:
             and self.failed is None
             and self.parent is None  # (one choice of several: the head's state counts too)
         ):
-            kept = self.parser.feed_text(text)
-            if kept is not None:
-                if not kept:
-                    return b""  # all held back (whitespace that may come before a call)
-                if self.policy.passes_text and self._text_sse is not None:
-                    out = self._text_sse(kept)
-                    if out is not None:
-                        return out
-                return self._emit([TextDelta(kept)])
-            return self._emit(self.parser.feed_declined(text))  # (`_text`, for this choice's content)
+            kept = self.parser.feed_content(text)
+            if isinstance(kept, list):
+                return self._emit(kept)  # (`_text`, for this choice's content)
+            if not kept:
+                return b""  # all held back (whitespace that may come before a call)
+            if self.policy.passes_text and self._text_sse is not None:
+                out = self._text_sse(kept)
+                if out is not None:
+                    return out
+            return self._emit([TextDelta(kept)])
         return self._text(RawText(text, learned.channel, learned.choice))
 
     def lane(self, cap: int) -> Lane | None:

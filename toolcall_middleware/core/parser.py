@@ -132,12 +132,18 @@ class StreamParser:
         finally:
             _REPAIR.reset(token)
 
-    def feed_declined(self, delta: str) -> list[Event]:
-        """`feed(delta)` for a piece `feed_text` just declined (returned `None` for): the same
-        events, without trying the plain way again."""
-        if self._closed or not delta or not self._past_reasoning or self._marked is None:
-            return self.feed(delta)
-        token = _REPAIR.set(self._repair)
+    def feed_content(self, delta: str) -> str | list[Event]:
+        """`feed(delta)`, as `feed_text` gives it for a piece it takes (its text, a `str`), else
+        as events (a `list`): the exchange's per-chunk path in one call, without trying the plain
+        way twice on a piece it declines."""
+        plain = self._plain_text
+        if plain is None or self._closed or not delta or not self._past_reasoning or self._marked is None:
+            text = self.feed_text(delta)
+            return self.feed(delta) if text is None else text
+        text = plain(delta)
+        if text is not None:
+            return text
+        token = _REPAIR.set(self._repair)  # (`feed`, past the plain way that declined it)
         try:
             return self._marked(delta)
         finally:

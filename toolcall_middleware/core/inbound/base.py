@@ -147,7 +147,7 @@ class ReaderBase:
 
     def __init__(self) -> None:
         self._meta_sent = False
-        self._done = False
+        self.done = False  # the end came (`[DONE]`, a whole body): nothing more is read
         self._finish: dict[int, str | None] = {}
         self._usage: Mapping[str, Any] | None = None
         self._native = False
@@ -165,12 +165,8 @@ class ReaderBase:
         """The upstream returned a structured refusal, which is not raw text: pass through too."""
         return self._refusal
 
-    @property
-    def done(self) -> bool:
-        return self._done
-
     def feed(self, obj: object) -> list[InboundEvent]:
-        if self._done:
+        if self.done:
             return [Unrecognized(obj)]  # nothing follows the end; hand it back rather than drop it
         if isinstance(obj, str) and obj.startswith(DONE):  # as openai-python: data starting with [DONE]
             return self._end(complete=True)
@@ -184,7 +180,7 @@ class ReaderBase:
         (`TextTemplate`), without decoding the whole chunk: the events are the same. `decoded`:
         `decode_data(data)`, when the caller has it already (the event that told the answer's kind)."""
         template = self._template
-        if template is not None and not self._done:
+        if template is not None and not self.done:
             fast = template.match(data)
             if fast is not None:
                 return [fast]
@@ -200,7 +196,7 @@ class ReaderBase:
         """The one event of a whole SSE event, as it came, when its chunk matches the template (see
         `feed_data`); `None` when it does not: decode it and call `feed_data`."""
         template = self._template
-        if template is None or self._done:
+        if template is None or self.done:
             return None
         return template.match_event(raw)
 
@@ -208,7 +204,7 @@ class ReaderBase:
         """`feed_event(raw).text`, without making the event: its channel and choice are those of
         `template.learned` (the per-chunk short path of the exchange)."""
         template = self._template
-        if template is None or self._done:
+        if template is None or self.done:
             return None
         return template.match_text(raw)
 
@@ -222,7 +218,7 @@ class ReaderBase:
 
     def flush(self) -> list[InboundEvent]:
         """The body ended. A stream that ended without its end marker ends here, `complete=False`."""
-        if self._done:
+        if self.done:
             return []
         return self._end(complete=False)
 
@@ -276,7 +272,7 @@ class ReaderBase:
 
     def _end(self, *, complete: bool) -> list[InboundEvent]:
         out = self._meta(lambda: UpstreamMeta(kind=self.kind))
-        self._done = True
+        self.done = True
         reasons = dict(sorted(self._finish.items()))
         first = reasons[min(reasons)] if reasons else None
         out.append(UpstreamDone(finish_reason=first, usage=self._usage, finish_reasons=reasons, complete=complete))
