@@ -36,6 +36,7 @@ from .result import merge_events
 if TYPE_CHECKING:
     from .pipeline import Exchange
 
+
 @lru_cache(maxsize=32)
 def _limits(max_calls: int | None, max_arguments_bytes: int | None) -> PolicyLimits:
     """The settings' caps, made once (every answer has them; they are frozen)."""
