@@ -12,20 +12,19 @@ from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
-from .utf8 import json_bytes
+from .utf8 import COMPACT, json_bytes
 
 DONE = b"data: [DONE]\n\n"
-_COMPACT = (",", ":")
 
 
 def encode_data(obj: Mapping[str, Any]) -> bytes:
     """One Chat Completions chunk."""
-    return b"data: " + json_bytes(obj, separators=_COMPACT) + b"\n\n"
+    return b"data: " + json_bytes(obj, separators=COMPACT) + b"\n\n"
 
 
 def encode_event(obj: Mapping[str, Any]) -> bytes:
     """One typed event (Responses, Anthropic): the `event:` line names `obj["type"]`."""
-    return b"event: " + str(obj["type"]).encode() + b"\ndata: " + json_bytes(obj, separators=_COMPACT) + b"\n\n"
+    return b"event: " + str(obj["type"]).encode() + b"\ndata: " + json_bytes(obj, separators=COMPACT) + b"\n\n"
 
 
 class SSETemplate:

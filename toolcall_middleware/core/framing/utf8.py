@@ -41,18 +41,19 @@ def _refuse(obj: Any) -> Any:
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
+COMPACT = (",", ":")  # the separators of what goes on the wire (OpenAI's chunks have no spaces)
 _PLAIN = _encoder(None, False)
-_COMPACT = (",", ":")
-_PLAIN_COMPACT = _encoder(_COMPACT, False)
+_PLAIN_COMPACT = _encoder(COMPACT, False)
 
 
 def json_bytes(obj: Any, *, separators: tuple[str, str] | None = None) -> bytes:
     """`json.dumps(obj, ensure_ascii=False)` as UTF-8, escaped where it must be (see the module doc)."""
-    encode = _PLAIN if separators is None else _PLAIN_COMPACT if separators == _COMPACT else None
+    if separators is None:
+        encode = _PLAIN
+    else:
+        encode = _PLAIN_COMPACT if separators == COMPACT else _encoder(separators, False)
     try:
-        if encode is not None:
-            return "".join(encode(obj, 0)).encode()
-        return json_text(obj, separators=separators).encode()
+        return "".join(encode(obj, 0)).encode()
     except UnicodeEncodeError:
         return json_text(obj, separators=separators, ascii_only=True).encode()
 
@@ -103,4 +104,4 @@ def token_bytes(text: str) -> bytes:
         return encode_basestring_ascii(text).encode()
 
 
-__all__ = ["json_bytes", "json_loads", "json_text", "loads_with", "token_bytes"]
+__all__ = ["COMPACT", "json_bytes", "json_loads", "json_text", "loads_with", "token_bytes"]
