@@ -19,7 +19,7 @@ hot spots in the middleware. Wall-clock figures (TTFT, requests/s) move with wha
 machine runs; the CPU figures much less.
 
     python benchmarks/middleware_overhead.py [--rounds R] [--sequential N] [--concurrent M]
-        [--text-bytes B] [--chunks C] [--profile]
+        [--text-bytes B] [--chunks C] [--first-token-ms F] [--profile]
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ class Server:
         self.port = free_port()
         cmd = [sys.executable, str(APP), "--port", str(self.port)]
         cmd += ["--text-bytes", str(args.text_bytes), "--chunks", str(args.chunks)]
+        cmd += ["--first-token-ms", str(args.first_token_ms)]
         cmd += ["--middleware"] if self.middleware else []
         self.proc = subprocess.Popen(cmd)
         if cpu is not None:
@@ -541,6 +542,12 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--text-bytes", type=int, default=2000, help="size of the streamed answer")
     ap.add_argument("--chunks", type=int, default=400, help="SSE chunks the answer is streamed in")
+    ap.add_argument(
+        "--first-token-ms",
+        type=float,
+        default=0.0,
+        help="the host waits this long after its head before its first chunk (a model's prefill); 0: at once",
+    )
     ap.add_argument("--no-pin", action="store_true", help="do not pin servers and client to separate cores")
     ap.add_argument("--profile", action="store_true", help="profile even when the ratio is within budget")
     ap.add_argument("--profile-requests", type=int, default=100)
@@ -599,6 +606,7 @@ def main() -> None:
     print(
         f"{args.rounds} rounds x ({args.sequential} sequential + {args.concurrent} concurrent) streamed requests "
         f"per server; answer {args.text_bytes} B in {args.chunks} chunks, hermes; "
+        f"first chunk {args.first_token_ms:g} ms after the head; "
         f"server CPU from /proc {source}; {placement}; "
         f"load took {elapsed:.1f} s.\n"
     )
@@ -607,6 +615,11 @@ def main() -> None:
         scale = 1e3 if unit == "ms" else 1.0
         fmt = "{:.2f} ms" if unit == "ms" else "{:.0f} /s"
         print(f"| {label} | {fmt.format(without * scale)} | {fmt.format(with_ * scale)} | {with_ / without:.2f}x |")
+
+    ttft = {label: (without, with_) for label, without, with_, _ in rows if label.startswith("time to first text")}
+    seq_without, seq_with = ttft["time to first text, sequential"]
+    added = (seq_with - seq_without) * 1e3
+    print(f"\nTime to first text added by the middleware (sequential, medians): {added:+.3f} ms.")
 
     print("\nChecked, last response of each run:")
     for name in seen:

@@ -7,11 +7,13 @@ body is read and decoded (as a real server would) but does not change the answer
 and the app behind `ToolCallMiddleware` do the same work upstream of the middleware.
 
     python benchmarks/middleware_overhead_app.py --port 8001 [--middleware] [--text-bytes N] [--chunks N]
+        [--first-token-ms F]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import random
 import time
@@ -87,12 +89,18 @@ def split(text: str, chunks: int) -> list[str]:
 
 
 def make_app(
-    text_bytes: int = 2000, chunks: int = 400, media_type: str = "text/event-stream", reasoning: str = "none"
+    text_bytes: int = 2000,
+    chunks: int = 400,
+    media_type: str = "text/event-stream",
+    reasoning: str = "none",
+    first_token_ms: float = 0.0,
 ) -> Starlette:
     """The host app; another `media_type` gives the same bytes as a body the middleware passes
     through. `reasoning`: "field" streams the first half of the prose as `reasoning_content`, as a
     host with a reasoning parser does; "think" writes it inside `<think>…</think>` in the content,
-    as a host without one does; "none", all of it is content."""
+    as a host without one does; "none", all of it is content. `first_token_ms`: the time from the
+    request read to the first chunk, as a model server's engine computes the first token (the
+    prompt's prefill) while the server sends its response head; 0 answers at once."""
     text = answer(text_bytes)
     half = len(text) // 2
     if reasoning == "think":
@@ -105,7 +113,19 @@ def make_app(
         model = body.get("model", MODEL)
         meta = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
+        # The model starts on the prompt once the request is read, apart from the server's loop
+        # (an engine's own thread or process), and hands its first token over `first_token_ms`
+        # later: a thread's precise sleep, which wakes the loop as an engine's output does (a
+        # timer on the loop would be rounded to the millisecond).
+        first_token = (
+            asyncio.get_running_loop().run_in_executor(None, time.sleep, first_token_ms / 1000)
+            if first_token_ms
+            else None
+        )
+
         async def events() -> AsyncIterator[str]:
+            if first_token is not None:
+                await first_token
             for n, piece in enumerate(pieces):
                 key = "reasoning_content" if n < thinking else "content"
                 delta = {"role": "assistant", key: piece} if n == 0 else {key: piece}
@@ -130,8 +150,9 @@ def main() -> None:
     ap.add_argument("--middleware", action="store_true")
     ap.add_argument("--text-bytes", type=int, default=2000)
     ap.add_argument("--chunks", type=int, default=400)
+    ap.add_argument("--first-token-ms", type=float, default=0.0)
     args = ap.parse_args()
-    app: Any = make_app(args.text_bytes, args.chunks)
+    app: Any = make_app(args.text_bytes, args.chunks, first_token_ms=args.first_token_ms)
     if args.middleware:
         app = ToolCallMiddleware(app, dialect="hermes")
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan="off")

@@ -85,7 +85,7 @@ class _Request:
         self.receive = receive
         self.send = send
         self.exchange = exchange
-        self.start: Message | None = None  # the head, held until the first body says what to do
+        self.start: Message | None = None  # the head while held (a JSON answer's, an encoded stream's)
         self.original: Message | None = None  # the head as the app sent it
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
@@ -216,7 +216,14 @@ class _Request:
             return
         kind = message["type"]
         if kind == "http.response.start":
+            # Decided now (the head is all it needs), so the answer's parts are made while a model
+            # server computes its first token. A head no body can change (a response passed
+            # through, a stream that is not content-encoded) goes out at once, as without the
+            # middleware: the client reads it meanwhile. A JSON answer's waits for its length.
             self.start = self.original = message
+            self._decide()
+            if self.state == "pass" or (self.state == "stream" and self.exchange.head_final):
+                await self._flush_start()
             return
         if kind != "http.response.body":
             await self._other(message)
@@ -306,10 +313,10 @@ class _Request:
 
     async def _other(self, message: Message) -> None:
         """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""
-        if message["type"] in ("http.response.pathsend", "http.response.zerocopysend") and self.state == "head":
-            self.state = "pass"  # the bytes live in a file: nothing to rewrite, the head goes as it was
-        elif self.start is not None and self.state == "head":
-            self._decide()  # a message after start: the head must go out first, so decide now
+        file_body = message["type"] in ("http.response.pathsend", "http.response.zerocopysend")
+        if file_body and self.start is not None and all(m["type"] != "http.response.body" for m in self.held):
+            # The bytes live in a file: nothing to rewrite, the head goes as the app sent it.
+            self.state, self.start = "pass", self.original
         if self.state == "buffer":
             self.held.append(message)  # the head waits for the whole body: so does what follows it
             return

@@ -188,6 +188,7 @@ class _Request:
         if self.head is not None:
             raise RuntimeError("start_response was already called for this response (exc_info missing)")
         self.head = (status, list(headers))
+        self._decide()  # (now: the answer's parts are made before the app computes its first body)
         return self._write
 
     def _decide(self) -> None:

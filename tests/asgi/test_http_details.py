@@ -31,6 +31,8 @@ from starlette.routing import Route
 
 from tests.wire import replay_chat
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.core import answer as answer_module
+from toolcall_middleware.core import pipeline
 
 from .harness import (
     CHAT,
@@ -105,15 +107,27 @@ def streamed_calls(data: bytes) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
-    ("req", "head", "payload"),
+    ("req", "head", "payload", "early"),
     [
-        (chat_request(), json_headers(chat_answer()), chat_answer()),
-        (chat_request(stream=True), SSE_HEADERS, chat_stream()),
-        (chat_request(), [(b"content-type", b"text/plain")], b"not ours"),
+        (chat_request(), json_headers(chat_answer()), chat_answer(), False),
+        (chat_request(stream=True), SSE_HEADERS, chat_stream(), True),
+        (
+            chat_request(stream=True),
+            [*SSE_HEADERS, (b"Content-Encoding", b"gzip")],
+            gzip.compress(chat_stream()),
+            False,
+        ),
+        (chat_request(), [(b"content-type", b"text/plain")], b"not ours", True),
     ],
-    ids=["json", "sse", "passthrough"],
+    ids=["json", "sse", "gzipped-sse", "passthrough"],
 )
-def test_start_is_held_until_the_first_body(req: bytes, head: list[tuple[bytes, bytes]], payload: bytes) -> None:
+def test_the_head_goes_out_at_once_only_when_no_body_can_change_it(
+    req: bytes, head: list[tuple[bytes, bytes]], payload: bytes, early: bool
+) -> None:
+    """A JSON answer's head waits for its body (its length changes); so does a content-encoded
+    stream's (the body may yet live in a file, which needs the app's own head). A stream's head,
+    and one passed through, go out when the app sends them, as without the middleware: the client
+    reads them while the app computes its first body (a model server's prefill)."""
     gate, parked = asyncio.Event(), asyncio.Event()
 
     async def app(
@@ -131,12 +145,74 @@ def test_start_is_held_until_the_first_body(req: bytes, head: list[tuple[bytes, 
         await parked.wait()
         for _ in range(5):
             await asyncio.sleep(0)
-        assert send.messages == []  # the headers may still change: nothing went out yet
+        early_messages = list(send.messages)
         gate.set()
         await task
         assert send.types == ["http.response.start", "http.response.body"]
+        # What went out early is the head the client gets in any case: sent once, not changed after.
+        assert early_messages == (send.messages[:1] if early else [])
+        if head is SSE_HEADERS:  # the rewritten stream follows the early head
+            events = sse_events(send.body)
+            assert events[-1] == "[DONE]"
+            assert any(c["choices"] and c["choices"][0]["delta"].get("tool_calls") for c in events[:-1])
 
     run(main())
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+def test_the_answer_parts_are_made_when_the_head_arrives(monkeypatch: pytest.MonkeyPatch, stream: bool) -> None:
+    """The parser and the rules are made at `http.response.start`, before the app computes its
+    first body (a model server's prefill), and that answer uses them: nothing of them is left for
+    the first text to wait on."""
+    log: list[str] = []
+
+    class Recorded(pipeline.Prepared):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            log.append("prepared")
+            made.append(self)
+
+    made: list[pipeline.Prepared] = []
+    monkeypatch.setattr(pipeline, "Prepared", Recorded)
+    used: list[Any] = []
+    original = answer_module.Answer.__init__
+
+    def recording_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        used.append(self.parser)
+
+    monkeypatch.setattr(answer_module.Answer, "__init__", recording_init)
+    payload = chat_stream() if stream else chat_answer()
+    head = SSE_HEADERS if stream else json_headers(payload)
+
+    async def app(
+        scope: Scope, receive: Callable[[], Awaitable[Message]], send: Callable[[Message], Awaitable[None]]
+    ) -> None:
+        await receive()
+        await send(start(200, head))
+        log.append("first body")
+        await send(body(payload))
+
+    send = Recorder()
+    call(ToolCallMiddleware(app, dialect="hermes"), scope(), Receive([request(chat_request(stream=stream))]), send)
+    assert log == ["prepared", "first body"]
+    assert [p.parser for p in made] == used[:1]  # the answer took the parser made at the head
+    calls = streamed_calls(send.body) if stream else tool_calls_of(send.json()["choices"][0]["message"])
+    assert [name for name, _ in calls] == ["get_weather"]
+
+
+def test_a_failure_to_prepare_leaves_the_parts_to_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Making the parts at the head is a head start only: if it fails, the answer makes them
+    with its first body, and the client gets the same stream."""
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("not now")
+
+    expected = through([start(200, SSE_HEADERS), body(chat_stream())], req=chat_request(stream=True)).body
+    monkeypatch.setattr(pipeline, "Prepared", broken)
+    send = through([start(200, SSE_HEADERS), body(chat_stream())], req=chat_request(stream=True))
+    assert normalized(send.body) == normalized(expected)
+    assert [name for name, _ in streamed_calls(send.body)] == ["get_weather"]
 
 
 def test_a_streamed_rewrite_drops_every_case_variant_of_content_length_and_transfer_encoding() -> None:

@@ -20,6 +20,7 @@ import pytest
 from tests.asgi.failing_app import UpstreamBroke, app
 from tests.asgi.harness import CHAT, RESPONSES, Receive, Recorder, call, request, scope
 from tests.servers import serve, uvicorn
+from toolcall_middleware import ToolCallMiddleware
 
 HELD = "Sure, let me look <tool"  # ends in what may be the start of `<tool_call>`: held back
 UNFINISHED = 'Let me check.\n<tool_call>\n{"name": "get_weather", "argu'
@@ -58,6 +59,12 @@ def test_chat_held_text_reaches_the_client_and_the_stream_ends_in_an_error(clien
 def test_chat_an_unfinished_call_never_reaches_the_client(client: openai.OpenAI) -> None:
     content, calls, _, error = _chat_stream(client, UNFINISHED)
     assert content == "Let me check." and not calls and error is not None
+
+
+def test_chat_failure_before_any_text_is_an_error_the_sdk_raises(client: openai.OpenAI) -> None:
+    content, calls, _, error = _chat_stream(client, "")
+    assert content == "" and not calls
+    assert isinstance(error, openai.APIError) and "upstream failed mid-stream" in error.message
 
 
 def test_chat_stream_that_stops_without_its_end_marker_is_finished(client: openai.OpenAI) -> None:
@@ -114,8 +121,38 @@ def test_harness_responses_stream_ends_with_response_failed() -> None:
     assert not any(e["type"].startswith("response.function_call") for e in events)
 
 
-def test_harness_failure_before_any_body_is_left_to_the_server() -> None:
-    """No body yet: the head is still held, nothing is sent, and the server answers the app's
-    error (a 500) as it does for any app that fails before its response."""
+def test_harness_chat_failure_before_any_body_ends_the_stream_in_an_error() -> None:
+    """No body yet, but the stream's head went out when the app sent it (as it does without the
+    middleware): the client's stream still ends in an error it can read, not a cut connection."""
     send = _run(CHAT, "")
+    assert send.status == 200 and send.types[0] == "http.response.start"
+    datas = _datas(send.body)
+    assert datas[-1] == "[DONE]"
+    (chunk,) = [json.loads(d) for d in datas[:-1]]
+    assert chunk["choices"][0]["finish_reason"] == "error" and chunk["choices"][0]["delta"] == {"role": "assistant"}
+    assert chunk["error"]["code"] == "upstream_error" and "upstream failed mid-stream" in chunk["error"]["message"]
+
+
+def test_harness_responses_failure_before_any_body_ends_in_response_failed() -> None:
+    send = _run(RESPONSES, "")
+    events = [json.loads(d) for d in _datas(send.body)]
+    assert [e["type"] for e in events] == ["response.created", "response.in_progress", "response.failed"]
+    assert [e["sequence_number"] for e in events] == [0, 1, 2]
+    assert "upstream failed mid-stream" in events[-1]["response"]["error"]["message"]
+
+
+def test_harness_failure_before_a_held_head_is_left_to_the_server() -> None:
+    """A head still held (a whole JSON answer's, which waits for its length): nothing is sent, and
+    the server answers the app's error (a 500) as it does for any app that fails before its response."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        raise UpstreamBroke("the model server lost its GPU")
+
+    send = Recorder()
+    payload = {"model": "m", "tools": TOOLS, "messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(UpstreamBroke):
+        receive = Receive([request(json.dumps(payload).encode())])
+        call(ToolCallMiddleware(app, dialect="hermes"), scope(CHAT), receive, send)
     assert send.messages == []

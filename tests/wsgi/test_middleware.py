@@ -258,6 +258,35 @@ def test_lazy_start_response_inside_the_first_iteration() -> None:
     assert b'"tool_calls"' in server.body
 
 
+def test_the_answer_parts_are_made_at_start_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parser and the rules are made when the app calls start_response, before it computes
+    its first chunk (a model server's prefill), not with that chunk."""
+    log: list[str] = []
+
+    class Recorded(pipeline.Prepared):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            log.append("prepared")
+
+    monkeypatch.setattr(pipeline, "Prepared", Recorded)
+    upstream = split(harness.chat_stream(), 40)
+
+    def app(env: Environ, start_response: Any) -> Iterator[bytes]:
+        env["wsgi.input"].read(int(env["CONTENT_LENGTH"]))
+        start_response("200 OK", sse_headers())
+
+        def body() -> Iterator[bytes]:
+            log.append("first chunk")
+            yield from upstream
+
+        return body()
+
+    server = Server().run(wrapped(app), environ(harness.chat_request(stream=True)))
+    assert log == ["prepared", "first chunk"]
+    completion = replay_chat([c for c in harness.sse_events(server.body) if c != "[DONE]"])
+    assert [c.function.name for c in completion.choices[0].message.tool_calls or []] == ["get_weather"]
+
+
 def test_the_server_start_response_waits_for_the_head_to_be_decided() -> None:
     """A buffered body: the server's start_response is called once, with the new length, only
     when the whole body is in (the app's own start_response call was held)."""

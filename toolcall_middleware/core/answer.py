@@ -28,7 +28,7 @@ from .inbound.anthropic import NativeCalls
 from .inbound.base import NOT_DECODED
 from .inbound.events import Kind, UpstreamCall
 from .lane import Lane, Output
-from .parser import StreamParser
+from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyError, PolicyFilter, PolicyLimits
 from .reasoning import Channel
 from .result import merge_events
@@ -46,11 +46,71 @@ def _limits(max_calls: int | None, max_arguments_bytes: int | None) -> PolicyLim
 NATIVE_INDEX = 1 << 20  # the indexes of a host's own calls, apart from the parser's (the policy renumbers)
 
 
+class Prepared:
+    """The parts of an answer that do not depend on the host's answer (the parser and the rules),
+    made when the response's head arrives rather than with its first body.
+
+    A model server sends its head and then computes its first token (the prompt's prefill, which
+    takes milliseconds): made then, these parts are ready before the first text comes, and the
+    time they take is not added to the client's wait for it. The reader is made for the host's own
+    API, the kind its answer nearly always has; an answer of another kind makes its own.
+    """
+
+    __slots__ = ("kind", "parser", "policy", "reader", "stream")
+
+    def __init__(self, exchange: Exchange, *, stream: bool, kind: Kind) -> None:
+        self.stream = stream
+        self.kind = kind
+        streaming: ArgumentsStreaming = exchange.settings.arguments_streaming if stream else "whole"
+        self.parser = parser_for(exchange, streaming)
+        self.policy = policy_for(exchange, streaming)
+        self.reader = reader_for(kind, stream=stream)
+
+
+def parser_for(exchange: Exchange, streaming: ArgumentsStreaming) -> StreamParser:
+    """A new parser for one answer (or one choice) of `exchange`."""
+    settings, report = exchange.settings, exchange.report
+    rules = exchange._rules
+    return StreamParser(
+        report.dialect,
+        model=report.model,
+        tools=rules.get("tools") or rules.get("functions"),
+        generation_prompt=settings.generation_prompt,
+        thinking=settings.thinking,
+        repair=settings.repair,
+        arguments_streaming=streaming,
+        # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
+        # ones. Ids a host gives its calls in its protocol (`tool_use.id`) are kept either way.
+        model_ids=settings.call_ids == "model",
+    )
+
+
+def policy_for(exchange: Exchange, streaming: ArgumentsStreaming) -> PolicyFilter:
+    """The request's tool rules for one answer (or one choice) of `exchange`."""
+    settings, rules = exchange.settings, exchange._rules
+    return PolicyFilter(
+        rules.get("tools") or rules.get("functions"),
+        rules.get("tool_choice", rules.get("function_call")),
+        rules.get("parallel_tool_calls"),
+        strict=settings.strict,
+        repair=settings.repair,
+        streaming=streaming,
+        limits=_limits(settings.max_calls, settings.max_call_bytes),
+    )
+
+
 class Answer:
     """The response side of one exchange once the host's answer is known to be ours; see the module doc."""
 
     def __init__(
-        self, exchange: Exchange, *, stream: bool, kind: Kind, choice: int = 0, parent: Answer | None = None
+        self,
+        exchange: Exchange,
+        *,
+        stream: bool,
+        kind: Kind,
+        choice: int = 0,
+        parent: Answer | None = None,
+        prepared: Prepared | None = None,
     ) -> None:
         # The exchange owns its answer (and a first choice the others): the way back is a weak
         # proxy, so that an ended exchange is freed by its reference count, not left as a cycle for
@@ -59,23 +119,19 @@ class Answer:
         self.ex: Exchange = exchange if proxied else weakref.proxy(exchange)
         self.stream = stream
         self.kind = kind
-        settings, request, rules = exchange.settings, exchange.request, exchange._rules
-        self.reader = reader_for(kind, stream=stream)
-        self._template = self.reader.template
+        settings, request = exchange.settings, exchange.request
         self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
-        self.parser = self._parser()
+        if prepared is not None and prepared.stream == stream:
+            self.parser, self.policy = prepared.parser, prepared.policy
+            self.reader = prepared.reader if prepared.kind == kind else reader_for(kind, stream=stream)
+        else:
+            self.parser = parser_for(exchange, self.streaming)
+            self.policy = policy_for(exchange, self.streaming)
+            self.reader = reader_for(kind, stream=stream)
+        self._template = self.reader.template
         # A host's own calls (`tool_use` blocks, `tool_calls` deltas): made at the first one.
         self.native: NativeCalls | None = None
         self.native_seen: set[int] = set()
-        self.policy = PolicyFilter(
-            rules.get("tools") or rules.get("functions"),
-            rules.get("tool_choice", rules.get("function_call")),
-            rules.get("parallel_tool_calls"),
-            strict=settings.strict,
-            repair=settings.repair,
-            streaming=self.streaming,
-            limits=_limits(settings.max_calls, settings.max_call_bytes),
-        )
         self.legacy = "functions" in request and "tools" not in request
         self.chat: ChatStreamEmitter | None = None
         self.responses: ResponsesStreamEmitter | None = None
@@ -116,21 +172,6 @@ class Answer:
         head = self.parent if self.parent is not None else self
         return self.done or self.failed is not None or head.done or head.failed is not None
 
-    def _parser(self) -> StreamParser:
-        ex = self.ex
-        return StreamParser(
-            ex.report.dialect,
-            model=ex.report.model,
-            tools=ex._rules.get("tools") or ex._rules.get("functions"),
-            generation_prompt=ex.settings.generation_prompt,
-            thinking=ex.settings.thinking,
-            repair=ex.settings.repair,
-            arguments_streaming=self.streaming,
-            # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
-            # ones. Ids a host gives its calls in its protocol (`tool_use.id`) are kept either way.
-            model_ids=ex.settings.call_ids == "model",
-        )
-
     def _native_call(self, piece: UpstreamCall) -> list[Event]:
         """A call the host made itself (an Anthropic `tool_use` block, a Chat host's `tool_calls`):
         straight to the policy, past the parser. The parser is closed first so the text before
@@ -141,7 +182,7 @@ class Answer:
             self.native_seen.add(piece.index)
             events.extend(self.parser.close())
             next_index = self.parser.context.next_index
-            self.parser = self._parser()
+            self.parser = parser_for(self.ex, self.streaming)
             self.parser.context.next_index = next_index
         if self.native is None:
             self.native = NativeCalls(index_base=NATIVE_INDEX)
@@ -395,12 +436,12 @@ class Answer:
         self._report()
         if self.failed is not None:
             return out
+        if self.chat is None and self.responses is None and self.messages is None:
+            out += self._open(self.meta.to_upstream() if self.meta is not None else Upstream())  # nothing went out yet
         if self.responses is not None:
             return out + b"".join(encode_event(e) for e in self.responses.fail(message, code="server_error"))
         if self.messages is not None:
             return out + b"".join(encode_event(e) for e in self.messages.fail(message))
-        if self.chat is None:
-            self._open(Upstream())
         assert self.chat is not None
         error = self.chat.error(message, code="upstream_error", kind="server_error")
         return out + b"".join(encode_data(c) for c in error) + DONE
@@ -523,4 +564,4 @@ def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-__all__ = ["Answer", "chat_usage"]
+__all__ = ["Answer", "Prepared", "chat_usage", "parser_for", "policy_for"]

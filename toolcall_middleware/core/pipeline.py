@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .answer import Answer
+from .answer import Answer, Prepared
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes, json_loads
@@ -117,6 +117,7 @@ class Exchange:
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._stream: Answer | None = None
+        self._prepared: Prepared | None = None  # made at `start`, taken by the answer
         # Not ours: decided at `start`, or later (a JSON body that is not an answer or over the
         # cap: the caller sends the original bytes; a stream given up: `feed` returns it decoded).
         self.passthrough = True
@@ -193,7 +194,28 @@ class Exchange:
             new = without(new, b"content-encoding")
         if self._mode is Body.SSE:
             self._sse = SSEDecoder(max_event_bytes=self.settings.max_sse_event_bytes)
+        self._prepare()
         return new
+
+    def _prepare(self) -> None:
+        """The answer's parts that the host's answer does not change, made now (see `Prepared`).
+        Only a head start: should making them fail, the answer makes them with its first body,
+        where a failure is handled as any other there."""
+        try:  # (the host's answer has the kind its API names, nearly always)
+            self._prepared = Prepared(self, stream=self._mode is Body.SSE, kind=self.upstream)
+        except Exception:
+            self._prepared = None
+
+    def _answer(self, *, stream: bool, kind: Kind) -> Answer:
+        prepared, self._prepared = self._prepared, None
+        return Answer(self, stream=stream, kind=kind, prepared=prepared)
+
+    @property
+    def head_final(self) -> bool:
+        """The headers `start` returned are the ones the client gets whatever the body holds: a
+        stream whose bytes are not content-encoded (a stream given up goes out under them too;
+        only a body that turns out to live in a file would want the host's own, encoded head)."""
+        return self._mode is Body.SSE and not self.passthrough and self._decoder is not None and self._decoder.identity
 
     @property
     def buffered(self) -> bool:
@@ -254,9 +276,12 @@ class Exchange:
         text, a call the model had not finished is dropped (as at any cut-off), and the stream ends
         in an error (a Chat chunk with `error` and `finish_reason: "error"`, then `[DONE]`;
         `response.failed`), which the openai SDK raises; empty when our stream had already ended.
+        A stream whose head went out but no body yet ends the same way, in the error alone.
         `None` when there is no stream of ours: what was sent is the app's, so is the failure."""
-        if self.passthrough or self._stream is None:
+        if self.passthrough or self._mode is not Body.SSE:
             return None
+        if self._stream is None:
+            self._stream = self._answer(stream=True, kind=self.upstream)
         if not self._stream.done:
             self.report.notes.append(f"the host app failed mid-stream: {message}")
         return self._stream.abort(message)
@@ -306,7 +331,7 @@ class Exchange:
                     self.report.notes.append("upstream stream is not an OpenAI-style answer: passed through")
                     self.passthrough = True
                 return event.raw
-            self._stream = Answer(self, stream=True, kind=kind)
+            self._stream = self._answer(stream=True, kind=kind)
             return self._stream.feed(event, obj)
         return self._stream.feed(event)
 
@@ -318,7 +343,7 @@ class Exchange:
             self.report.passthrough_reason = "the upstream body is not an OpenAI-style answer"
             self.passthrough = True  # the caller sends the original bytes and headers
             return raw
-        stream = Answer(self, stream=False, kind=kind)
+        stream = self._answer(stream=False, kind=kind)
         body = stream.whole(obj)
         if body is None:
             self.passthrough = True
