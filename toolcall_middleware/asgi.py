@@ -9,7 +9,9 @@ It moves bytes only; the decisions are `ToolCallExchange`'s (shared with the WSG
 Per request: the body is read whole (a disconnect ends the request; an oversized body is replayed
 unchanged), rewritten and replayed once, then `receive` is the server's own again, so the app
 still sees `http.disconnect`.
-`http.response.start` is held until the first body tells what to do; streamed rewrites drop
+`http.response.start` is decided when it comes (the answer's parts are made then, while the
+model computes its first token); a head no body can change (a stream's, one passed through) goes
+out at once, a buffered one is held until its body ends. Streamed rewrites drop
 `Content-Length`, buffered ones recompute it, and a buffered body that turns out not to be ours
 goes out as the app sent it, head and messages. Everything else is forwarded in order, untouched.
 

@@ -8,8 +8,9 @@ application = ToolCallWSGIMiddleware(get_wsgi_application(), dialect=...)  # Dja
 No bridge to ASGI: the server's worker thread drives `ToolCallExchange` directly, chunk by chunk.
 Per request: the body is read from `CONTENT_LENGTH` (or to its end when the server sets
 `wsgi.input_terminated`), rewritten, and handed to the app as a fresh `wsgi.input` with its own
-`CONTENT_LENGTH`. The app's `start_response` is held: the server's is called only once the first
-body chunk decides the head. A stream yields one piece (`b""` while text is held back) per chunk
+`CONTENT_LENGTH`. The app's `start_response` decides the head (the answer's parts are made then,
+before the app computes its first chunk); the server's is called with the first body chunk, as
+PEP 3333 has servers send a head. A stream yields one piece (`b""` while text is held back) per chunk
 of the app; a JSON body is gathered, then goes out rewritten with its new length, or as the app
 sent it. `close()` reaches the app's iterable; `exc_info` follows PEP 3333; `write()` works.
 """
