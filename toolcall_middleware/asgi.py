@@ -10,8 +10,9 @@ Per request: the body is read whole (a disconnect ends the request; an oversized
 unchanged), rewritten and replayed once, then `receive` is the server's own again, so the app
 still sees `http.disconnect`.
 `http.response.start` is decided when it comes (the answer's parts are made then, while the
-model computes its first token); a head no body can change (a stream's, one passed through) goes
-out at once, a buffered one is held until its body ends. Streamed rewrites drop
+model computes its first token); a stream's head no body can change (no length given, not
+content-encoded) goes out at once, any other is held until the first body (a buffered one's
+until its body ends). Streamed rewrites drop
 `Content-Length`, buffered ones recompute it, and a buffered body that turns out not to be ours
 goes out as the app sent it, head and messages. Everything else is forwarded in order, untouched.
 
@@ -219,12 +220,13 @@ class _Request:
         kind = message["type"]
         if kind == "http.response.start":
             # Decided now (the head is all it needs), so the answer's parts are made while a model
-            # server computes its first token. A head no body can change (a response passed
-            # through, a stream that is not content-encoded) goes out at once, as without the
-            # middleware: the client reads it meanwhile. A JSON answer's waits for its length.
+            # server computes its first token. A stream's head that no body can change (a stream
+            # being made, not content-encoded) goes out at once, as without the middleware: the
+            # client reads it meanwhile. Any other waits for the first body (a JSON answer's for
+            # its length; one passed through as before, so a failure before it is the server's 500).
             self.start = self.original = message
             self._decide()
-            if self.state == "pass" or (self.state == "stream" and self.exchange.head_final):
+            if self.state == "stream" and self.exchange.head_final:
                 await self._flush_start()
             return
         if kind != "http.response.body":
@@ -297,8 +299,9 @@ class _Request:
 
     async def _abort(self, error: Exception) -> None:
         """The app raised mid-stream: end the rewritten stream (held text out, an error event
-        last) rather than cutting it where the parser was holding text back. Anything else (no
-        body sent yet, a pass-through) is left to the server, as without the middleware."""
+        last) rather than cutting it where the parser was holding text back; a stream whose head
+        went out before any body ends in the error alone. Anything else (a head still held, a
+        pass-through) is left to the server, as without the middleware."""
         self.route.lane = None
         if self.state != "stream" or self.start is not None:
             return
@@ -315,10 +318,16 @@ class _Request:
 
     async def _other(self, message: Message) -> None:
         """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""
-        file_body = message["type"] in ("http.response.pathsend", "http.response.zerocopysend")
-        if file_body and self.start is not None and all(m["type"] != "http.response.body" for m in self.held):
-            # The bytes live in a file: nothing to rewrite, the head goes as the app sent it.
-            self.state, self.start = "pass", self.original
+        if message["type"] in ("http.response.pathsend", "http.response.zerocopysend"):
+            # The bytes live in a file: nothing to rewrite. A head still held goes as the app sent
+            # it; a stream's head that went out at once (the app gave no length) stays, and the
+            # file's bytes follow it as they are.
+            if self.start is not None and all(m["type"] != "http.response.body" for m in self.held):
+                self.state, self.start = "pass", self.original
+            elif self.state == "stream":
+                self.state, self.flowing, self.route.lane = "pass", False, None
+                if self.keepalive is not None:
+                    await self.keepalive.stop()
         if self.state == "buffer":
             self.held.append(message)  # the head waits for the whole body: so does what follows it
             return

@@ -141,8 +141,8 @@ class ToolCallExchange:
     @property
     def head_final(self) -> bool:
         """The head `start` returned can go to the client at once: the body cannot change it (a
-        stream, not content-encoded). The client then reads it while the app computes its first
-        body, as it would without the middleware."""
+        stream being made: no length given, not content-encoded). The client then reads it while
+        the app computes its first body, as it would without the middleware."""
         return self.mode == "stream" and self.pipeline.head_final
 
     def transform(self, data: bytes, *, end: bool = False) -> bytes | None:

@@ -117,17 +117,24 @@ def streamed_calls(data: bytes) -> list[tuple[str, str]]:
             gzip.compress(chat_stream()),
             False,
         ),
-        (chat_request(), [(b"content-type", b"text/plain")], b"not ours", True),
+        (
+            chat_request(stream=True),
+            [*SSE_HEADERS, (b"Content-Length", str(len(chat_stream())).encode())],
+            chat_stream(),
+            False,
+        ),
+        (chat_request(), [(b"content-type", b"text/plain")], b"not ours", False),
     ],
-    ids=["json", "sse", "gzipped-sse", "passthrough"],
+    ids=["json", "sse", "gzipped-sse", "sized-sse", "passthrough"],
 )
 def test_the_head_goes_out_at_once_only_when_no_body_can_change_it(
     req: bytes, head: list[tuple[bytes, bytes]], payload: bytes, early: bool
 ) -> None:
-    """A JSON answer's head waits for its body (its length changes); so does a content-encoded
-    stream's (the body may yet live in a file, which needs the app's own head). A stream's head,
-    and one passed through, go out when the app sends them, as without the middleware: the client
-    reads them while the app computes its first body (a model server's prefill)."""
+    """A stream being made (no length, not content-encoded) has its head go out when the app
+    sends it, as without the middleware: the client reads it while the app computes its first
+    body (a model server's prefill). Any other head waits for the first body: a JSON answer's
+    (its length changes), an encoded or sized stream's (the body may live in a file, which
+    needs the app's own head), one passed through (a failure before its body stays the server's)."""
     gate, parked = asyncio.Event(), asyncio.Event()
 
     async def app(
@@ -151,7 +158,7 @@ def test_the_head_goes_out_at_once_only_when_no_body_can_change_it(
         assert send.types == ["http.response.start", "http.response.body"]
         # What went out early is the head the client gets in any case: sent once, not changed after.
         assert early_messages == (send.messages[:1] if early else [])
-        if head is SSE_HEADERS:  # the rewritten stream follows the early head
+        if b"event-stream" in dict(head).get(b"content-type", b""):  # rewritten (decoded if it was gzipped)
             events = sse_events(send.body)
             assert events[-1] == "[DONE]"
             assert any(c["choices"] and c["choices"][0]["delta"].get("tool_calls") for c in events[:-1])
@@ -513,6 +520,44 @@ def test_pathsend_sends_start_unmodified_and_passes_through(kind: str) -> None:
     script = [start(200, head), file_message]
     send = through(script)
     assert send.messages == script
+
+
+@pytest.mark.parametrize("kind", ["http.response.pathsend", "http.response.zerocopysend"])
+@pytest.mark.parametrize("sized", [True, False], ids=["sized", "unsized"])
+def test_a_stream_whose_body_lives_in_a_file_passes_through(kind: str, sized: bool) -> None:
+    """An SSE head with a length is held, so a file body gets it as the app sent it; one without
+    a length went out at once, and the file's bytes follow it as they are. Either way nothing
+    is rewritten, and a failure after the file is the app's, not an error stream of ours."""
+    head = [*SSE_HEADERS, (b"ETag", b'"f"')] + ([(b"Content-Length", b"1234")] if sized else [])
+    file_message = (
+        {"type": kind, "path": "/tmp/answer.sse", "more_body": True}
+        if kind.endswith("pathsend")
+        else {"type": kind, "file": 3, "more_body": True}
+    )
+    send = through([start(200, head), file_message], req=chat_request(stream=True))
+    assert send.types == ["http.response.start", kind]
+    assert send.messages[1] == file_message
+    if sized:
+        assert send.messages[0] == start(200, head)
+    else:  # the head the stream would have had: no length, validators dropped
+        assert send.header(b"content-type") == [b"text/event-stream; charset=utf-8"]
+        assert send.header(b"etag") == []
+
+    async def failing(scope: Scope, receive: Any, send_: Any) -> None:
+        await receive()
+        await send_(start(200, head))
+        await send_(file_message)
+        raise RuntimeError("the file went away")
+
+    recorder = Recorder()
+    with pytest.raises(RuntimeError):
+        call(
+            ToolCallMiddleware(failing, dialect="hermes"),
+            scope(),
+            Receive([request(chat_request(stream=True))]),
+            recorder,
+        )
+    assert recorder.types == ["http.response.start", kind]  # no error chunk after the file's bytes
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -919,6 +964,30 @@ def test_repair_option_reaches_the_parser() -> None:
         exchange.start("POST", 200, [(b"content-type", b"application/json")])
         out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.close())
         assert len(out["choices"][0]["message"].get("tool_calls") or []) == calls
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+def test_a_legacy_completions_client_gets_its_answer_as_the_host_wrote_it(stream: bool) -> None:
+    """`/v1/completions` has no way to carry a tool call and its client writes its own prompt:
+    request and answer go through byte for byte (`choices[].text`, `text_completion`), never
+    turned into Chat objects the client cannot read."""
+    meta = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "m"}
+    text = 'Hi <tool_call>{"name": "get_weather", "arguments": {}}</tool_call>'
+    if stream:
+        chunks = [
+            {**meta, "choices": [{"index": 0, "text": text, "finish_reason": None}]},
+            {**meta, "choices": [{"index": 0, "text": "", "finish_reason": "stop"}]},
+        ]
+        data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+        head = SSE_HEADERS
+    else:
+        data = json.dumps({**meta, "choices": [{"index": 0, "text": text, "finish_reason": "stop"}]}).encode()
+        head = json_headers(data)
+    req = json.dumps({"model": "m", "prompt": "hi", "stream": stream}).encode()
+    seen: list[bytes] = []
+    send = through([start(200, head), body(data)], req=req, scope_=scope("/v1/completions"), seen=seen)
+    assert seen == [req]
+    assert send.messages == [start(200, head), body(data)]
 
 
 def test_several_choices_are_each_parsed_and_legacy_completions_pass_through() -> None:

@@ -131,6 +131,25 @@ def test_harness_chat_failure_before_any_body_ends_the_stream_in_an_error() -> N
     (chunk,) = [json.loads(d) for d in datas[:-1]]
     assert chunk["choices"][0]["finish_reason"] == "error" and chunk["choices"][0]["delta"] == {"role": "assistant"}
     assert chunk["error"]["code"] == "upstream_error" and "upstream failed mid-stream" in chunk["error"]["message"]
+    assert chunk["model"] == "m"  # the request's model: the host said none
+
+
+def test_harness_failure_after_the_stream_ended_adds_nothing() -> None:
+    """`[DONE]` already went out: a failure after it is the app's; no error chunk follows the end."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": True})
+        raise UpstreamBroke("after the end")
+
+    send = Recorder()
+    payload = {"model": "m", "stream": True, "tools": TOOLS, "messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(UpstreamBroke):
+        receive = Receive([request(json.dumps(payload).encode())])
+        call(ToolCallMiddleware(app, dialect="hermes"), scope(CHAT), receive, send)
+    sent = b"".join(m.get("body", b"") for m in send.messages if m["type"] == "http.response.body")
+    assert sent == b"data: [DONE]\n\n"
 
 
 def test_harness_responses_failure_before_any_body_ends_in_response_failed() -> None:

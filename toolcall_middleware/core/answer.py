@@ -437,7 +437,10 @@ class Answer:
         if self.failed is not None:
             return out
         if self.chat is None and self.responses is None and self.messages is None:
-            out += self._open(self.meta.to_upstream() if self.meta is not None else Upstream())  # nothing went out yet
+            # Nothing went out yet: the request's model stands in for the host's.
+            meta = self.meta
+            upstream = meta.to_upstream() if meta is not None else Upstream(model=self.ex.report.model or "unknown")
+            out += self._open(upstream)
         if self.responses is not None:
             return out + b"".join(encode_event(e) for e in self.responses.fail(message, code="server_error"))
         if self.messages is not None:

@@ -118,6 +118,8 @@ class Exchange:
         self._buffered = 0
         self._stream: Answer | None = None
         self._prepared: Prepared | None = None  # made at `start`, taken by the answer
+        self._sized = False  # the host's head gave the body's length
+        self._data_seen = False  # an SSE event with data came (the answer's, or the end's)
         # Not ours: decided at `start`, or later (a JSON body that is not an answer or over the
         # cap: the caller sends the original bytes; a stream given up: `feed` returns it decoded).
         self.passthrough = True
@@ -180,14 +182,14 @@ class Exchange:
             self.passthrough = True
             self.report.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
             return headers
-        n = self.request.get("n")
-        if isinstance(n, int) and n > 1 and self.api != "chat":
-            # Chat parses each choice on its own (`Answer.several`); legacy completions do not
-            # yet, so every choice reaches the client as the host wrote it rather than being lost.
+        if self.api == "completions":
+            # The legacy completions API has no way to carry a tool call, and its client writes its
+            # own prompt: its answer reaches it as the host wrote it (`choices[].text`).
             self.passthrough = True
-            self.report.passthrough_reason = "n > 1: choices are passed through unparsed"
+            self.report.passthrough_reason = "the completions API carries no tool calls: passed through"
             return headers
         self.passthrough = False
+        self._sized = header(headers, b"content-length") is not None
         self._decoder = ContentDecoder(header(headers, b"content-encoding"))
         new = without(headers, b"content-length", b"transfer-encoding", b"etag", b"content-md5", b"digest")
         if not self._decoder.identity:
@@ -213,9 +215,16 @@ class Exchange:
     @property
     def head_final(self) -> bool:
         """The headers `start` returned are the ones the client gets whatever the body holds: a
-        stream whose bytes are not content-encoded (a stream given up goes out under them too;
-        only a body that turns out to live in a file would want the host's own, encoded head)."""
-        return self._mode is Body.SSE and not self.passthrough and self._decoder is not None and self._decoder.identity
+        stream being made (no `Content-Length`: a body of known length is ready, and may live in
+        a file, which wants the host's own head) whose bytes are not content-encoded (a stream
+        given up goes out under them too)."""
+        return (
+            self._mode is Body.SSE
+            and not self.passthrough
+            and self._decoder is not None
+            and self._decoder.identity
+            and not self._sized
+        )
 
     @property
     def buffered(self) -> bool:
@@ -276,11 +285,14 @@ class Exchange:
         text, a call the model had not finished is dropped (as at any cut-off), and the stream ends
         in an error (a Chat chunk with `error` and `finish_reason: "error"`, then `[DONE]`;
         `response.failed`), which the openai SDK raises; empty when our stream had already ended.
-        A stream whose head went out but no body yet ends the same way, in the error alone.
-        `None` when there is no stream of ours: what was sent is the app's, so is the failure."""
+        A stream whose head went out but no event with data yet ends the same way, in the error
+        alone. `None` when there is no stream of ours (what was sent is the app's, so is the
+        failure), and after an end or an event that was not ours."""
         if self.passthrough or self._mode is not Body.SSE:
             return None
         if self._stream is None:
+            if self._data_seen:
+                return None  # `[DONE]` came first: the stream had ended
             self._stream = self._answer(stream=True, kind=self.upstream)
         if not self._stream.done:
             self.report.notes.append(f"the host app failed mid-stream: {message}")
@@ -323,6 +335,7 @@ class Exchange:
     def _sse_event(self, event: SSEEvent) -> bytes:
         if event.data is None:
             return event.raw  # comments (keep-alives) and empty events go through as they came
+        self._data_seen = True
         if self._stream is None:
             obj = decode_data(event.data)
             kind = self._answer_kind(obj)
