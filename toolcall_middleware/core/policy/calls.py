@@ -12,11 +12,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..dialects.base import dump_arguments
 from ..events import ToolCallStart
 from ..schema import decode_json
 from . import errors
+from .coerce import coerce_arguments
 from .errors import PolicyConfigError, PolicyError
 from .options import PolicyLimits
+from .quickcheck import Check, quick_check
 from .repair import repair_arguments
 from .report import Action, PolicyNote
 from .tools import ToolRules, ToolSpec
@@ -67,6 +70,7 @@ class CallJudge:
         # failing all their requests over an optional package would be worse.
         self._loose_checks = jsonschema_available()
         self._checks: dict[str, SchemaCheck | None] = {}
+        self._quick: dict[str, Check | None] = {}  # without jsonschema: coercion's check, by tool
         for spec in (rules.offered or {}).values():
             if spec.parameters and (strict or (spec.strict and self._loose_checks)):
                 self._checks[spec.name] = schema_check(spec.parameters, spec.param)
@@ -152,13 +156,46 @@ class CallJudge:
         if check is None and call.strict and call.spec is not None and call.spec.parameters:
             self.note("kept", "schema_unchecked", call, "jsonschema is not installed")
         problem = check.problem(value) if check is not None else None
-        if problem is None:
-            return
         if call.strict:
-            message = f"The arguments of the call to {name!r} do not match its schema: {problem}"
-            self.fail(call, "schema", errors.INVALID_TOOL_ARGUMENTS, message, param)
-        else:
+            if problem is not None:
+                message = f"The arguments of the call to {name!r} do not match its schema: {problem}"
+                self.fail(call, "schema", errors.INVALID_TOOL_ARGUMENTS, message, param)
+            return
+        if (problem is not None or check is None) and self._coerced(call, value, check, problem):
+            return
+        if problem is not None:
             self.note("kept", "schema", call, problem)
+
+    def _coerced(
+        self, call: PendingCall, value: dict[str, Any], check: SchemaCheck | None, problem: str | None
+    ) -> bool:
+        """A loose call whose arguments do not fit its schema (or could not be checked), typed by
+        the schema (`coerce_arguments`): kept when the result fits, which jsonschema says, or
+        without it the quick check (`quick_check`: only a certain yes counts). Part of the repair
+        pass: not with `repair=False`, nor for arguments that already went out piece by piece."""
+        spec = call.spec
+        if not self._repair or call.live is not None or spec is None or not spec.parameters:
+            return False
+        typed = coerce_arguments(value, spec.parameters)
+        if typed is value:
+            return False
+        if check is not None:
+            if check.problem(typed) is not None:
+                return False
+        else:
+            quick = self._quick_for(spec)
+            if quick is None or not quick(typed):
+                return False
+        text = dump_arguments(typed)
+        if self.fits(call, text, whole=True):  # (over the cap: settled there)
+            call.arguments = text
+            self.note("repaired", "coerced", call, problem or "typed by the schema")
+        return True
+
+    def _quick_for(self, spec: ToolSpec) -> Check | None:
+        if spec.name not in self._quick:
+            self._quick[spec.name] = quick_check(spec.parameters)
+        return self._quick[spec.name]
 
     def _check_for(self, spec: ToolSpec | None) -> SchemaCheck | None:
         if spec is None or not spec.parameters:

@@ -14,8 +14,9 @@ Text, reasoning and truncated calls pass through in order. Each call is decided 
   fails the response instead (`PolicyError`);
 - its arguments, at its end: a strict call (the tool's `strict: true`, or `strict=True`) must be
   a JSON object that fits the tool's schema, else the response fails; a loose call gets one safe
-  repair pass (`repair_arguments`) when it is not a JSON object, becomes text when that fails, and
-  goes out with a note in the report when it does not fit the schema;
+  repair pass (`repair_arguments`) when it is not a JSON object, becomes text when that fails, is
+  typed by its schema when that makes it fit (`coerce_arguments`: `"42"` for an integer), and
+  otherwise goes out with a note in the report when it does not fit the schema;
 - the response so far, when it would go out: `parallel_tool_calls: false` lets only the first
   call out, `PolicyLimits` caps the number of calls and the size of each.
 

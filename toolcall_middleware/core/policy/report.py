@@ -19,6 +19,7 @@ Action = Literal["dropped", "text", "repaired", "kept", "error"]
 #   max_arguments_bytes  the `max_arguments_bytes` limit
 #   invalid_json         the arguments are not a JSON object (and could not be repaired)
 #   repaired             the arguments were repaired (action `repaired`)
+#   coerced              the arguments were typed by the schema, which they then fit (action `repaired`)
 #   schema               the arguments do not fit the tool's schema
 #   schema_unchecked     a strict tool's schema could not be checked (jsonschema is not installed)
 #   unfinished           the output ended inside the call
