@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
+import openai
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.asgi.harness import SSE_HEADERS, body, chat_request, chat_stream, start
+from tests.servers import serve, uvicorn
 from tests.wire import replay_chat
 from toolcall_middleware.core.events import ToolCallDelta, ToolCallEnd, ToolCallStart
 from toolcall_middleware.core.policy import PolicyFilter
@@ -186,3 +189,25 @@ def test_through_the_middleware_the_client_gets_typed_arguments() -> None:
     completion = replay_chat(chunks)
     (tool_call,) = completion.choices[0].message.tool_calls or []
     assert json.loads(tool_call.function.arguments) == {"path": "a.py", "line": 42}
+
+
+@pytest.fixture(scope="module")
+def echo_client() -> Iterator[openai.OpenAI]:
+    """A uvicorn-served host whose model writes the user's message as its raw output
+    (`tests/asgi/failing_app.py`; `END:` ends its stream normally), behind the middleware."""
+    command, port = uvicorn("tests.asgi.failing_app:app")
+    with serve(command, port) as base:
+        yield openai.OpenAI(api_key="none", base_url=base + "/v1", max_retries=0)
+
+
+def test_served_the_openai_sdk_gets_the_typed_call(echo_client: openai.OpenAI) -> None:
+    arguments = {"path": "a.py", "line": "42", "files": '["b.py"]'}  # as the model wrote them
+    raw = "END:<tool_call>\n" + json.dumps({"name": "edit", "arguments": arguments}) + "\n</tool_call>"
+    messages: Any = [{"role": "user", "content": raw}]
+    with echo_client.chat.completions.stream(model="m", messages=messages, tools=[EDIT]) as stream:  # type: ignore[list-item]
+        for _ in stream:
+            pass
+        completion = stream.get_final_completion()
+    (tool_call,) = completion.choices[0].message.tool_calls or []
+    assert json.loads(tool_call.function.arguments) == {"path": "a.py", "line": 42, "files": ["b.py"]}
+    assert completion.choices[0].finish_reason == "tool_calls"
