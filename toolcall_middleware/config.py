@@ -78,6 +78,10 @@ class ToolCallConfig(BaseModel):
     arguments_streaming: Literal["whole", "incremental"] = Field(
         "whole", description="'incremental': stream a call's argument fragments as the model writes them"
     )
+    reasoning_calls: Literal["keep", "fallback"] = Field(
+        "keep",
+        description="'fallback': when the output makes no call after its reasoning, the calls written in it count",
+    )
     reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
     responses_reasoning: bool = Field(True, description="emit reasoning items in Responses output")
     profiles: frozenset[Profile] = Field(frozenset(), description="compatibility profiles to switch on")

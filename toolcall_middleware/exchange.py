@@ -44,6 +44,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         strict=config.strict,
         repair=config.repair,
         arguments_streaming=config.arguments_streaming,
+        reasoning_calls=config.reasoning_calls,
         reasoning_field=config.reasoning_field,
         responses_reasoning=config.responses_reasoning,
         profiles=frozenset(config.profiles),

@@ -82,6 +82,7 @@ def parser_for(exchange: Exchange, streaming: ArgumentsStreaming) -> StreamParse
         # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
         # ones. Ids a host gives its calls in its protocol (`tool_use.id`) are kept either way.
         model_ids=settings.call_ids == "model",
+        reasoning_calls=settings.reasoning_calls,
     )
 
 
@@ -180,7 +181,7 @@ class Answer:
         events: list[Event] = []
         if piece.index not in self.native_seen:
             self.native_seen.add(piece.index)
-            events.extend(self.parser.close())
+            events.extend(self.parser.close(drafts=False))  # the host calls: no drafts read
             next_index = self.parser.context.next_index
             self.parser = parser_for(self.ex, self.streaming)
             self.parser.context.next_index = next_index
@@ -379,7 +380,7 @@ class Answer:
 
     def _settle(self) -> bytes:
         """The output ended: what the parser and the rules still hold, out."""
-        out = self._emit(self.parser.close())
+        out = self._emit(self.parser.close(drafts=self.native is None))
         tail: list[Any] = []
         if not self._ended:
             for item in self.policy.close():
@@ -427,7 +428,7 @@ class Answer:
             return b""  # the client's stream already ended
         out = b""
         for choice in self._choices():
-            out += choice._emit(choice.parser.close())
+            out += choice._emit(choice.parser.close(drafts=False))  # (cut short: no drafts read)
             if self.failed is None:
                 # The calls the model finished go out; the rules' verdict on the whole answer (a
                 # required call missing) is moot: the answer is incomplete, and the error says why.
@@ -470,7 +471,7 @@ class Answer:
                 return None
         kept_by: dict[int, list[Event]] = {}
         for choice in self._choices():
-            events = parsed.get(choice.index, []) + choice.parser.close()
+            events = parsed.get(choice.index, []) + choice.parser.close(drafts=choice.native is None)
             choice.parser_truncated = any(isinstance(e, TruncatedCall) for e in events)
             kept = kept_by[choice.index] = []
             for judged in [*choice.policy.feed(events), *choice.policy.close()]:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from .dialects import ParseContext, resolve
 from .dialects.base import _REPAIR, repairing
-from .events import Event, ReasoningDelta, TextDelta
+from .events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .lane import Hits, Lane, Output, reasoning_lane
 from .memo import remembered
 from .policy.repair import repair_arguments
@@ -36,6 +36,7 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | Mapping[str, Any] | None) 
 
 
 ArgumentsStreaming = Literal["whole", "incremental"]
+ReasoningCalls = Literal["keep", "fallback"]
 
 
 class StreamParser:
@@ -60,6 +61,13 @@ class StreamParser:
 
     `model_ids=False` leaves `ToolCallStart.id` `None` where the format writes an id of its own
     (Kimi's `functions.f:0` restarts at 0 in every answer), so the emitters mint unique ones.
+
+    `reasoning_calls`: what becomes of a call the model wrote inside its reasoning block (a
+    draft, or the only call it makes: some models call from inside `<think>` and never again).
+    `"keep"` (the default): it stays reasoning, as every engine that splits reasoning first does.
+    `"fallback"`: when the output ends with no call outside its reasoning, the complete calls
+    written in the reasoning are read as if written after it, at `close()`; the reasoning keeps
+    its text either way (nothing of it moves into content).
     """
 
     def __init__(
@@ -73,9 +81,14 @@ class StreamParser:
         repair: bool = False,
         arguments_streaming: ArgumentsStreaming = "whole",
         model_ids: bool = True,
+        reasoning_calls: ReasoningCalls = "keep",
     ) -> None:
         if arguments_streaming not in ("whole", "incremental"):
             raise ValueError(f"arguments_streaming must be 'whole' or 'incremental', not {arguments_streaming!r}")
+        if reasoning_calls not in ("keep", "fallback"):
+            raise ValueError(f"reasoning_calls must be 'keep' or 'fallback', not {reasoning_calls!r}")
+        # The reasoning's text, kept for `reasoning_calls="fallback"` (`None`: not kept).
+        self._drafts: list[str] | None = [] if reasoning_calls == "fallback" else None
         self.dialect = resolve(dialect, model)
         # Opt-in: one safe repair pass on a call body that is almost JSON (trailing commas,
         # single quotes, Python literals), never on a cut-off one; without it such a body is text.
@@ -180,6 +193,8 @@ class StreamParser:
         piece), or reasoning inside its block."""
         if self._closed:
             return None
+        if self._drafts is not None and (channel is not Channel.CONTENT or not self._past_reasoning):
+            return None  # the reasoning's text is kept (`reasoning_calls`): it goes through `_route`
         if channel is Channel.CONTENT:
             if getattr(self._tools, "_pending", ""):
                 return None  # the tool machine holds text (a marker may be starting): no lane of any kind
@@ -215,6 +230,8 @@ class StreamParser:
             raise RuntimeError("feed_reasoning() after close()")
         syntax = self.dialect.reasoning
         if syntax is None:
+            if self._drafts is not None and delta:
+                self._drafts.append(delta)
             return [ReasoningDelta(delta)] if delta else []
         if self._reasoning_channel is None:
             self._reasoning_channel = ReasoningSplitter(syntax, start_inside=True)
@@ -224,14 +241,19 @@ class StreamParser:
             routed = self._route(self._reasoning_channel.feed(delta))
         return [ReasoningDelta(e.text) if isinstance(e, TextDelta) else e for e in routed]
 
-    def close(self) -> list[Event]:
-        """The output has ended: flush held-back text, report an unfinished call."""
+    def close(self, *, drafts: bool = True) -> list[Event]:
+        """The output has ended: flush held-back text, report an unfinished call (and, with
+        `reasoning_calls="fallback"`, read the calls drafted in the reasoning when none came
+        after it; `drafts=False`: a call came another way, a host's own)."""
         if self._closed:
             return []
         self._closed = True
         token = _REPAIR.set(self._repair)  # (`repairing`, inline)
         try:
-            return self._close()
+            out = self._close()
+            if drafts and self._drafts and self.context.next_index == 0:
+                out.extend(self._drafted_calls("".join(self._drafts)))
+            return out
         finally:
             _REPAIR.reset(token)
 
@@ -245,11 +267,22 @@ class StreamParser:
         out.extend(self._tools.close())
         return out
 
+    def _drafted_calls(self, reasoning: str) -> list[Event]:
+        """The complete calls in the reasoning's text, read by a tool machine of their own (its
+        text and unfinished calls are left out: they are reasoning, already given)."""
+        machine = self.dialect.machine(self.context)
+        events = machine.feed(reasoning) + machine.close()
+        complete = {e.index for e in events if isinstance(e, ToolCallEnd)}
+        return [e for e in events if isinstance(e, (ToolCallStart, ToolCallDelta, ToolCallEnd)) and e.index in complete]
+
     def _route(self, pieces: list[tuple[Channel, str]]) -> list[Event]:
         out: list[Event] = []
+        drafts = self._drafts
         for channel, text in pieces:
             if channel is Channel.REASONING:
                 out.append(ReasoningDelta(text))
+                if drafts is not None:
+                    drafts.append(text)
             else:
                 out.extend(self._tools.feed(text))
         return out
@@ -264,9 +297,16 @@ def parse(
     generation_prompt: str | None = None,
     thinking: bool | None = None,
     repair: bool = False,
+    reasoning_calls: ReasoningCalls = "keep",
 ) -> ParseResult:
     """Parse a whole output: `.content`, `.reasoning`, `.tool_calls` (and `.truncated`)."""
     parser = StreamParser(
-        dialect, model=model, tools=tools, generation_prompt=generation_prompt, thinking=thinking, repair=repair
+        dialect,
+        model=model,
+        tools=tools,
+        generation_prompt=generation_prompt,
+        thinking=thinking,
+        repair=repair,
+        reasoning_calls=reasoning_calls,
     )
     return merge_events(parser.feed(text) + parser.close())

@@ -50,6 +50,7 @@ class Settings:
     strict: bool = False
     repair: bool = True
     arguments_streaming: Literal["whole", "incremental"] = "whole"
+    reasoning_calls: Literal["keep", "fallback"] = "keep"
     reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
     responses_reasoning: bool = True
     profiles: frozenset[str] = frozenset()
