@@ -211,3 +211,19 @@ def test_served_the_openai_sdk_gets_the_typed_call(echo_client: openai.OpenAI) -
     (tool_call,) = completion.choices[0].message.tool_calls or []
     assert json.loads(tool_call.function.arguments) == {"path": "a.py", "line": 42, "files": ["b.py"]}
     assert completion.choices[0].finish_reason == "tool_calls"
+
+
+def test_typed_arguments_over_the_size_cap_go_as_the_model_wrote_them() -> None:
+    from toolcall_middleware.core.policy import PolicyLimits
+
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "c": {"type": "integer"}}}
+    arguments = '{"a":1,"c":"3"}'  # 15 bytes; typed and written anew, 16
+    policy = PolicyFilter([chat_tool("f", schema)], limits=PolicyLimits(max_arguments_bytes=len(arguments)))
+    out = run(policy, call(0, "f", arguments))
+    assert calls_out(out) == [(0, None, "f", arguments)]
+    assert policy.report.repaired == () and len(policy.report.schema_mismatches) == 1
+
+
+def test_floats_are_not_spelled_anew_as_strings() -> None:
+    value = {"path": "a.py", "zip": 1.10}  # the model's `1.10` is gone once read: left alone
+    assert coerce_arguments(value, SCHEMA) is value

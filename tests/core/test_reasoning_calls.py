@@ -150,3 +150,48 @@ def test_a_host_that_calls_itself_gets_no_drafts_added() -> None:
     assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []] == [
         ("get_weather", {"city": "Rome"})
     ]
+
+
+# -- drafts and the rules, cut-offs, size -----------------------------------------------------
+
+
+def drafted_policy_run(policy: Any, text: str) -> list[Any]:
+    parser = StreamParser("hermes", tools=TOOLS, reasoning_calls="fallback")
+    return list(policy.feed(parser.feed(text) + parser.close()) + policy.close())
+
+
+@pytest.mark.parametrize(
+    ("tools", "choice", "strict"),
+    [
+        (TOOLS, "none", False),  # no call wanted
+        ([{"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}], None, False),
+        ([{"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}], None, True),
+        (TOOLS, None, True),  # strict, and the draft does not fit (`city` must be a string)
+    ],
+    ids=["tool_choice-none", "unknown-name", "unknown-name-strict", "strict-mismatch"],
+)
+def test_a_draft_the_rules_refuse_is_dropped_never_shown_or_failed(tools: Any, choice: Any, strict: bool) -> None:
+    from toolcall_middleware.core.events import TextDelta, ToolCallStart
+    from toolcall_middleware.core.policy import PolicyError, PolicyFilter
+
+    draft = DRAFTED.replace('"Paris"', "5") if strict and tools is TOOLS else DRAFTED
+    out = drafted_policy_run(PolicyFilter(tools, choice, strict=strict), draft)
+    assert not any(isinstance(e, (ToolCallStart, PolicyError)) for e in out)
+    assert "".join(e.text for e in out if isinstance(e, TextDelta)) == "Let me check the weather for you."
+
+
+def test_a_call_cut_off_after_the_reasoning_keeps_the_drafts_out() -> None:
+    cut = DRAFTED.replace("Let me check the weather for you.", 'Text <tool_call>{"name": "get_weather", "argu')
+    for streaming in ("whole", "incremental"):
+        parser = StreamParser("hermes", tools=TOOLS, reasoning_calls="fallback", arguments_streaming=streaming)  # type: ignore[arg-type]
+        result = merge_events(parser.feed(cut) + parser.close())
+        assert result.tool_calls == [] and result.truncated, streaming
+
+
+def test_a_reasoning_over_the_size_limit_gives_no_drafts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolcall_middleware.core import parser as parser_module
+
+    monkeypatch.setattr(parser_module, "MAX_DRAFT_CHARS", len(REASONING) - 1)
+    assert parse(DRAFTED, "hermes", tools=TOOLS, reasoning_calls="fallback").tool_calls == []
+    monkeypatch.setattr(parser_module, "MAX_DRAFT_CHARS", len(REASONING))
+    assert len(parse(DRAFTED, "hermes", tools=TOOLS, reasoning_calls="fallback").tool_calls) == 1

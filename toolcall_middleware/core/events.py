@@ -26,11 +26,14 @@ class ReasoningDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStart:
-    """A call begins: `index` counts calls from 0; `id` is the model's own id, if the format has one."""
+    """A call begins: `index` counts calls from 0; `id` is the model's own id, if the format has one.
+    `drafted`: written inside the reasoning, read because no call came after it
+    (`reasoning_calls="fallback"`); the rules drop such a call rather than show it as text."""
 
     index: int
     id: str | None
     name: str
+    drafted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from .dialects import ParseContext, resolve
 from .dialects.base import _REPAIR, repairing
-from .events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from .events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from .lane import Hits, Lane, Output, reasoning_lane
 from .memo import remembered
 from .policy.repair import repair_arguments
@@ -37,6 +37,8 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | Mapping[str, Any] | None) 
 
 ArgumentsStreaming = Literal["whole", "incremental"]
 ReasoningCalls = Literal["keep", "fallback"]
+MAX_DRAFT_CHARS = 1 << 20  # reasoning kept for `reasoning_calls="fallback"`; a longer one gives no drafts
+_DRAFT_PIECE = 1024
 
 
 class StreamParser:
@@ -66,8 +68,10 @@ class StreamParser:
     draft, or the only call it makes: some models call from inside `<think>` and never again).
     `"keep"` (the default): it stays reasoning, as every engine that splits reasoning first does.
     `"fallback"`: when the output ends with no call outside its reasoning, the complete calls
-    written in the reasoning are read as if written after it, at `close()`; the reasoning keeps
-    its text either way (nothing of it moves into content).
+    written in the reasoning are read as if written after it, at `close()` (marked `drafted`:
+    the rules drop one they refuse rather than show it as text); the reasoning keeps its text
+    either way (nothing of it moves into content). A call cut off after the reasoning counts as a
+    call; a reasoning over `MAX_DRAFT_CHARS` gives none.
     """
 
     def __init__(
@@ -89,6 +93,7 @@ class StreamParser:
             raise ValueError(f"reasoning_calls must be 'keep' or 'fallback', not {reasoning_calls!r}")
         # The reasoning's text, kept for `reasoning_calls="fallback"` (`None`: not kept).
         self._drafts: list[str] | None = [] if reasoning_calls == "fallback" else None
+        self._drafted_chars = 0
         self.dialect = resolve(dialect, model)
         # Opt-in: one safe repair pass on a call body that is almost JSON (trailing commas,
         # single quotes, Python literals), never on a cut-off one; without it such a body is text.
@@ -231,7 +236,7 @@ class StreamParser:
         syntax = self.dialect.reasoning
         if syntax is None:
             if self._drafts is not None and delta:
-                self._drafts.append(delta)
+                self._keep_draft(delta)
             return [ReasoningDelta(delta)] if delta else []
         if self._reasoning_channel is None:
             self._reasoning_channel = ReasoningSplitter(syntax, start_inside=True)
@@ -252,7 +257,9 @@ class StreamParser:
         try:
             out = self._close()
             if drafts and self._drafts and self.context.next_index == 0:
-                out.extend(self._drafted_calls("".join(self._drafts)))
+                # (no call after the reasoning, not even one cut off: a `TruncatedCall` takes no index)
+                if not any(isinstance(e, TruncatedCall) for e in out):
+                    out.extend(self._drafted_calls(self._drafts))
             return out
         finally:
             _REPAIR.reset(token)
@@ -267,25 +274,49 @@ class StreamParser:
         out.extend(self._tools.close())
         return out
 
-    def _drafted_calls(self, reasoning: str) -> list[Event]:
+    def _drafted_calls(self, pieces: list[str]) -> list[Event]:
         """The complete calls in the reasoning's text, read by a tool machine of their own (its
-        text and unfinished calls are left out: they are reasoning, already given)."""
+        text and unfinished calls are left out: they are reasoning, already given). The text goes
+        in pieces of at most `_DRAFT_PIECE` characters: the same result as whole (any split is),
+        without a machine scanning one long buffer again for every marker in it."""
         machine = self.dialect.machine(self.context)
-        events = machine.feed(reasoning) + machine.close()
+        events: list[Event] = []
+        for piece in pieces:
+            for start in range(0, len(piece), _DRAFT_PIECE):
+                events += machine.feed(piece[start : start + _DRAFT_PIECE])
+        events += machine.close()
         complete = {e.index for e in events if isinstance(e, ToolCallEnd)}
-        return [e for e in events if isinstance(e, (ToolCallStart, ToolCallDelta, ToolCallEnd)) and e.index in complete]
+        out: list[Event] = []
+        for event in events:
+            if isinstance(event, ToolCallStart) and event.index in complete:
+                out.append(ToolCallStart(event.index, event.id, event.name, drafted=True))
+            elif isinstance(event, (ToolCallDelta, ToolCallEnd)) and event.index in complete:
+                out.append(event)
+        return out
 
     def _route(self, pieces: list[tuple[Channel, str]]) -> list[Event]:
         out: list[Event] = []
-        drafts = self._drafts
         for channel, text in pieces:
             if channel is Channel.REASONING:
                 out.append(ReasoningDelta(text))
-                if drafts is not None:
-                    drafts.append(text)
+                if self._drafts is not None:
+                    self._keep_draft(text)
             else:
                 out.extend(self._tools.feed(text))
         return out
+
+    def _keep_draft(self, text: str) -> None:
+        """Keep reasoning text for `reasoning_calls="fallback"`: until a call came outside the
+        reasoning (then none is read from it), and up to `MAX_DRAFT_CHARS` in all (past that,
+        none is: the same for any split, as it counts characters)."""
+        drafts = self._drafts
+        if drafts is None:
+            return
+        self._drafted_chars += len(text)
+        if self.context.next_index or self._drafted_chars > MAX_DRAFT_CHARS:
+            self._drafts = None  # (the reasoning lanes may run again)
+            return
+        drafts.append(text)
 
 
 def parse(

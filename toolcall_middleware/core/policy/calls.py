@@ -187,9 +187,12 @@ class CallJudge:
             if quick is None or not quick(typed):
                 return False
         text = dump_arguments(typed)
-        if self.fits(call, text, whole=True):  # (over the cap: settled there)
-            call.arguments = text
-            self.note("repaired", "coerced", call, problem or "typed by the schema")
+        cap = self._limits.max_arguments_bytes
+        if cap is not None and len(text.encode("utf-8", "surrogatepass")) > cap:
+            return False  # typed, it would be over the cap: it goes as the model wrote it
+        self.fits(call, text, whole=True)
+        call.arguments = text
+        self.note("repaired", "coerced", call, problem or "typed by the schema")
         return True
 
     def _quick_for(self, spec: ToolSpec) -> Check | None:
@@ -213,10 +216,15 @@ class CallJudge:
         self.notes.append(PolicyNote(action, reason, call.start.index, call.start.name, detail))
 
     def decide(self, call: PendingCall, fate: Fate, reason: str, detail: str = "") -> None:
+        if fate == "text" and call.start.drafted:
+            fate = "drop"  # a call drafted in the reasoning never becomes content
         call.fate = fate
         self.note("text" if fate == "text" else "dropped", reason, call, detail)
 
     def fail(self, call: PendingCall, reason: str, code: str, message: str, param: str | None = None) -> None:
+        if call.start.drafted:  # a draft the rules refuse is dropped: the answer stands without it
+            self.decide(call, "drop", reason, message)
+            return
         call.fate = "error"
         call.error = PolicyError(message, code, param)
         self.note("error", reason, call, message)

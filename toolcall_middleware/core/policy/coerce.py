@@ -11,11 +11,13 @@ arguments do not fit its schema gets this one pass:
 - a string where the property's schema allows no string becomes the value it spells, typed as
   `coerce_value` types a raw parameter (a number, a boolean, `null`, an array or an object
   written as JSON); a string that spells none stays as it is;
-- a number where the schema allows only strings becomes its JSON spelling (`12345` -> `"12345"`);
+- an integer where the schema allows only strings becomes its digits (`12345` -> `"12345"`; a
+  float is left alone: how the model spelled it, `1.10` or `1e3`, is gone once it is read);
 - objects and arrays are walked by `properties`, `additionalProperties` and `items`, so a nested
   value is typed by its own schema.
 
-Nothing else changes: the same keys, items and order, every other value as the model wrote it.
+Nothing else changes: the same keys, items and order, every other value the same (as JSON: the
+typed arguments are written anew, so `1E5` may come out as `100000.0`).
 The caller keeps the result only when it fits the schema as a whole; otherwise the call goes out
 as the model wrote it, as before. Pure: no I/O, no state.
 """
@@ -25,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..framing.utf8 import json_text
 from ..schema import coerce_value, schema_types
 
 _MAX_DEPTH = 64  # deeper arguments are left as they are (a schema this deep is not a tool's)
@@ -44,8 +45,8 @@ def _coerce(value: Any, schema: Any, depth: int) -> Any:
     if isinstance(value, str):
         types = schema_types(schema)
         return coerce_value(value, schema) if types and "string" not in types else value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return json_text(value) if schema_types(schema) == {"string"} else value
+    if type(value) is int:  # (not a float: its spelling as the model wrote it is gone)
+        return str(value) if schema_types(schema) == {"string"} else value
     if isinstance(value, dict):
         properties = schema.get("properties")
         extra = schema.get("additionalProperties")
