@@ -226,7 +226,7 @@ class _Request:
             # its length; one passed through as before, so a failure before it is the server's 500).
             self.start = self.original = message
             self._decide()
-            if self.state == "stream" and self.exchange.head_final:
+            if self.exchange.head_final:  # (a stream of ours: `state` is "stream")
                 await self._flush_start()
             return
         if kind != "http.response.body":

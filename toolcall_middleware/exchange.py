@@ -144,7 +144,7 @@ class ToolCallExchange:
         """The head `start` returned can go to the client at once: the body cannot change it (a
         stream being made: no length given, not content-encoded). The client then reads it while
         the app computes its first body, as it would without the middleware."""
-        return self.mode == "stream" and self.pipeline.head_final
+        return self.pipeline.head_final
 
     def transform(self, data: bytes, *, end: bool = False) -> bytes | None:
         """The bytes for the client for one piece of the body (`end`: the last one).

@@ -120,7 +120,7 @@ class Exchange:
         self._stream: Answer | None = None
         self._prepared: Prepared | None = None  # made at `start`, taken by the answer
         self._sized = False  # the host's head gave the body's length
-        self._data_seen = False  # an SSE event with data came (the answer's, or the end's)
+        self._ended_first = False  # the stream's first data was its end (`[DONE]`), no answer
         # Not ours: decided at `start`, or later (a JSON body that is not an answer or over the
         # cap: the caller sends the original bytes; a stream given up: `feed` returns it decoded).
         self.passthrough = True
@@ -286,14 +286,14 @@ class Exchange:
         text, a call the model had not finished is dropped (as at any cut-off), and the stream ends
         in an error (a Chat chunk with `error` and `finish_reason: "error"`, then `[DONE]`;
         `response.failed`), which the openai SDK raises; empty when our stream had already ended.
-        A stream whose head went out but no event with data yet ends the same way, in the error
-        alone. `None` when there is no stream of ours (what was sent is the app's, so is the
-        failure), and after an end or an event that was not ours."""
+        A stream whose head went out but no answer yet ends the same way, in the error alone.
+        `None` when there is no stream of ours (what was sent is the app's, so is the failure),
+        and after an end or an event that was not ours."""
         if self.passthrough or self._mode is not Body.SSE:
             return None
         if self._stream is None:
-            if self._data_seen:
-                return None  # `[DONE]` came first: the stream had ended
+            if self._ended_first:
+                return None  # the stream had ended
             self._stream = self._answer(stream=True, kind=self.upstream)
         if not self._stream.done:
             self.report.notes.append(f"the host app failed mid-stream: {message}")
@@ -336,7 +336,6 @@ class Exchange:
     def _sse_event(self, event: SSEEvent) -> bytes:
         if event.data is None:
             return event.raw  # comments (keep-alives) and empty events go through as they came
-        self._data_seen = True
         if self._stream is None:
             obj = decode_data(event.data)
             kind = self._answer_kind(obj)
@@ -344,6 +343,8 @@ class Exchange:
                 if event.data.strip() != "[DONE]":
                     self.report.notes.append("upstream stream is not an OpenAI-style answer: passed through")
                     self.passthrough = True
+                else:
+                    self._ended_first = True
                 return event.raw
             self._stream = self._answer(stream=True, kind=kind)
             return self._stream.feed(event, obj)
