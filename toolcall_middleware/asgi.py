@@ -225,9 +225,10 @@ class _Request:
             # client reads it meanwhile. Any other waits for the first body (a JSON answer's for
             # its length; one passed through as before, so a failure before it is the server's 500).
             self.start = self.original = message
-            self._decide()
+            self._decide(prepare=False)
             if self.exchange.head_final:  # (a stream of ours: `state` is "stream")
-                await self._flush_start()
+                await self._flush_start()  # the head first: the parts below are not in it
+            self.exchange.prepare()
             return
         if kind != "http.response.body":
             await self._other(message)
@@ -343,12 +344,12 @@ class _Request:
         for message in held:
             await self.send(message)
 
-    def _decide(self) -> None:
+    def _decide(self, *, prepare: bool = True) -> None:
         assert self.start is not None, "http.response.body before http.response.start"
         method = str(self.scope.get("method", "POST"))
         status = int(self.start["status"])
         headers = list(self.start.get("headers") or [])
-        new_headers = self.exchange.start(method, status, headers)
+        new_headers = self.exchange.start(method, status, headers, prepare=prepare)
         self.state = self.exchange.mode
         if self.state != "pass":
             self.start = {**self.start, "headers": new_headers}

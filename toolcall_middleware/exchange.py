@@ -130,9 +130,10 @@ class ToolCallExchange:
 
     # -- response ------------------------------------------------------------------------------
 
-    def start(self, method: str, status: int, headers: Headers) -> Headers:
-        """Decide from the response head (sets `mode`); the headers to send when the body is known."""
-        new = self.pipeline.start(method, status, headers)
+    def start(self, method: str, status: int, headers: Headers, *, prepare: bool = True) -> Headers:
+        """Decide from the response head (sets `mode`); the headers to send when the body is known.
+        `prepare=False`: call `prepare` after sending a `head_final` head (the head goes first)."""
+        new = self.pipeline.start(method, status, headers, prepare=prepare)
         if self.pipeline.passthrough:
             self.mode = "pass"
             return headers
@@ -145,6 +146,12 @@ class ToolCallExchange:
         stream being made: no length given, not content-encoded). The client then reads it while
         the app computes its first body, as it would without the middleware."""
         return self.pipeline.head_final
+
+    def prepare(self) -> None:
+        """Make the answer's parts (parser, rules, reader) now, before its first body: for a
+        shell that sent a final head first (`start(..., prepare=False)`). Never raises: a part
+        that cannot be made now is made with the first body."""
+        self.pipeline.prepare()
 
     def transform(self, data: bytes, *, end: bool = False) -> bytes | None:
         """The bytes for the client for one piece of the body (`end`: the last one).

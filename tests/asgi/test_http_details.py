@@ -170,7 +170,8 @@ def test_the_head_goes_out_at_once_only_when_no_body_can_change_it(
 def test_the_answer_parts_are_made_when_the_head_arrives(monkeypatch: pytest.MonkeyPatch, stream: bool) -> None:
     """The parser and the rules are made at `http.response.start`, before the app computes its
     first body (a model server's prefill), and that answer uses them: nothing of them is left for
-    the first text to wait on."""
+    the first text to wait on. A stream's head goes to the client before they are made (they
+    are not in it); a JSON answer's head waits for its body, as always."""
     log: list[str] = []
 
     class Recorded(pipeline.Prepared):
@@ -178,6 +179,7 @@ def test_the_answer_parts_are_made_when_the_head_arrives(monkeypatch: pytest.Mon
             super().__init__(*args, **kwargs)
             log.append("prepared")
             made.append(self)
+            heads_out.append(len(send.messages))
 
     made: list[pipeline.Prepared] = []
     monkeypatch.setattr(pipeline, "Prepared", Recorded)
@@ -200,9 +202,11 @@ def test_the_answer_parts_are_made_when_the_head_arrives(monkeypatch: pytest.Mon
         log.append("first body")
         await send(body(payload))
 
+    heads_out: list[int] = []
     send = Recorder()
     call(ToolCallMiddleware(app, dialect="hermes"), scope(), Receive([request(chat_request(stream=stream))]), send)
     assert log == ["prepared", "first body"]
+    assert heads_out == [1 if stream else 0]  # messages the server had when the parts were made
     assert [p.parser for p in made] == used[:1]  # the answer took the parser made at the head
     calls = streamed_calls(send.body) if stream else tool_calls_of(send.json()["choices"][0]["message"])
     assert [name for name, _ in calls] == ["get_weather"]

@@ -176,8 +176,10 @@ class Exchange:
 
     # -- response ------------------------------------------------------------------------------
 
-    def start(self, method: str, status: int, headers: Headers) -> Headers:
-        """Decide from the response head; return the headers to send (on the first body)."""
+    def start(self, method: str, status: int, headers: Headers, *, prepare: bool = True) -> Headers:
+        """Decide from the response head; return the headers to send (on the first body).
+        `prepare=False`: the answer's parts are not made here; the caller calls `prepare` once it
+        has sent a head that was final (`head_final`), so that the head goes out first."""
         self._mode = classify(method, status, headers)
         if self._mode is Body.PASS or not self.report.dialect:
             self.passthrough = True
@@ -197,13 +199,17 @@ class Exchange:
             new = without(new, b"content-encoding")
         if self._mode is Body.SSE:
             self._sse = SSEDecoder(max_event_bytes=self.settings.max_sse_event_bytes)
-        self._prepare()
+        if prepare:
+            self.prepare()
         return new
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
         """The answer's parts that the host's answer does not change, made now (see `Prepared`).
         Only a head start: should making them fail, the answer makes them with its first body,
-        where a failure is handled as any other there."""
+        where a failure is handled as any other there. Nothing once the answer is made, or for
+        a body passed through."""
+        if self.passthrough or self._stream is not None or self._prepared is not None:
+            return
         try:  # (the host's answer has the kind its API names, nearly always)
             self._prepared = Prepared(self, stream=self._mode is Body.SSE, kind=self.upstream)
         except Exception:

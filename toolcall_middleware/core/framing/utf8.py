@@ -92,8 +92,25 @@ def loads_with(decoder: json.JSONDecoder) -> Callable[[str | bytes], Any]:
     return loads
 
 
-json_loads = loads_with(json.JSONDecoder())
-"""`json.loads`, one Python call (see `loads_with`)."""
+_json_loads = loads_with(json.JSONDecoder())
+
+try:  # pydantic's JSON parser (Rust, with pydantic, which the package depends on): 2-3x faster
+    from pydantic_core import from_json as _from_json
+except ImportError:  # pragma: no cover - pydantic_core before from_json
+    _from_json = _json_loads  # type: ignore[assignment]
+
+
+def json_loads(text: str | bytes) -> Any:
+    """`json.loads(text)`: the same value for any JSON text, the same error for any other.
+
+    Most of what is read here (every host chunk the lane cannot take, every request) is valid
+    UTF-8 JSON, which pydantic's parser reads into the same value 2-3 times faster. What it will
+    not read (invalid JSON, a lone surrogate escape, another encoding, a BOM, deep nesting) goes
+    to json's own decoder, whose value or error is `json.loads`'s."""
+    try:
+        return _from_json(text)
+    except (ValueError, TypeError):  # (a str with a lone surrogate is a TypeError to it)
+        return _json_loads(text)
 
 
 def token_bytes(text: str) -> bytes:

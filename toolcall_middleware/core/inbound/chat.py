@@ -69,6 +69,7 @@ class ChatReader(ReaderBase):
         # them as `tool_calls` deltas; a call has no end of its own there: the choice's finish, or
         # the stream's, ends it. By choice: the indexes of its calls not yet ended.
         self._open_calls: dict[int, list[int]] = {}
+        self._role_again = False  # a chunk naming the role was seen (and not learned): learn the next
 
     def _read(self, obj: Mapping[str, Any]) -> list[InboundEvent]:
         error = upstream_error(obj)
@@ -150,6 +151,12 @@ class ChatReader(ReaderBase):
         if choices[0].get("finish_reason"):
             return
         delta = holder_of(obj, "choices", 0, "delta")
+        if delta is not None and "role" in delta and not self._role_again:
+            # The chunk that names the role is nearly always the first, a shape no later chunk
+            # has: learning it would only be undone by the next. A host that names the role in
+            # every chunk is learned from the second, which is how it would be read anyway.
+            self._role_again = True
+            return
         key = None if delta is None else text_key(delta, event.channel, event.text, _TEXT_KEYS)
         if key is not None:
             template.learn(data, event, key, lambda o: holder_of(o, "choices", 0, "delta"), obj)
