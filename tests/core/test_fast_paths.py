@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 
 from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core import answer as answer_module
 from toolcall_middleware.core import lane as lane_module
+from toolcall_middleware.core import pipeline as pipeline_module
 from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.emitters.meta import Upstream
 from toolcall_middleware.core.events import (
@@ -34,6 +36,7 @@ from toolcall_middleware.core.events import (
 )
 from toolcall_middleware.core.framing.sse import SSEDecoder, SSEEvent, encode_data, encode_event
 from toolcall_middleware.core.inbound import ChatReader, RawText
+from toolcall_middleware.core.inbound.base import NOT_DECODED
 from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.policy import PolicyFilter
@@ -657,3 +660,134 @@ def test_a_chunk_the_lane_refuses_leaves_the_template_unused() -> None:
     assert template.used is False
     assert lane(chunk({"content": "ok"}))
     assert template.used is True
+
+
+# -- the stream's first chunk ----------------------------------------------------------------------
+
+FIRST_DELTA_EXTRA = st.dictionaries(
+    st.sampled_from(["reasoning_content", "reasoning", "tool_calls", "refusal", "function_call", "audio"]),
+    st.one_of(st.none(), st.just(""), st.just("why"), st.just([]), st.just({"name": "f", "arguments": "{}"})),
+    max_size=2,
+)
+FIRST_CHOICE_EXTRA = st.fixed_dictionaries(
+    {},
+    optional={
+        "index": st.sampled_from([0, 1, "0", None, True]),
+        "finish_reason": st.sampled_from([None, "", "stop", "length"]),
+        "logprobs": st.sampled_from([None, {"content": []}]),
+    },
+)
+FIRST_EXTRA = st.fixed_dictionaries(
+    {},
+    optional={
+        "object": st.sampled_from(["chat.completion.chunk", "chat.completion", "", None]),
+        "usage": st.sampled_from([None, {}, {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}]),
+        "error": st.sampled_from([None, "", "boom", {"message": "boom"}]),
+        "type": st.sampled_from(["error", "response.created"]),
+        "system_fingerprint": st.sampled_from([None, "fp_1"]),
+        "service_tier": st.sampled_from([None, "default"]),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["hermes", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v31", "gpt_oss"]),
+    st.one_of(HERMES_PIECE, st.sampled_from(["<think>", "<think>why</think>Hi", " ", "Sure."])),
+    st.sampled_from([None, "assistant", "user"]),
+    FIRST_DELTA_EXTRA,
+    FIRST_CHOICE_EXTRA,
+    FIRST_EXTRA,
+    st.sampled_from(["chat", "chat", "responses"]),
+    st.sampled_from([None, True]),
+)
+def test_the_first_chunk_path_gives_what_the_general_path_gives(
+    dialect: str,
+    first: str,
+    role: str | None,
+    delta_extra: dict[str, Any],
+    choice_extra: dict[str, Any],
+    extra: dict[str, Any],
+    api: str,
+    thinking: bool | None,
+) -> None:
+    """The usual first chunk (`first_chunk_text`) is read without the general reading
+    (`ChatReader.begin`, `Answer.begin`): the client gets the same bytes, and the reader is left
+    as the general reading leaves it, whatever the chunk holds and whatever follows it."""
+    delta: dict[str, Any] = {"content": first, **delta_extra}
+    if role is not None:
+        delta = {"role": role, **delta}
+    choice = {"index": 0, "delta": delta, "finish_reason": None, **choice_extra}
+    events = [{**META, "choices": [choice], **extra}]
+    for piece in ["Hello", " there", '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>']:
+        events.append({**META, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+    events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    per_event = [_encode_chunk(e, "utf8") for e in events] + [b"data: [DONE]\n\n"]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _first_chunk_both_ways(monkeypatch, dialect, per_event, api, thinking, delta_extra, choice_extra, extra, first)
+
+
+def _first_chunk_both_ways(
+    monkeypatch: pytest.MonkeyPatch,
+    dialect: str,
+    per_event: list[bytes],
+    api: str,
+    thinking: bool | None,
+    delta_extra: dict[str, Any],
+    choice_extra: dict[str, Any],
+    extra: dict[str, Any],
+    first: str,
+) -> None:
+    readers: list[dict[str, Any]] = []
+    original_begin = answer_module.Answer.begin
+
+    def begin(self: Any, obj: Any, text: str) -> bytes:
+        out = original_begin(self, obj, text)
+        readers.append(_reader_state(self.reader))
+        return out
+
+    monkeypatch.setattr(answer_module.Answer, "begin", begin)
+    quick, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api, thinking=thinking)
+    took_quick = bool(readers)
+    monkeypatch.setattr(pipeline_module, "first_chunk_text", lambda obj: None)
+    original_feed = answer_module.Answer.feed
+
+    def feed(self: Any, event: Any, decoded: Any = NOT_DECODED) -> bytes:
+        out = original_feed(self, event, decoded)
+        if len(readers) == 1:
+            readers.append(_reader_state(self.reader))
+        return out
+
+    monkeypatch.setattr(answer_module.Answer, "feed", feed)
+    general, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api, thinking=thinking)
+    assert quick == general
+    if took_quick:
+        assert readers[0] == readers[1]
+    usual = not delta_extra or all(v is None for v in delta_extra.values())
+    usual = usual and first != "" and not choice_extra.get("finish_reason") and choice_extra.get("index", 0) == 0
+    usual = usual and type(choice_extra.get("index", 0)) is int and not any(extra.get(k) for k in ("usage", "error"))
+    usual = usual and extra.get("object", "chat.completion.chunk") == "chat.completion.chunk"
+    usual = usual and extra.get("type") != "error" and extra.get("usage", None) is None
+    assert took_quick == usual  # the usual first chunk takes the short path, nothing else does
+
+
+def _reader_state(reader: Any) -> dict[str, Any]:
+    state = {k: v for k, v in vars(reader).items() if k != "_template"}
+    return copy.deepcopy(state)
+
+
+def test_the_usual_first_chunk_is_not_read_by_the_general_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What nearly every host sends first (the role and the first text) goes the short path."""
+    read: list[Any] = []
+    original = ChatReader._read
+
+    def counting(self: ChatReader, obj: Any) -> Any:
+        read.append(obj)
+        return original(self, obj)
+
+    monkeypatch.setattr(ChatReader, "_read", counting)
+    first = {**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}, "finish_reason": None}]}
+    out, _ = _lane_exchange("hermes", [_encode_chunk(first, "utf8")], use_lane=True)
+    assert read == []
+    chunks = [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data and e.data != "[DONE]"]
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": "Hi"}

@@ -26,6 +26,7 @@ from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
 from .inbound.anthropic import NativeCalls
 from .inbound.base import NOT_DECODED
+from .inbound.chat import ChatReader
 from .inbound.events import Kind, UpstreamCall
 from .lane import Lane, Output
 from .parser import ArgumentsStreaming, StreamParser
@@ -199,6 +200,16 @@ class Answer:
         if len(items) == 1:
             return self._item(items[0], event)
         return b"".join([self._item(item, event) for item in items])
+
+    def begin(self, obj: Mapping[str, Any], text: str) -> bytes:
+        """`feed` for a stream's usual first chunk (`first_chunk_text(obj)` gave `text`), the
+        first text's path: the meta and the text it holds, without the general reading (the
+        same reader state, the same bytes)."""
+        assert isinstance(self.reader, ChatReader)
+        meta = self.meta = self.reader.begin(obj)
+        opening = self._open(meta.to_upstream())
+        out = self._emit(self.parser.feed(text))  # (`_text`, for choice 0's content)
+        return opening + out if opening else out
 
     def feed_event(self, raw: bytes) -> bytes | None:
         """The bytes out for one whole SSE event as it came, when its chunk is shaped like the last

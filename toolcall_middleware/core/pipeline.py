@@ -30,6 +30,7 @@ from .framing.utf8 import json_bytes, json_loads
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
+from .inbound.chat import first_chunk_text
 from .inbound.events import Kind
 from .lane import Lane
 from .request import BadRequest
@@ -344,6 +345,12 @@ class Exchange:
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
             obj = decode_data(event.data)
+            if self.upstream == "chat":
+                text = first_chunk_text(obj)
+                if text is not None:  # the usual first chunk: the first text's short path
+                    assert isinstance(obj, dict)
+                    self._stream = self._answer(stream=True, kind="chat")
+                    return self._stream.begin(obj, text)
             kind = self._answer_kind(obj)
             if kind is None:
                 if event.data.strip() != "[DONE]":
