@@ -213,9 +213,9 @@ class _Request:
             if out is None or ex.pipeline.passthrough:
                 await self._streamed(message, out, True)
                 return
-            self.route.lane = ex.lane  # the lane for the state this piece left
             if out:
                 await self._out({"type": "http.response.body", "body": out, "more_body": True})
+            self.route.lane = ex.lane  # the lane for the state this piece left (made after it went out)
             return
         kind = message["type"]
         if kind == "http.response.start":

@@ -66,12 +66,10 @@ class ToolCallExchange:
         self.pipeline = Exchange(route.api, settings, upstream=route.upstream)
         self.mode: Mode = "pass"
         self._reported = False
-        # What `transform` runs for the usual piece of a stream, as one function of the piece:
-        # the bytes out, or `None` for any other piece (call `transform`). A shell on the hot path
-        # calls it itself, one call less per piece. It stands until the next `transform` or
-        # `abort`: take it again after either. A failure inside it is a bug of ours, to be
-        # handled as `transform` does.
-        self.lane: Lane | None = None
+        self._lane: Lane | None = None
+        # The lane is taken when it is asked for (`lane`), not when a piece is transformed: a
+        # shell asks after sending that piece's bytes, so making it never delays them.
+        self._lane_due = False
 
     @staticmethod
     def route(config: ToolCallConfig, method: str, path: str, content_encoding: bytes | str | None) -> Route | None:
@@ -161,26 +159,40 @@ class ToolCallExchange:
         The usual piece of a stream goes the `lane`.
         """
         try:
-            lane = self.lane
+            lane = self._lane if not self._lane_due else self.lane
             if lane is not None and not end and type(data) is bytes:
                 out = lane(data)
                 if out is not None:
                     return out
+            self._lane, self._lane_due = None, not end
             if not end:
-                out = self.pipeline.feed(data)
-                self.lane = self.pipeline.lane
-                return out
-            self.lane = None
+                return self.pipeline.feed(data)
             return self.pipeline.feed(data) + self.pipeline.close()
         except Exception:
-            self.lane = None
+            self._lane, self._lane_due = None, False
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
             return None
+
+    @property
+    def lane(self) -> Lane | None:
+        """What `transform` runs for the usual piece of a stream, as one function of the piece:
+        the bytes out, or `None` for any other piece (call `transform`). A shell on the hot path
+        calls it itself, one call less per piece. It stands until the next `transform` or
+        `abort`: take it again after either, best after sending what that gave (it is made
+        then). A failure inside it is a bug of ours, to be handled as `transform` does."""
+        if self._lane_due:
+            self._lane_due = False
+            try:
+                self._lane = self.pipeline.lane
+            except Exception:  # a bug of ours: no lane, the pieces go to `transform`
+                self._lane = None
+                logger.exception("toolcall-middleware: the stream's short path failed; using the general one")
+        return self._lane
 
     def abort(self, message: str) -> bytes | None:
         """The app failed mid-stream: the bytes that end the client's stream (held text, then the
         client API's error), or None when nothing can be said (logged like `transform`)."""
-        self.lane = None
+        self._lane, self._lane_due = None, False
         try:
             return self.pipeline.abort(message)
         except Exception:

@@ -764,7 +764,7 @@ def _first_chunk_both_ways(
     if took_quick:
         assert readers[0] == readers[1]
     usual = not delta_extra or all(v is None for v in delta_extra.values())
-    usual = usual and first != "" and not choice_extra.get("finish_reason") and choice_extra.get("index", 0) == 0
+    usual = usual and not choice_extra.get("finish_reason") and choice_extra.get("index", 0) == 0
     usual = usual and type(choice_extra.get("index", 0)) is int and not any(extra.get(k) for k in ("usage", "error"))
     usual = usual and extra.get("object", "chat.completion.chunk") == "chat.completion.chunk"
     usual = usual and extra.get("type") != "error" and extra.get("usage", None) is None

@@ -208,6 +208,8 @@ class Answer:
         assert isinstance(self.reader, ChatReader)
         meta = self.meta = self.reader.begin(obj)
         opening = self._open(meta.to_upstream())
+        if not text:
+            return opening  # (the role alone: no text for the parser, as `feed` gives none)
         out = self._emit(self.parser.feed(text))  # (`_text`, for choice 0's content)
         return opening + out if opening else out
 
@@ -218,8 +220,10 @@ class Answer:
         The usual chunk (content of this choice, plain text the parser holds nothing before, no
         call waiting in the rules) goes straight from the parser to the emitter's text template:
         what `_text` gives, without the events between them."""
+        reader = self.reader
+        reader.settle()  # (what the last chunk taught the template)
         template = self._template
-        if template is None or self.reader.done:
+        if template is None or reader.done:
             return None
         text = template.match_text(raw)  # (the reader's `event_text`, one call less)
         if text is None:
@@ -251,6 +255,7 @@ class Answer:
         this choice alone, text or reasoning in the learned shape, nothing waiting in the rules.
         Chat clients get text and reasoning chunks this way, Responses clients text. It stands
         until anything else feeds this answer; `None` when there is none now."""
+        self.reader.settle()  # (what the last chunk taught the template)
         template = self._template
         learned = template.learned if template is not None else None
         if (

@@ -42,6 +42,8 @@ class Reader(Protocol):
     @property
     def template(self) -> TextTemplate | None: ...
 
+    def settle(self) -> None: ...
+
     @property
     def done(self) -> bool: ...
 
@@ -153,6 +155,9 @@ class ReaderBase:
         self._native = False
         self._refusal = False
         self._template: TextTemplate | None = None  # set by readers that can learn one
+        # The chunk the template is to learn next (`settle`): learned when the template is next
+        # asked for, not while the chunk's own text is on its way to the client.
+        self._unlearned: tuple[TextTemplate, str, dict[str, Any], RawText] | None = None
 
     @property
     def has_native_tool_calls(self) -> bool:
@@ -179,6 +184,8 @@ class ReaderBase:
         `[DONE]`). A chunk shaped like the last plain text chunk is read from its template
         (`TextTemplate`), without decoding the whole chunk: the events are the same. `decoded`:
         `decode_data(data)`, when the caller has it already (the event that told the answer's kind)."""
+        if self._unlearned is not None:
+            self.settle()
         template = self._template
         if template is not None and not self.done:
             fast = template.match(data)
@@ -189,12 +196,23 @@ class ReaderBase:
             return None
         events = self.feed(obj)
         if template is not None and len(events) == 1 and isinstance(events[0], RawText) and isinstance(obj, dict):
-            self._learn(template, data, obj, events[0])
+            self._unlearned = (template, data, obj, events[0])  # (learned when next asked for)
         return events
+
+    def settle(self) -> None:
+        """Teach the template the last chunk that can teach it, if it has not learned it yet:
+        done whenever the template is asked for (its readers, `Answer`), so that learning is
+        never on the way of the text of the chunk it learns from. The chunk is as it was read:
+        nothing writes to a decoded chunk."""
+        unlearned, self._unlearned = self._unlearned, None
+        if unlearned is not None:
+            self._learn(*unlearned)
 
     def feed_event(self, raw: bytes) -> RawText | None:
         """The one event of a whole SSE event, as it came, when its chunk matches the template (see
         `feed_data`); `None` when it does not: decode it and call `feed_data`."""
+        if self._unlearned is not None:
+            self.settle()
         template = self._template
         if template is None or self.done:
             return None
@@ -203,6 +221,8 @@ class ReaderBase:
     def event_text(self, raw: bytes) -> str | None:
         """`feed_event(raw).text`, without making the event: its channel and choice are those of
         `template.learned` (the per-chunk short path of the exchange)."""
+        if self._unlearned is not None:
+            self.settle()
         template = self._template
         if template is None or self.done:
             return None
@@ -210,7 +230,10 @@ class ReaderBase:
 
     @property
     def template(self) -> TextTemplate | None:
-        """The chunk template this reader reads plain text chunks with (`None`: none)."""
+        """The chunk template this reader reads plain text chunks with (`None`: none); what it
+        learns comes in when it is next asked for (`settle`)."""
+        if self._unlearned is not None:
+            self.settle()
         return self._template
 
     def _learn(self, template: TextTemplate, data: str, obj: dict[str, Any], event: RawText) -> None:

@@ -49,12 +49,13 @@ def chat_shape(obj: Mapping[str, Any]) -> Shape | None:
 
 
 def first_chunk_text(obj: object) -> str | None:
-    """The text of a stream's usual first chunk, or `None` for any other object.
+    """The text of a stream's usual first chunk (`""`: none), or `None` for any other object.
 
-    The usual first chunk: one choice (index 0), not finished, whose delta holds content text
-    and perhaps the role, every other key of it `None`; no usage, no error. `feed` reads such a
-    chunk into the meta and that one text, and nothing else (`ChatReader.begin` does the same
-    without the general reading): it is what nearly every host sends first."""
+    The usual first chunk: one choice (index 0), not finished, whose delta holds the role and
+    content text, or the role alone (vLLM's, SGLang's: `"content": ""`), every other key of it
+    `None`; no usage, no error. `feed` reads such a chunk into the meta and that text, and
+    nothing else (`ChatReader.begin` does the same without the general reading): it is what
+    nearly every host sends first."""
     if type(obj) is not dict or obj.get("object") != "chat.completion.chunk":
         return None
     choices = obj.get("choices")
@@ -66,8 +67,10 @@ def first_chunk_text(obj: object) -> str | None:
     index, delta = choice.get("index"), choice.get("delta")
     if type(index) is not int or index != 0 or type(delta) is not dict:
         return None
-    text = delta.get("content")
-    if type(text) is not str or not text or obj.get("error") or obj.get("type") == "error":
+    text = delta.get("content", "")
+    if text is None:
+        text = ""
+    if type(text) is not str or obj.get("error") or obj.get("type") == "error":
         return None
     for key, value in delta.items():
         if value is not None and key != "content" and key != "role":
