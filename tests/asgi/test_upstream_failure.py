@@ -175,3 +175,42 @@ def test_harness_failure_before_a_held_head_is_left_to_the_server() -> None:
         receive = Receive([request(json.dumps(payload).encode())])
         call(ToolCallMiddleware(app, dialect="hermes"), scope(CHAT), receive, send)
     assert send.messages == []
+
+
+@pytest.mark.parametrize("ending", ["response.failed", "error"])
+def test_a_responses_host_that_fails_mid_stream_gives_one_failed_end(ending: str) -> None:
+    """A Responses host whose stream ends in its own failure (`response.failed`, or an `error`
+    event and nothing after): the client's stream ends in one `response.failed` of ours, on its
+    own sequence numbers, never followed by a `response.completed` (which the SDK's stream
+    helper would take as the final response, calls and all)."""
+    from openai.types.responses import ResponseStreamEvent
+    from pydantic import TypeAdapter
+
+    from tests.asgi.harness import SSE_HEADERS, body, responses_stream, scripted, start
+
+    text = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    blocks = responses_stream(text).split(b"\n\n")[:-2]  # the host's events without its `response.completed`
+    seq = len(blocks)
+    if ending == "error":
+        last = {"type": "error", "code": "server_error", "message": "host blew up", "param": None}
+    else:
+        failed = {"id": "resp_1", "object": "response", "created_at": 1, "model": "qwen3", "status": "failed"}
+        error = {"code": "server_error", "message": "host blew up"}
+        last = {"type": "response.failed", "response": {**failed, "output": [], "error": error}}
+    data = json.dumps({**last, "sequence_number": seq}).encode()
+    blocks.append(b"event: " + str(last["type"]).encode() + b"\ndata: " + data)
+    host = scripted([start(200, SSE_HEADERS), body(b"\n\n".join(blocks) + b"\n\n")])
+    send = Recorder()
+    payload = {"model": "m", "stream": True, "input": "x", "tools": [{"type": "function", **TOOLS[0]["function"]}]}
+    receive = Receive([request(json.dumps(payload).encode())])
+    call(ToolCallMiddleware(host, dialect="hermes"), scope(RESPONSES), receive, send)
+    events = [json.loads(d) for d in _datas(send.body)]
+    adapter: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
+    for event in events:
+        adapter.validate_python(event)
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    terminal = ("response.completed", "response.failed", "response.incomplete", "error")
+    ends = [e["type"] for e in events if e["type"] in terminal]
+    assert ends == ["response.failed"]
+    assert "host blew up" in events[-1]["response"]["error"]["message"]
+    assert "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta").startswith("Checking.")

@@ -308,8 +308,11 @@ class Answer:
             return owner._emit(owner._native_call(item))
         if isinstance(item, UpstreamDone):
             return self.finish(item)
-        if isinstance(item, UpstreamError) and self.ex.upstream != self.ex.api:
+        if isinstance(item, UpstreamError) and (self.ex.upstream != self.ex.api or self.ex.api == "responses"):
             # The host's error in its own API's shape means nothing to this client: ours instead.
+            # A Responses client gets ours too: its stream's sequence numbers are ours, and it
+            # must end in one terminal event (the host's `response.failed` passed on, then our
+            # `response.completed`, would read as a success).
             if self.done or self.failed is not None:
                 return b""
             head = b""
