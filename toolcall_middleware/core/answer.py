@@ -528,7 +528,7 @@ class Answer:
                 request=self.ex.request,
                 reasoning=self.ex.settings.responses_reasoning,
             )
-            payload = body.build(result, usage=done.usage if done else None)
+            payload = body.build_events(kept, usage=done.usage if done else None)
         else:
             builder = ChatMessageBuilder(
                 upstream,

@@ -360,10 +360,24 @@ class ResponsesBuilder:
         call_ids: CallIds = "model",
     ) -> None:
         self._shell = _ResponseShell(upstream, request)
+        self._request = request
         self._emit_reasoning = reasoning
         self._call_ids: CallIds = call_ids
 
+    def build_events(self, events: Iterable[Event], *, usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The whole `response` for a parse's events, its items in the order the model wrote
+        them (text after a call is a message after that call): the final `response` a stream
+        of the same events ends with, so a whole answer and a streamed one are the same."""
+        stream = ResponsesStreamEmitter(
+            self._shell.upstream, request=self._request, reasoning=self._emit_reasoning, call_ids=self._call_ids
+        )
+        stream.feed(events)
+        final: dict[str, Any] = stream.finish(usage=usage)[-1]["response"]
+        return final
+
     def build(self, result: ParseResult, *, usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The whole `response` for a merged parse: reasoning, then the text as one message,
+        then the calls (`build_events` keeps the order they came in)."""
         output: list[dict[str, Any]] = []
         cut = not result.tool_calls and (result.truncated is not None or self._shell.upstream.finish_reason == "length")
         if result.reasoning and self._emit_reasoning:
