@@ -1019,7 +1019,9 @@ def test_repair_option_reaches_the_parser() -> None:
     }
     for repair, calls in ((True, 1), (False, 0)):
         exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes", repair=repair)))
-        exchange.rewrite_request(b'{"model": "m", "messages": [{"role": "user", "content": "x"}]}')
+        tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+        request = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools}
+        exchange.rewrite_request(json.dumps(request).encode())
         exchange.start("POST", 200, [(b"content-type", b"application/json")])
         out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.close())
         assert len(out["choices"][0]["message"].get("tool_calls") or []) == calls

@@ -91,7 +91,9 @@ def policy_for(exchange: Exchange, streaming: ArgumentsStreaming) -> PolicyFilte
     """The request's tool rules for one answer (or one choice) of `exchange`."""
     settings, rules = exchange.settings, exchange._rules
     return PolicyFilter(
-        rules.get("tools") or rules.get("functions"),
+        # A request that offers no function (no `tools`, an empty list, hosted tools only) gets
+        # no calls: as with OpenAI, a name it did not offer is text (or, strict, an error).
+        rules.get("tools") or rules.get("functions") or [],
         rules.get("tool_choice", rules.get("function_call")),
         rules.get("parallel_tool_calls"),
         strict=settings.strict,
