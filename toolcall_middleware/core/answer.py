@@ -44,6 +44,13 @@ def _limits(max_calls: int | None, max_arguments_bytes: int | None) -> PolicyLim
     return PolicyLimits(max_calls=max_calls, max_arguments_bytes=max_arguments_bytes)
 
 
+def stopped_by_model(finish_reason: str | None) -> bool:
+    """The host says the model ended its output itself (`stop`, or `tool_calls` from a host that
+    read a call): nothing was cut off (see `StreamParser.close`). `length`, another reason, or
+    none (a stream that just ended) is not that."""
+    return finish_reason in ("stop", "tool_calls")
+
+
 NATIVE_INDEX = 1 << 20  # the indexes of a host's own calls, apart from the parser's (the policy renumbers)
 
 
@@ -399,9 +406,10 @@ class Answer:
             b"".join(encode_data(c) for c in self.chat.error(error.message, code=error.code, param=error.param)) + DONE
         )
 
-    def _settle(self) -> bytes:
-        """The output ended: what the parser and the rules still hold, out."""
-        out = self._emit(self.parser.close(drafts=self.native is None))
+    def _settle(self, reason: str | None = None) -> bytes:
+        """The output ended (`reason`: the host's finish reason for it): what the parser and the
+        rules still hold, out."""
+        out = self._emit(self.parser.close(drafts=self.native is None, stopped=stopped_by_model(reason)))
         tail: list[Any] = []
         if not self._ended:
             for item in self.policy.close():
@@ -416,7 +424,7 @@ class Answer:
             return b""
         out = b""
         for choice in self._choices():
-            out += choice._settle()
+            out += choice._settle(done.finish_reasons.get(choice.index, done.finish_reason))
             if self.failed is not None:
                 break
         self.done = True
@@ -492,7 +500,9 @@ class Answer:
                 return None
         kept_by: dict[int, list[Event]] = {}
         for choice in self._choices():
-            events = parsed.get(choice.index, []) + choice.parser.close(drafts=choice.native is None)
+            reason = done.finish_reasons.get(choice.index, done.finish_reason) if done is not None else None
+            closing = choice.parser.close(drafts=choice.native is None, stopped=stopped_by_model(reason))
+            events = parsed.get(choice.index, []) + closing
             choice.parser_truncated = any(isinstance(e, TruncatedCall) for e in events)
             kept = kept_by[choice.index] = []
             for judged in [*choice.policy.feed(events), *choice.policy.close()]:

@@ -246,13 +246,19 @@ class StreamParser:
             routed = self._route(self._reasoning_channel.feed(delta))
         return [ReasoningDelta(e.text) if isinstance(e, TextDelta) else e for e in routed]
 
-    def close(self, *, drafts: bool = True) -> list[Event]:
+    def close(self, *, drafts: bool = True, stopped: bool = False) -> list[Event]:
         """The output has ended: flush held-back text, report an unfinished call (and, with
         `reasoning_calls="fallback"`, read the calls drafted in the reasoning when none came
-        after it; `drafts=False`: a call came another way, a host's own)."""
+        after it; `drafts=False`: a call came another way, a host's own).
+
+        `stopped`: the model ended the output itself (the host's `finish_reason` is `stop`), so
+        nothing was cut off. A call it left open is then not a `TruncatedCall`: where the format
+        can tell (hermes' JSON body), a body that is one whole call is that call (a stop sequence
+        took its end marker); anything else is the text it wrote, as a malformed call is."""
         if self._closed:
             return []
         self._closed = True
+        self.context.stopped = stopped
         token = _REPAIR.set(self._repair)  # (`repairing`, inline)
         try:
             out = self._close()

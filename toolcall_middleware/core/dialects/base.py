@@ -41,6 +41,7 @@ class ParseContext:
     next_index: int = 0
     incremental: bool = False  # blocks that can report `Opened` and `Fragment` items do so
     model_ids: bool = True  # False: calls go out without the id the model wrote (the emitter mints one)
+    stopped: bool = False  # the output ended because the model stopped, not cut off (`StreamParser.close`)
 
     def schema_for(self, tool: str) -> Mapping[str, Any] | None:
         return self.tools.get(tool)
@@ -338,8 +339,18 @@ class BlockParser(PendingTextMachine):
     def _flush(self, out: list[Event]) -> None:
         if self._block is not None:
             self._take(out)
-            rest = self._block.finish()
+            block = self._block
+            rest = block.finish()
             self._take(out)  # what `finish` settled as content
+            if rest and self.ctx.stopped and self._live is None:
+                # The model stopped inside a block by itself: nothing was cut off. A body that is
+                # one whole call is that call (its end marker is what a stop sequence removes);
+                # anything else is text it wrote (a marker named in prose), given back with its
+                # layout, as a malformed block is.
+                stopped_call = getattr(block, "stopped_call", None)
+                call = stopped_call() if stopped_call is not None else None
+                self._take_items([call if call is not None else rest], out)
+                rest = None
             self._block = None
             self._live = None  # a call cut off while streaming is left without its end
             if rest:
@@ -424,7 +435,10 @@ class BlockParser(PendingTextMachine):
 
     def _take(self, out: list[Event]) -> None:
         assert self._block is not None
-        for item in self._block.take():
+        self._take_items(self._block.take(), out)
+
+    def _take_items(self, items: Sequence[BlockItem], out: list[Event]) -> None:
+        for item in items:
             if isinstance(item, Opened):
                 index = self.ctx.next_index
                 self.ctx.next_index += 1

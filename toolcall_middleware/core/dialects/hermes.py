@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment
 from .base import (
@@ -86,6 +87,18 @@ class HermesBlock:
 
     def finish(self) -> str | None:
         return self._opener + self._body.text()
+
+    def stopped_call(self) -> Call | None:
+        """The call of a body whose end marker never came, the model having stopped (`ctx.stopped`):
+        only a body that is one whole JSON call object, read strictly (no repair: nothing is
+        completed); `None` otherwise, and while the call streams as it comes."""
+        if self._watch is not None:
+            return None
+        try:
+            obj = json_loads(self._body.text())
+        except (ValueError, RecursionError):
+            return None
+        return call_from_object(obj) if isinstance(obj, dict) else None
 
 
 class HermesParser(BlockParser):
