@@ -70,6 +70,7 @@ class _ResponseShell:
 
     def response(self, status: str, output: list[dict[str, Any]], usage: dict[str, Any] | None) -> dict[str, Any]:
         req = self.request
+        reason = "content_filter" if self.upstream.finish_reason == "content_filter" else "max_output_tokens"
         return {
             "id": self.id,
             "object": "response",
@@ -77,7 +78,7 @@ class _ResponseShell:
             "status": status,
             "background": False,
             "error": None,
-            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "incomplete_details": {"reason": reason} if status == "incomplete" else None,
             "instructions": req.get("instructions"),
             "max_output_tokens": req.get("max_output_tokens"),
             "max_tool_calls": req.get("max_tool_calls"),
@@ -85,18 +86,39 @@ class _ResponseShell:
             "output": output,
             "parallel_tool_calls": bool(req.get("parallel_tool_calls", True)),
             "previous_response_id": req.get("previous_response_id"),
-            "reasoning": {"effort": None, "summary": None},
+            "reasoning": _echo_reasoning(req.get("reasoning")),
             "store": bool(req.get("store", False)),
             "temperature": req.get("temperature"),
-            "text": {"format": {"type": "text"}},
+            "text": _echo_text(req.get("text")),
             "tool_choice": req.get("tool_choice", "auto"),
             "tools": flat_tools(req.get("tools")),
             "top_p": req.get("top_p"),
             "truncation": "disabled",
             "usage": usage,
-            "user": None,
+            "user": req.get("user") if isinstance(req.get("user"), str) else None,
             "metadata": req.get("metadata") or {},
         }
+
+
+def _echo_reasoning(requested: Any) -> dict[str, Any]:
+    """The request's `reasoning` settings as the response echoes them (OpenAI's shape)."""
+    asked = requested if isinstance(requested, JSON_OBJECT) else {}
+    effort, summary = asked.get("effort"), asked.get("summary")
+    return {
+        "effort": effort if isinstance(effort, str) else None,
+        "summary": summary if isinstance(summary, str) else None,
+    }
+
+
+def _echo_text(requested: Any) -> dict[str, Any]:
+    """The request's `text` settings (its output format) as the response echoes them."""
+    asked = requested if isinstance(requested, JSON_OBJECT) else {}
+    out: dict[str, Any] = {"format": {"type": "text"}}
+    if isinstance(asked.get("format"), JSON_OBJECT) and isinstance(asked["format"].get("type"), str):
+        out["format"] = dict(asked["format"])
+    if isinstance(asked.get("verbosity"), str):
+        out["verbosity"] = asked["verbosity"]
+    return out
 
 
 def _message(item_id: str, text: str, status: str) -> dict[str, Any]:
@@ -318,7 +340,8 @@ class ResponsesStreamEmitter:
         out = self.start()
         self._finished = True
         called = any(item["type"] == "function_call" for item in self._output)
-        cut = not called and (self._truncated or self._shell.upstream.finish_reason == "length")
+        reason = self._shell.upstream.finish_reason
+        cut = (not called and (self._truncated or reason == "length")) or reason == "content_filter"
         self._close_item(out, "incomplete" if cut else "completed")
         status = "incomplete" if cut else "completed"
         body = self._shell.response(
@@ -379,7 +402,10 @@ class ResponsesBuilder:
         """The whole `response` for a merged parse: reasoning, then the text as one message,
         then the calls (`build_events` keeps the order they came in)."""
         output: list[dict[str, Any]] = []
-        cut = not result.tool_calls and (result.truncated is not None or self._shell.upstream.finish_reason == "length")
+        reason = self._shell.upstream.finish_reason
+        cut = (
+            not result.tool_calls and (result.truncated is not None or reason == "length")
+        ) or reason == "content_filter"
         if result.reasoning and self._emit_reasoning:
             output.append(_reasoning(random_id("rs_"), result.reasoning))
         if result.content:
