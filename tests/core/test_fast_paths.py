@@ -768,6 +768,7 @@ def _first_chunk_both_ways(
     usual = usual and type(choice_extra.get("index", 0)) is int and not any(extra.get(k) for k in ("usage", "error"))
     usual = usual and extra.get("object", "chat.completion.chunk") == "chat.completion.chunk"
     usual = usual and extra.get("type") != "error" and extra.get("usage", None) is None
+    usual = usual and not choice_extra.get("logprobs")  # (log probabilities are read in full)
     assert took_quick == usual  # the usual first chunk takes the short path, nothing else does
 
 

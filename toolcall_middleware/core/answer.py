@@ -29,6 +29,7 @@ from .inbound.base import NOT_DECODED
 from .inbound.chat import ChatReader
 from .inbound.events import Kind, UpstreamCall
 from .lane import Lane, Output
+from .logprobs import LogprobQueue
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyError, PolicyFilter, PolicyLimits
 from .reasoning import Channel
@@ -153,6 +154,7 @@ class Answer:
         self.failed: PolicyError | None = None
         self.done = False
         self.parser_truncated = False
+        self._logprobs: LogprobQueue | None = None  # the host's, for text not out yet (`_logprobs_text`)
         # Several choices (Chat, `n > 1`): this stream is choice 0 and owns the reader; every other
         # choice gets a stream of its own (parser, rules, emitter on its `index`) in `others`.
         n = request.get("n")
@@ -302,6 +304,24 @@ class Answer:
             below = [c.chat.opening() for c in self._choices() if c.index < item.choice and c.chat is not None]
             return b"".join(encode_data(chunk) for chunks in below for chunk in chunks) + out
         parsed = self.parser.feed_reasoning(item.text) if item.channel == "reasoning" else self.parser.feed(item.text)
+        if item.logprobs is not None and self.chat is not None:
+            return self._logprobs_text(parsed, item.text, item.logprobs)
+        return self._emit(parsed)
+
+    def _logprobs_text(self, parsed: list[Event], text: str, logprobs: list[Any]) -> bytes:
+        """`_emit` for a host text that came with the log probabilities of its tokens: they go out
+        on the client's chunk with the text they spell, when it goes out as it came (text held
+        back waits with its tokens' entries). Where the text became a call, or came out changed,
+        they no longer describe what the client reads, and are dropped."""
+        queue = self._logprobs
+        if queue is None:
+            queue = self._logprobs = LogprobQueue()
+        queue.add(text, logprobs)
+        if not parsed:
+            return b""  # held back: its tokens' entries wait with it
+        if len(parsed) == 1 and type(parsed[0]) is TextDelta:
+            return self._emit(parsed, queue.take(parsed[0].text))
+        queue.drop()
         return self._emit(parsed)
 
     def _item(self, item: Any, event: SSEEvent) -> bytes:
@@ -357,7 +377,9 @@ class Answer:
         self._text_sse = self.chat.text_sse
         return b""
 
-    def _emit(self, parsed: list[Event]) -> bytes:
+    def _emit(self, parsed: list[Event], logprobs: list[Any] | None = None) -> bytes:
+        """The client's bytes for parser events; `logprobs`: those of a text that goes out as it
+        came (see `_logprobs_text`)."""
         if not parsed or self.done or self.failed is not None or (self.parent is not None and self._ended):
             return b""
         if not self.parser_truncated:
@@ -368,6 +390,8 @@ class Answer:
         judged = self.policy.feed(parsed)
         first = judged[0] if len(judged) == 1 else None
         if isinstance(first, TextDelta):
+            if logprobs is not None and self.chat is not None:
+                return self.chat.logprobs_sse(first.text, logprobs)
             return self._encode([first])  # the usual piece of text
         out: list[bytes] = []
         events: list[Event] = []
@@ -484,10 +508,13 @@ class Answer:
     def whole(self, obj: Any) -> bytes | None:
         parsed: dict[int, list[Event]] = {0: []}
         done: UpstreamDone | None = None
+        logprobs: dict[int, tuple[str, list[Any]]] = {}  # by choice: the content and its log probabilities
         for item in self.reader.feed(obj) + self.reader.flush():
             if isinstance(item, UpstreamMeta):
                 self.meta = item
             elif isinstance(item, RawText) and (item.choice == 0 or self.several):
+                if item.logprobs is not None:
+                    logprobs[item.choice] = (item.text, item.logprobs)
                 parser = (self if item.choice == 0 else self._choice(item.choice)).parser
                 feed = parser.feed_reasoning if item.channel == "reasoning" else parser.feed
                 parsed.setdefault(item.choice, []).extend(feed(item.text))
@@ -554,6 +581,17 @@ class Answer:
                     self._whole_choice(builder, index, judged, done) if index else payload["choices"][0]
                     for index, judged in sorted(kept_by.items())
                 ]
+            for choice in payload["choices"]:
+                # The host's log probabilities of the content the client reads, where it is the
+                # host's text as it came, or the start of it (the text before a call).
+                text, entries = logprobs.get(choice["index"], ("", None))
+                content = choice["message"].get("content")
+                if entries is not None and content:
+                    queue = LogprobQueue()
+                    queue.add(text, entries)
+                    carried = queue.take(content)
+                    if carried is not None:
+                        choice["logprobs"] = {"content": carried, "refusal": None}
         return json_bytes(payload)
 
     @staticmethod

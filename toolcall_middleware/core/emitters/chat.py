@@ -148,6 +148,12 @@ class ChatStreamEmitter:
                     return frame[0] + token_bytes(event.text) + frame[1]
         return b"".join([encode_data(c) for c in self.feed(events)])
 
+    def logprobs_sse(self, text: str, logprobs: list[Any]) -> bytes:
+        """A text chunk carrying the host's log probabilities of its tokens (`logprobs.content`)."""
+        chunk = self._chunk({"content": text})
+        chunk["choices"][0]["logprobs"] = {"content": logprobs, "refusal": None}
+        return encode_data(chunk)
+
     def text_sse(self, text: str) -> bytes | None:
         """`feed_sse([TextDelta(text)])` written into the text chunk's template; `None` when there
         is none (the first chunk, which carries the role; a probe in the upstream's fields)."""

@@ -64,6 +64,8 @@ def first_chunk_text(obj: object) -> str | None:
     choice = choices[0]
     if type(choice) is not dict or choice.get("finish_reason") or obj.get("usage") is not None:
         return None
+    if choice.get("logprobs"):
+        return None  # (read in full: they go with the text)
     index, delta = choice.get("index"), choice.get("delta")
     if type(index) is not int or index != 0 or type(delta) is not dict:
         return None
@@ -76,6 +78,17 @@ def first_chunk_text(obj: object) -> str | None:
         if value is not None and key != "content" and key != "role":
             return None  # reasoning, calls, a refusal, anything else: read in full
     return text
+
+
+def with_logprobs(texts: list[RawText], logprobs: list[Any]) -> list[RawText]:
+    """A choice's texts with the host's log probabilities of its content's tokens, given to its
+    one content text (the API gives none for reasoning; content in several parts gets none)."""
+    content = [i for i, t in enumerate(texts) if t.channel == "content"]
+    if len(content) != 1:
+        return texts
+    i = content[0]
+    text = texts[i]
+    return [*texts[:i], RawText(text.text, text.channel, text.choice, logprobs), *texts[i + 1 :]]
 
 
 class ChatReader(ReaderBase):
@@ -121,7 +134,11 @@ class ChatReader(ReaderBase):
         for index, choice in self._choices(obj):
             message = choice.get(key)
             if isinstance(message, JSON_OBJECT):
-                out.extend(self._message(message, index))
+                texts = self._message(message, index)
+                logprobs = choice.get("logprobs")
+                if logprobs and isinstance(logprobs, JSON_OBJECT) and isinstance(logprobs.get("content"), list):
+                    texts = with_logprobs(texts, logprobs["content"])
+                out.extend(texts)
                 out.extend(self._calls(message, index, whole=shape == "completion"))
             if choice.get("finish_reason"):
                 out.extend(self._end_calls(index))
@@ -185,8 +202,8 @@ class ChatReader(ReaderBase):
             return
         if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
             return
-        if choices[0].get("finish_reason"):
-            return
+        if choices[0].get("finish_reason") or choices[0].get("logprobs"):
+            return  # (a chunk with log probabilities never repeats its shape, and they are read)
         delta = holder_of(obj, "choices", 0, "delta")
         key = None if delta is None else text_key(delta, event.channel, event.text, _TEXT_KEYS)
         if key is not None:

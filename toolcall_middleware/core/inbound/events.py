@@ -36,6 +36,9 @@ class RawText:
     text: str
     channel: Channel = "content"
     choice: int = 0
+    # The host's log probabilities of this text's tokens (`logprobs.content` of a Chat choice),
+    # when it sent them: carried to the client where the text goes out as it came.
+    logprobs: list[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
