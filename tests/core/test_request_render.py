@@ -332,10 +332,11 @@ def test_tool_results_in_the_templates_markup() -> None:
     "dialect", ["gpt_oss", "llama3_json", "pythonic", "llama_function", "seed_oss", "kimi_k3", "generic_json"]
 )
 def test_formats_without_result_markup_use_the_plain_form(dialect: str) -> None:
+    """With the function's name where it is known: these formats' calls may carry no id."""
     assert render_tool_result(dialect, "call_1", "18C") == "[function_call_output call_id=call_1 output=18C]"
     assert (
         render_tool_results(dialect, RESULTS).splitlines()[1]
-        == '[function_call_output call_id=call_2 output={"t": 21}]'
+        == '[function_call_output call_id=call_2 name=get_weather output={"t": 21}]'
     )
 
 

@@ -136,7 +136,7 @@ def test_outputs_are_matched_by_call_id_not_item_id() -> None:
     assert out[0]["content"].count("functions.get_time:0") == 1
     assert out[1]["content"] == "## Return of functions.get_time:0\nnoon"
     out = rewrite_responses_request(body, dialect="llama3_json").body["input"]
-    assert out[1]["content"] == "[function_call_output call_id=call_x output=noon]"
+    assert out[1]["content"] == "[function_call_output call_id=call_x name=get_time output=noon]"  # name: by call id
 
 
 def test_string_input_is_kept_and_instructions_get_the_manifest() -> None:

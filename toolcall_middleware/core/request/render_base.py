@@ -42,7 +42,11 @@ class ToolResult:
 
 
 def fallback_result(result: ToolResult) -> str:
-    """The result text of a dialect without a tool-response syntax of its own."""
+    """The result text of a dialect without a tool-response syntax of its own. The function's
+    name goes with it where it is known: a dialect whose calls carry no id (harmony, Llama 3's
+    JSON) matches a result to its call by the name."""
+    if result.name:
+        return f"[function_call_output call_id={result.call_id} name={result.name} output={result.output}]"
     return f"[function_call_output call_id={result.call_id} output={result.output}]"
 
 
