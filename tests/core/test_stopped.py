@@ -1,8 +1,8 @@
-"""The model stopped by itself inside a call's markup (the host's `finish_reason` is `stop`):
-nothing was cut off, so nothing is reported as cut off. A hermes body that is one whole call is
-that call (a stop sequence such as `</tool_call>` took its end marker, which servers strip); any
-other unfinished block is text the model wrote (a marker named in prose), with its layout. A
-host that says `length` (or nothing) keeps the cut-off rule: never a call, never content."""
+"""The model stopped by itself inside a call's markup, the host says (`finish_reason` `stop`).
+A hermes body that is one whole call is that call (a stop sequence such as `</tool_call>` took
+its end marker, which servers strip); a marker named in prose (no JSON object after it) is text,
+with its layout; a body cut inside its JSON is still cut off. A host that says `length` (or
+nothing) keeps the cut-off rule everywhere: never a call, never content."""
 
 from __future__ import annotations
 
@@ -44,9 +44,12 @@ def test_a_marker_named_in_prose_is_text_when_the_model_stopped() -> None:
     assert result.content == PROSE and not result.tool_calls and result.truncated is None
 
 
-def test_an_unfinished_body_is_text_when_the_model_stopped() -> None:
-    result = _parse(CUT, stopped=True)
-    assert result.content == CUT and not result.tool_calls and result.truncated is None
+@pytest.mark.parametrize("raw", [CUT, "Done. <tool_call>", "Done. <tool_call>\n"])
+def test_a_body_cut_inside_its_json_is_cut_off_even_at_a_stop(raw: str) -> None:
+    """A host may say `stop` at any end: a body that started as JSON (or is empty) and is not a
+    whole call is still a call cut off, never markup in the content."""
+    result = _parse(raw, stopped=True)
+    assert not result.tool_calls and result.truncated is not None and "<tool_call>" not in result.content
 
 
 @pytest.mark.parametrize("raw", [UNCLOSED, PROSE, CUT])
@@ -61,7 +64,7 @@ def test_a_body_is_read_strictly_nothing_is_completed() -> None:
     parser = StreamParser("hermes", repair=True)
     events = parser.feed('<tool_call>{"name": "f", "arguments": {"a": 1}') + parser.close(stopped=True)
     assert not any(isinstance(e, ToolCallStart) for e in events)
-    assert not any(isinstance(e, TruncatedCall) for e in events)
+    assert any(isinstance(e, TruncatedCall) for e in events)
 
 
 @settings(max_examples=200, deadline=None)

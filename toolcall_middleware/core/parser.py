@@ -251,10 +251,10 @@ class StreamParser:
         `reasoning_calls="fallback"`, read the calls drafted in the reasoning when none came
         after it; `drafts=False`: a call came another way, a host's own).
 
-        `stopped`: the model ended the output itself (the host's `finish_reason` is `stop`), so
-        nothing was cut off. A call it left open is then not a `TruncatedCall`: where the format
-        can tell (hermes' JSON body), a body that is one whole call is that call (a stop sequence
-        took its end marker); anything else is the text it wrote, as a malformed call is."""
+        `stopped`: the model ended the output itself, the host says (`finish_reason` `stop`).
+        Where the format can tell (hermes' JSON body), a call left open whose body is one whole
+        call is that call (a stop sequence took its end marker), and a marker named in prose
+        (no JSON object after it) is text; a body cut inside its JSON stays a `TruncatedCall`."""
         if self._closed:
             return []
         self._closed = True

@@ -342,15 +342,16 @@ class BlockParser(PendingTextMachine):
             block = self._block
             rest = block.finish()
             self._take(out)  # what `finish` settled as content
-            if rest and self.ctx.stopped and self._live is None:
-                # The model stopped inside a block by itself: nothing was cut off. A body that is
-                # one whole call is that call (its end marker is what a stop sequence removes);
-                # anything else is text it wrote (a marker named in prose), given back with its
-                # layout, as a malformed block is.
-                stopped_call = getattr(block, "stopped_call", None)
-                call = stopped_call() if stopped_call is not None else None
-                self._take_items([call if call is not None else rest], out)
-                rest = None
+            at_stop = getattr(block, "at_stop", None) if rest and self.ctx.stopped and self._live is None else None
+            if at_stop is not None:
+                # The model stopped inside a block by itself, the host says: the block can tell
+                # a whole call whose end marker a stop sequence removed (that call), or a marker
+                # named in prose (text, with its layout, as a malformed block is), from a call
+                # cut off all the same (a host may say `stop` at any end: still cut off).
+                settled = at_stop()
+                if settled is not None:
+                    self._take_items([settled], out)
+                    rest = None
             self._block = None
             self._live = None  # a call cut off while streaming is left without its end
             if rest:

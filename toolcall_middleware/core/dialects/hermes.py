@@ -88,14 +88,20 @@ class HermesBlock:
     def finish(self) -> str | None:
         return self._opener + self._body.text()
 
-    def stopped_call(self) -> Call | None:
-        """The call of a body whose end marker never came, the model having stopped (`ctx.stopped`):
-        only a body that is one whole JSON call object, read strictly (no repair: nothing is
-        completed); `None` otherwise, and while the call streams as it comes."""
+    def at_stop(self) -> Call | str | None:
+        """What a body whose end marker never came is, the model having stopped (`ctx.stopped`):
+        the call, when it is one whole JSON call object, read strictly (no repair: nothing is
+        completed); the text the model wrote, when what follows the marker does not start as a
+        JSON object (a marker named in prose); `None`, a call cut off, otherwise (an empty body
+        too, and while the call streams)."""
         if self._watch is not None:
             return None
+        body = self._body.text()
+        start = body.lstrip()
+        if start and not start.startswith("{"):
+            return self._opener + body
         try:
-            obj = json_loads(self._body.text())
+            obj = json_loads(body)
         except (ValueError, RecursionError):
             return None
         return call_from_object(obj) if isinstance(obj, dict) else None
