@@ -724,20 +724,25 @@ def test_the_first_chunk_path_gives_what_the_general_path_gives(
     events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     per_event = [_encode_chunk(e, "utf8") for e in events] + [b"data: [DONE]\n\n"]
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _first_chunk_both_ways(monkeypatch, dialect, per_event, api, thinking, delta_extra, choice_extra, extra, first)
+        quick, general, readers = _first_chunk_both_ways(monkeypatch, dialect, per_event, api, thinking)
+    assert quick == general
+    took_quick = bool(readers)
+    if took_quick:
+        assert readers[0] == readers[1]
+    usual = not delta_extra or all(v is None for v in delta_extra.values())
+    usual = usual and not choice_extra.get("finish_reason") and choice_extra.get("index", 0) == 0
+    usual = usual and type(choice_extra.get("index", 0)) is int and not any(extra.get(k) for k in ("usage", "error"))
+    usual = usual and extra.get("object", "chat.completion.chunk") == "chat.completion.chunk"
+    usual = usual and extra.get("type") != "error" and extra.get("usage", None) is None
+    usual = usual and not choice_extra.get("logprobs")  # (log probabilities are read in full)
+    assert took_quick == usual  # the usual first chunk takes the short path, nothing else does
 
 
 def _first_chunk_both_ways(
-    monkeypatch: pytest.MonkeyPatch,
-    dialect: str,
-    per_event: list[bytes],
-    api: str,
-    thinking: bool | None,
-    delta_extra: dict[str, Any],
-    choice_extra: dict[str, Any],
-    extra: dict[str, Any],
-    first: str,
-) -> None:
+    monkeypatch: pytest.MonkeyPatch, dialect: str, per_event: list[bytes], api: str, thinking: bool | None
+) -> tuple[bytes, bytes, list[dict[str, Any]]]:
+    """The stream's bytes by the first chunk's short path and by the general reading, and the
+    reader's state after the first chunk each way (none when the short path was not taken)."""
     readers: list[dict[str, Any]] = []
     original_begin = answer_module.Answer.begin
 
@@ -748,7 +753,6 @@ def _first_chunk_both_ways(
 
     monkeypatch.setattr(answer_module.Answer, "begin", begin)
     quick, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api, thinking=thinking)
-    took_quick = bool(readers)
     monkeypatch.setattr(pipeline_module, "first_chunk_text", lambda obj: None)
     original_feed = answer_module.Answer.feed
 
@@ -760,16 +764,7 @@ def _first_chunk_both_ways(
 
     monkeypatch.setattr(answer_module.Answer, "feed", feed)
     general, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api, thinking=thinking)
-    assert quick == general
-    if took_quick:
-        assert readers[0] == readers[1]
-    usual = not delta_extra or all(v is None for v in delta_extra.values())
-    usual = usual and not choice_extra.get("finish_reason") and choice_extra.get("index", 0) == 0
-    usual = usual and type(choice_extra.get("index", 0)) is int and not any(extra.get(k) for k in ("usage", "error"))
-    usual = usual and extra.get("object", "chat.completion.chunk") == "chat.completion.chunk"
-    usual = usual and extra.get("type") != "error" and extra.get("usage", None) is None
-    usual = usual and not choice_extra.get("logprobs")  # (log probabilities are read in full)
-    assert took_quick == usual  # the usual first chunk takes the short path, nothing else does
+    return quick, general, readers
 
 
 def _reader_state(reader: Any) -> dict[str, Any]:
