@@ -14,8 +14,9 @@ change made the middleware do less, and the served benchmark for what that is wo
 
 With `--tools N` the request offers N tools (the benchmark's own and N-1 file tools of an
 agent's size), as agents send: the request's rewriting and the first chunk grow with them.
+`--text-bytes 100 --chunks 30` counts an agent's usual turn instead: a word, then the call.
 
-    python benchmarks/instruction_count.py [--responses N] [--tools N]
+    python benchmarks/instruction_count.py [--responses N] [--tools N] [--text-bytes B] [--chunks C]
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def agent_tool(i: int) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def serve(app_kind: str, responses: int, tools: int) -> None:
+def serve(app_kind: str, responses: int, tools: int, text_bytes: int, chunks: int) -> None:
     """The child: warm up, then drive `responses` requests through the app (under callgrind)."""
     from middleware_overhead import drive
     from middleware_overhead_app import make_app, request_body
@@ -61,7 +62,8 @@ def serve(app_kind: str, responses: int, tools: int) -> None:
     request = request_body()
     request["tools"] = request["tools"] + [agent_tool(i) for i in range(tools - 1)]
     body = json.dumps(request).encode()
-    app: Any = make_app(media_type="text/plain" if app_kind == "passthrough" else "text/event-stream")
+    media_type = "text/plain" if app_kind == "passthrough" else "text/event-stream"
+    app: Any = make_app(text_bytes, chunks, media_type=media_type)
     if app_kind != "host":
         app = ToolCallMiddleware(app, dialect="hermes")
 
@@ -73,10 +75,11 @@ def serve(app_kind: str, responses: int, tools: int) -> None:
     asyncio.run(run(responses))
 
 
-def count(app_kind: str, responses: int, tools: int) -> int:
+def count(app_kind: str, responses: int, args: argparse.Namespace) -> int:
     """Instructions of the whole child process."""
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
-    cmd += ["--child", app_kind, "--responses", str(responses), "--tools", str(tools)]
+    cmd += ["--child", app_kind, "--responses", str(responses), "--tools", str(args.tools)]
+    cmd += ["--text-bytes", str(args.text_bytes), "--chunks", str(args.chunks)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     found = _COLLECTED.search(done.stderr)
     if done.returncode != 0 or found is None:
@@ -88,27 +91,30 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--responses", type=int, default=30, help="responses counted per app")
     ap.add_argument("--tools", type=int, default=1, help="tools the request offers (at least 1)")
+    ap.add_argument("--text-bytes", type=int, default=2000, help="size of the answer (as the served benchmark's)")
+    ap.add_argument("--chunks", type=int, default=400, help="SSE chunks it comes in")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.tools = max(1, args.tools)
     if args.child:
-        serve(args.child, args.responses, args.tools)
+        serve(args.child, args.responses, args.tools, args.text_bytes, args.chunks)
         return
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: no instruction counts (apt-get install valgrind)")
         return
     per: dict[str, float] = {}
     for label, kind in APPS.items():
-        per[label] = (count(kind, args.responses, args.tools) - count(kind, 0, args.tools)) / args.responses
+        per[label] = (count(kind, args.responses, args) - count(kind, 0, args)) / args.responses
     host = per["host app"]
     offered = f"{args.tools} tool{'s' if args.tools > 1 else ''} offered"
     runs = f"{args.responses} responses per app, start-up subtracted"
-    print(f"Instructions per response (callgrind; {offered}; {runs}):\n")
+    shape = f"{args.text_bytes} B in {args.chunks} chunks"
+    print(f"Instructions per response (callgrind; {shape}; {offered}; {runs}):\n")
     print("| app | instructions per response | added by the middleware | per chunk | ratio |")
     print("|---|---:|---:|---:|---:|")
     for label, value in per.items():
         added = value - host
-        extra = f"{added / 1e6:.2f} M | {added / 400:,.0f}" if label != "host app" else " | "
+        extra = f"{added / 1e6:.2f} M | {added / args.chunks:,.0f}" if label != "host app" else " | "
         print(f"| {label} | {value / 1e6:.2f} M | {extra} | {value / host:.2f}x |")
 
 

@@ -245,16 +245,29 @@ def sse_events(data: bytes) -> list[Any]:
     return out
 
 
-def responses_stream(text: str = RAW_CALL, piece: int = 7) -> bytes:
-    """A Responses API SSE stream (typed events, no `[DONE]`) of the model's raw text."""
-    base = {"id": "resp_1", "object": "response", "created_at": 1, "model": "qwen3"}
-    message = {
+RESPONSE_BASE = {"id": "resp_1", "object": "response", "created_at": 1, "model": "qwen3"}
+
+
+def responses_message(text: str) -> dict[str, Any]:
+    """The message output item of a Responses answer whose output text is the model's raw text."""
+    return {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
         "status": "completed",
         "content": [{"type": "output_text", "text": text, "annotations": []}],
     }
+
+
+def responses_answer(text: str = RAW_CALL) -> bytes:
+    """A whole Responses API answer of the model's raw text."""
+    return json.dumps({**RESPONSE_BASE, "status": "completed", "output": [responses_message(text)]}).encode()
+
+
+def responses_stream(text: str = RAW_CALL, piece: int = 7) -> bytes:
+    """A Responses API SSE stream (typed events, no `[DONE]`) of the model's raw text."""
+    base = RESPONSE_BASE
+    message = responses_message(text)
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": {**base, "status": "in_progress", "output": []}}
     ]

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from .answer import Answer, Prepared
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
-from .framing.utf8 import json_bytes, json_loads
+from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
@@ -34,6 +34,7 @@ from .inbound.chat import first_chunk_text
 from .inbound.events import Kind
 from .lane import Lane
 from .request import BadRequest
+from .request.body import read_request
 from .request.host import REWRITES, for_host, request_dialect
 
 Api = Literal["chat", "responses", "completions", "messages"]
@@ -137,7 +138,7 @@ class Exchange:
         """
         bridged = self.upstream != self.api
         try:
-            body = json_loads(raw)
+            body = read_request(raw)
         except (ValueError, UnicodeDecodeError):
             if bridged:
                 raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
