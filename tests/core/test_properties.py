@@ -107,3 +107,17 @@ def test_plain_text_is_emitted_as_soon_as_it_arrives(dialect: str, text: str, cu
         assert held.strip() == "" or header_start, f"{dialect} held back {held!r}"
     emitted += "".join(e.text for e in parser.close() if isinstance(e, TextDelta))
     assert emitted == text
+
+
+@given(
+    st.text(alphabet="<>/|[]{}_abtoolcal \n", max_size=30),
+    st.lists(st.text(alphabet="<>/|[]_abtoolcal", min_size=1, max_size=12), min_size=1, max_size=4),
+)
+def test_partial_marker_len_is_the_longest_suffix_that_begins_a_marker(text: str, markers: list[str]) -> None:
+    from toolcall_middleware.core.textscan import partial_marker_len
+
+    expected = max(
+        (n for n in range(1, len(text) + 1) for m in markers if len(m) > n and m.startswith(text[-n:])), default=0
+    )
+    assert partial_marker_len(text, markers) == expected
+    assert partial_marker_len(text, tuple(markers)) == expected

@@ -21,9 +21,11 @@ WHITESPACE = " \t\r\n"
 
 
 @lru_cache(maxsize=512)
-def _marker_shape(markers: tuple[str, ...]) -> tuple[int, frozenset[str]]:
-    """The longest possible partial marker, and the characters a marker can start with."""
-    return max((len(m) for m in markers), default=1) - 1, frozenset(m[0] for m in markers if m)
+def _marker_shape(markers: tuple[str, ...]) -> tuple[int, frozenset[str], frozenset[str]]:
+    """The longest possible partial marker, the characters a marker can start with, and every
+    proper prefix of a marker."""
+    prefixes = frozenset(m[:size] for m in markers for size in range(1, len(m)))
+    return max((len(m) for m in markers), default=1) - 1, frozenset(m[0] for m in markers if m), prefixes
 
 
 @lru_cache(maxsize=512)
@@ -36,20 +38,21 @@ def head_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
 
 def partial_marker_len(text: str, markers: Sequence[str]) -> int:
     """Length of the longest suffix of `text` that is a proper prefix of one of `markers`."""
-    longest, heads = _marker_shape(markers if isinstance(markers, tuple) else tuple(markers))
-    longest = min(len(text), longest)
+    longest, heads, prefixes = _marker_shape(markers if isinstance(markers, tuple) else tuple(markers))
     tail = text[-longest:] if longest else ""
-    # Most pieces hold no marker's first character at all: nothing to hold back, decided at once.
-    for head in heads:  # (a loop, not `any(...)`: no generator per call)
-        if head in tail:
-            break
-    else:
+    # A prefix starts with a marker's first character: most pieces hold none, decided at once;
+    # else only the suffixes that start at one are looked up, the longest first.
+    start = -1
+    for head in heads:  # (a loop, not `min(...)`: no generator per call)
+        found = tail.find(head)
+        if found >= 0 and (start < 0 or found < start):
+            start = found
+    if start < 0:
         return 0
-    for size in range(longest, 0, -1):
-        tail = text[-size:]
-        for marker in markers:
-            if len(marker) > size and marker.startswith(tail):
-                return size
+    size = len(tail)
+    for i in range(start, size):
+        if tail[i] in heads and tail[i:] in prefixes:
+            return size - i
     return 0
 
 
