@@ -28,9 +28,9 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from time import monotonic
 from typing import Any
 
-from .config import ToolCallConfig
+from .config import Route, ToolCallConfig
 from .core import lane as lane_module
-from .core.http import header, without
+from .core.http import headers_named, without
 from .core.lane import Lane
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
@@ -54,17 +54,33 @@ class ToolCallMiddleware:
         self.app = app
         self.config = config if config is not None else ToolCallConfig(**options)
         self._settings = settings_from(self.config)
+        self._routes: dict[str, Route | None] = {}  # what `ToolCallExchange.route` says of a path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        coding = header(scope.get("headers") or [], b"content-encoding")
-        route = ToolCallExchange.route(self.config, "POST", scope.get("path", ""), coding)
+        coding, length = headers_named(scope.get("headers") or [], b"content-encoding", b"content-length")
+        path = scope.get("path", "")
+        # (a compressed request body is left alone: `route` reads the coding; most requests have none)
+        route = self._route(path) if coding is None else ToolCallExchange.route(self.config, "POST", path, coding)
         if route is None:
             await self.app(scope, receive, send)
             return
-        await _Request(self, ToolCallExchange(self.config, route, self._settings), scope, receive, send).run()
+        exchange = ToolCallExchange(self.config, route, self._settings)
+        await _Request(self, exchange, scope, receive, send).run(length)
+
+    def _route(self, path: str) -> Route | None:
+        """`ToolCallExchange.route` of a POST with no content-coding, remembered by path."""
+        found = self._routes.get(path, _NOT_SEEN)
+        if found is _NOT_SEEN:
+            found = ToolCallExchange.route(self.config, "POST", path, None)
+            if len(self._routes) < 256:  # (a client may send any path: past these, asked each time)
+                self._routes[path] = found
+        return found  # type: ignore[return-value]
+
+
+_NOT_SEEN = object()
 
 
 class _Route:
@@ -102,8 +118,9 @@ class _Request:
         # where it is built (it reads the fields without attribute lookups).
         self.route: _Route = self.native.Route() if self.native is not None else _Route()
 
-    async def run(self) -> None:
-        chunks, complete = await self._read_body()
+    async def run(self, declared: bytes | None) -> None:
+        """`declared`: the request's Content-Length, if it gave one."""
+        chunks, complete = await self._read_body(declared)
         if chunks is None:
             return  # the client left before the body was complete: nothing to answer
         scope = self.scope
@@ -135,9 +152,8 @@ class _Request:
             finally:
                 self.exchange.report()
 
-    async def _read_body(self) -> tuple[list[bytes] | None, bool]:
+    async def _read_body(self, declared: bytes | None) -> tuple[list[bytes] | None, bool]:
         limit = self.mw.config.limits.max_request_bytes
-        declared = header(self.scope.get("headers") or [], b"content-length")
         chunks: list[bytes] = []
         size = 0
         if declared is not None and declared.isdigit() and int(declared) > limit:

@@ -725,6 +725,31 @@ def test_the_app_still_sees_the_disconnect_of_a_streaming_starlette_response() -
     assert receive.calls <= 3
 
 
+def test_each_request_is_routed_by_its_own_path_and_coding() -> None:
+    """One middleware, many requests: the route found for a path is its own (remembered, never
+    another's), and a request body in the identity coding is rewritten as one with none."""
+    mw = ToolCallMiddleware(_recording_app({}), dialect="hermes", route_prefixes=("", "/api"))
+    cases = [
+        ("/v1/chat/completions", [], True),
+        ("/v1/models", [], False),
+        ("/api/v1/chat/completions", [], True),
+        ("/v1/chat/completions", [(b"Content-Encoding", b"identity")], True),
+        ("/v1/chat/completions", [(b"content-encoding", b"br")], False),
+        ("/api/v1/chat/completions/", [], True),
+        ("/v1/models", [], False),
+        ("/v1/chat/completions", [], True),
+    ]
+    for path, extra, rewritten in cases:
+        log: dict[str, Any] = {}
+        mw.app = _recording_app(log)
+        receive = Receive([request(chat_request())])
+        send = Recorder(on_send=lambda rec, m, receive=receive: receive.disconnect())
+        call(mw, scope(path=path, headers=[(b"content-type", b"application/json"), *extra]), receive, send)
+        forwarded = json.loads(b"".join(m["body"] for m in log["received"]))
+        assert ("tools" not in forwarded) is rewritten, path
+        assert ("<tools>" in forwarded["messages"][0]["content"]) is rewritten, path
+
+
 def test_a_disconnect_while_reading_the_body_never_calls_the_app() -> None:
     log: dict[str, Any] = {}
     receive = Receive([request(chat_request()[:20], more=True), {"type": "http.disconnect"}])
@@ -734,15 +759,17 @@ def test_a_disconnect_while_reading_the_body_never_calls_the_app() -> None:
 
 
 @pytest.mark.parametrize(
-    ("declared", "size"), [(False, 40), (True, 40), (False, 10_000)], ids=["chunked", "content-length", "one-message"]
+    ("declared", "size"),
+    [(None, 40), (b"content-length", 40), (b"Content-Length", 40), (None, 10_000)],
+    ids=["chunked", "content-length", "Content-Length", "one-message"],
 )
-def test_an_oversized_request_is_replayed_unchanged(declared: bool, size: int) -> None:
+def test_an_oversized_request_is_replayed_unchanged(declared: bytes | None, size: int) -> None:
     req = chat_request()
     log: dict[str, Any] = {}
     pieces = [req[i : i + size] for i in range(0, len(req), size)]
     headers = [(b"content-type", b"application/json")]
     if declared:
-        headers.append((b"content-length", str(len(req)).encode()))
+        headers.append((declared, str(len(req)).encode()))
     # Hypercorn style (chunks, then an empty final one), or the whole body in one final message.
     messages = [request(req)] if len(pieces) == 1 else [*[request(p, more=True) for p in pieces], request(b"")]
     receive = Receive(messages)

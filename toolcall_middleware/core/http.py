@@ -23,6 +23,21 @@ def header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes | None:
     return None
 
 
+def headers_named(
+    headers: Iterable[tuple[bytes, bytes]], first: bytes, second: bytes
+) -> tuple[bytes | None, bytes | None]:
+    """The first values of two headers (lower-case names), by case-insensitive name, in one pass."""
+    one = two = None
+    for key, value in headers:
+        key = key.lower()
+        if key == first:
+            if one is None:
+                one = value
+        elif key == second and two is None:
+            two = value
+    return one, two
+
+
 def without(headers: Iterable[tuple[bytes, bytes]], *names: bytes) -> Headers:
     """The headers with every case variant of `names` removed."""
     drop = {n.lower() for n in names}

@@ -310,10 +310,15 @@ class Exchange:
     def _feed_sse(self, data: bytes, *, tried: bool = False) -> bytes:
         """`tried`: `feed_event` already said no to `data` (`feed`'s direct way): not asked again."""
         assert self._sse is not None
-        if not tried and self._stream is not None and self._sse.idle and len(data) <= self._max_event:
-            out = self._stream.feed_event(data)  # one whole text chunk: read without SSE decoding
-            if out is not None:
-                return out
+        if not tried and self._sse.idle and len(data) <= self._max_event:
+            if self._stream is not None:
+                out = self._stream.feed_event(data)  # one whole text chunk: read without SSE decoding
+                if out is not None:
+                    return out
+            else:
+                out = self._first_event(data)
+                if out is not None:
+                    return out
         self._held += data
         try:
             events = self._sse.feed(data)
@@ -323,6 +328,21 @@ class Exchange:
         out = self._sse_events(events)
         identity = self._decoder is not None and self._decoder.identity
         self._direct = self._stream.feed_event if self._stream is not None and identity and self._sse.idle else None
+        return out
+
+    def _first_event(self, data: bytes) -> bytes | None:
+        """`_sse_events` for a stream's first event (nearly always its first chunk) when `data` is
+        that one whole event as hosts write it, one `data: ` line and a blank line, in UTF-8: the
+        event the SSE decoder would give, made without it. `None` for any other `data`."""
+        if not data.startswith(b"data: ") or not data.endswith(b"\n\n") or data.count(b"\n") != 2 or b"\r" in data:
+            return None
+        try:
+            text = data[6:-2].decode()
+        except UnicodeDecodeError:
+            return None  # (the decoder replaces bad bytes)
+        out = self._sse_event(SSEEvent(raw=data, data=text))
+        identity = self._decoder is not None and self._decoder.identity
+        self._direct = self._stream.feed_event if self._stream is not None and identity else None
         return out
 
     def _sse_events(self, events: list[SSEEvent]) -> bytes:
