@@ -38,20 +38,6 @@ APPS = {
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def agent_tool(i: int) -> dict[str, Any]:
-    """A tool the size of an agent's (a description, four typed parameters)."""
-    properties = {
-        "path": {"type": "string", "description": "a path in the workspace"},
-        "content": {"type": "string"},
-        "mode": {"type": "string", "enum": ["read", "write", "append"]},
-        "lines": {"type": "array", "items": {"type": "integer"}},
-    }
-    parameters = {"type": "object", "properties": properties, "required": ["path"]}
-    description = "Reads or changes a file in the workspace; paths are relative to its root."
-    function = {"name": f"file_tool_{i}", "description": description, "parameters": parameters}
-    return {"type": "function", "function": function}
-
-
 def serve(app_kind: str, responses: int, tools: int, text_bytes: int, chunks: int) -> None:
     """The child: warm up, then drive `responses` requests through the app (under callgrind)."""
     from middleware_overhead import drive
@@ -59,9 +45,7 @@ def serve(app_kind: str, responses: int, tools: int, text_bytes: int, chunks: in
 
     from toolcall_middleware import ToolCallMiddleware
 
-    request = request_body()
-    request["tools"] = request["tools"] + [agent_tool(i) for i in range(tools - 1)]
-    body = json.dumps(request).encode()
+    body = json.dumps(request_body(tools)).encode()
     media_type = "text/plain" if app_kind == "passthrough" else "text/event-stream"
     app: Any = make_app(text_bytes, chunks, media_type=media_type)
     if app_kind != "host":

@@ -18,8 +18,14 @@ through (the ASGI layer alone); each stage of the exchange alone, unprofiled; th
 hot spots in the middleware. Wall-clock figures (TTFT, requests/s) move with whatever else the
 machine runs; the CPU figures much less.
 
+With `--control` a second bare server runs beside the two: what the first and the second bare
+server differ by is what the machine's noise alone makes of a comparison, the yardstick for the
+time to first text the middleware adds. `--tools N` offers N tools (an agent's file tools past
+the first), as agents send with every turn; `--text-bytes 100 --chunks 30` is an agent's usual
+turn, a word and the call.
+
     python benchmarks/middleware_overhead.py [--rounds R] [--sequential N] [--concurrent M]
-        [--text-bytes B] [--chunks C] [--first-token-ms F] [--profile]
+        [--text-bytes B] [--chunks C] [--tools N] [--first-token-ms F] [--control] [--profile]
 """
 
 from __future__ import annotations
@@ -542,6 +548,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--text-bytes", type=int, default=2000, help="size of the streamed answer")
     ap.add_argument("--chunks", type=int, default=400, help="SSE chunks the answer is streamed in")
+    ap.add_argument("--tools", type=int, default=1, help="tools the request offers (at least 1)")
+    ap.add_argument("--control", action="store_true", help="a second bare server: the comparison's noise")
     ap.add_argument(
         "--first-token-ms",
         type=float,
@@ -559,7 +567,9 @@ def main() -> None:
     if pin:
         os.sched_setaffinity(0, {cores[1]})
     servers = [Server("without", middleware=False), Server("with", middleware=True)]
-    body = json.dumps(request_body()).encode()
+    if args.control:
+        servers.append(Server("control", middleware=False))
+    body = json.dumps(request_body(max(1, args.tools))).encode()
     try:
         for server in servers:
             server.start(args, cores[0] if pin else None)
@@ -605,7 +615,7 @@ def main() -> None:
     placement = f"pinned: servers on core {cores[0]}, client on core {cores[1]}" if pin else "not pinned"
     print(
         f"{args.rounds} rounds x ({args.sequential} sequential + {args.concurrent} concurrent) streamed requests "
-        f"per server; answer {args.text_bytes} B in {args.chunks} chunks, hermes; "
+        f"per server; answer {args.text_bytes} B in {args.chunks} chunks, hermes; {max(1, args.tools)} tool(s); "
         f"first chunk {args.first_token_ms:g} ms after the head; "
         f"server CPU from /proc {source}; {placement}; "
         f"load took {elapsed:.1f} s.\n"
@@ -620,6 +630,14 @@ def main() -> None:
     seq_without, seq_with = ttft["time to first text, sequential"]
     added = (seq_with - seq_without) * 1e3
     print(f"\nTime to first text added by the middleware (sequential, medians): {added:+.3f} ms.")
+    if args.control:
+        control = results["control"]
+        noise = (med([t for p in control.seq for t in p.ttfts]) - seq_without) * 1e3
+        cpu_noise = med([p.cpu for p in control.seq]) / med([p.cpu for p in raw.seq])
+        print(
+            f"The same bare server twice (the comparison's noise): time to first text {noise:+.3f} ms, "
+            f"server CPU {cpu_noise:.2f}x."
+        )
 
     print("\nChecked, last response of each run:")
     for name in seen:

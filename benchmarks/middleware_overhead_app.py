@@ -47,8 +47,23 @@ TOOLS = [
 ]
 
 
-def request_body() -> dict[str, Any]:
-    """What the benchmark's client sends: a short chat with one tool offered, streamed."""
+def agent_tool(i: int) -> dict[str, Any]:
+    """A tool the size of an agent's (a description, four typed parameters)."""
+    properties = {
+        "path": {"type": "string", "description": "a path in the workspace"},
+        "content": {"type": "string"},
+        "mode": {"type": "string", "enum": ["read", "write", "append"]},
+        "lines": {"type": "array", "items": {"type": "integer"}},
+    }
+    parameters = {"type": "object", "properties": properties, "required": ["path"]}
+    description = "Reads or changes a file in the workspace; paths are relative to its root."
+    function = {"name": f"file_tool_{i}", "description": description, "parameters": parameters}
+    return {"type": "function", "function": function}
+
+
+def request_body(tools: int = 1) -> dict[str, Any]:
+    """What the benchmark's client sends: a short chat, streamed, offering the benchmark's tool and,
+    with `tools` > 1, file tools of an agent's size up to that many (as agents send every turn)."""
     return {
         "model": MODEL,
         "stream": True,
@@ -56,7 +71,7 @@ def request_body() -> dict[str, Any]:
             {"role": "system", "content": "You are a helpful assistant."},
             {"role": "user", "content": "Plan my afternoon in Paris, and check the weather first."},
         ],
-        "tools": TOOLS,
+        "tools": TOOLS + [agent_tool(i) for i in range(tools - 1)],
     }
 
 
