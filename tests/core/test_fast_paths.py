@@ -40,6 +40,7 @@ from toolcall_middleware.core.inbound.base import NOT_DECODED
 from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.policy import PolicyFilter
+from toolcall_middleware.core.request import render_calls, rendered_dialects
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
 TRICKY = st.sampled_from(['"', "\\", "\n", "\r", "\x00", "\u2028", "é", "<", "<tool_call>", "`", " ", ""])
@@ -521,9 +522,10 @@ def test_the_lane_gives_what_the_general_path_gives(
 @pytest.mark.usefixtures("lane_kind")
 def test_the_lane_takes_the_usual_chunks_and_leaves_the_rest() -> None:
     """Plain text chunks (escaped or not, with spaces held back before a possible call) go the
-    lane, and so do the pieces of a call's body that cannot end it; the chunks that open or close
-    the call, which the parser must see, do not."""
-    pieces = ["Sure", ". The ", "café ", 'is "open"', " today.\n", "Then", " a call:", "\n<tool_", "call>", "\n{"]
+    lane, and so do the pieces that only make a marker's start longer and the pieces of a call's
+    body that cannot end it; the chunks that open or close the call, which the parser must see,
+    do not."""
+    pieces = ["Sure", ". The ", "café ", 'is "open"', " today.\n", "Then", " a call:", "\n<tool", "_ca", "ll>", "\n{"]
     pieces += ['"name": "f", ', '"arguments": {"q": "a<b"', ', "n": 1}', "}\n</tool", "_call>"]
     opening = {"role": "assistant", "content": "Hi"}
     events = [{**META, "choices": [{"index": 0, "delta": opening, "finish_reason": None}]}]
@@ -533,9 +535,10 @@ def test_the_lane_takes_the_usual_chunks_and_leaves_the_rest() -> None:
     general, none = _lane_exchange("hermes", per_event, use_lane=False)
     assert laned == general and none == 0
     # The role chunk has a shape of its own and the first text chunk teaches the template: from
-    # then on every text chunk is the lane's (6), up to the one that may start the call; inside
-    # the call, the pieces with no `<` in them (3 of the 4 before the one that ends it).
-    assert taken == 9
+    # then on every text chunk is the lane's (6), up to the one that may start the call; of the
+    # marker's pieces, the one in its middle (1); inside the call, the 4 before the one that ends
+    # it (the last of them carries the start of the end marker).
+    assert taken == 11
     chunks = [json.loads(e.data) for e in SSEDecoder().feed(laned) if e.data and e.data != "[DONE]"]
     content = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks)
     assert content == 'HiSure. The café is "open" today.\nThen a call:'
@@ -560,6 +563,16 @@ CALL_TEXT = st.sampled_from(
 )
 
 
+def _cut_stream(text: str, cuts: list[int], style: str) -> list[bytes]:
+    """A host's finished stream of `text`, cut into chunks at `cuts` (modulo its length)."""
+    points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    pieces = [text[a:b] for a, b in itertools.pairwise(points)]
+    events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    events += [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return [_encode_chunk(e, style) for e in events] + [b"data: [DONE]\n\n"]
+
+
 @pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=300, deadline=None)
 @given(
@@ -576,19 +589,35 @@ def test_the_lane_inside_a_call_gives_what_the_general_path_gives(
     """A call's body cut into chunks anywhere: the pieces the open block takes quietly go the
     lane, and the client gets the bytes it gets with every chunk fed the general way (and, for
     Hermes, byte by byte)."""
-    text = "".join(parts)
-    points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
-    pieces = [text[a:b] for a, b in itertools.pairwise(points)]
-    events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
-    events += [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
-    events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    per_event = [_encode_chunk(e, style) for e in events] + [b"data: [DONE]\n\n"]
+    per_event = _cut_stream("".join(parts), cuts, style)
     laned, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api, arguments_streaming=streaming)
     general, _ = _lane_exchange(dialect, per_event, use_lane=False, api=api, arguments_streaming=streaming)
     assert laned == general
     if dialect == "hermes" and streaming == "whole" and api == "chat":
         stream = b"".join(per_event)
         assert laned == _exchange([stream[i : i + 1] for i in range(len(stream))])
+
+
+@pytest.mark.usefixtures("lane_kind")
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(rendered_dialects()),
+    st.sampled_from(["", "Sure. ", "Let me look.\n\n", "a < b and "]),
+    st.sampled_from(["", "\nDone.", " ok"]),
+    st.lists(st.integers(min_value=0, max_value=400), max_size=40),
+    st.sampled_from(["utf8", "go"]),
+)
+def test_every_format_cut_anywhere_gives_with_the_lane_what_it_gives_without(
+    dialect: str, before: str, after: str, cuts: list[int], style: str
+) -> None:
+    """A call in each format as its model writes it (`render_calls`), cut into chunks anywhere,
+    its markers too: with the lanes (the text's, the marker start's, the call body's) the client
+    gets the bytes it gets with every chunk fed the general way."""
+    text = before + render_calls(dialect, [("call_1", "f", '{"a": 1, "q": "x</y> <b>"}')]) + after
+    per_event = _cut_stream(text, cuts, style)
+    laned, _ = _lane_exchange(dialect, per_event, use_lane=True)
+    general, _ = _lane_exchange(dialect, per_event, use_lane=False)
+    assert laned == general
 
 
 @pytest.mark.usefixtures("lane_kind")

@@ -718,7 +718,9 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
  * `quiet_lane(...)` is `lane.quiet_lane` for a block whose quiet feed is `JsonSegment.feed_inside`
  * (Hermes, llama_function): a piece of the arguments that cannot end the call goes into the
  * segment (its tracker's string state moved on, the piece appended to its parts) and the client
- * gets nothing (`b""`). Any other piece: `None`, nothing changed, as in Python.
+ * gets nothing (`b""`). A piece with a marker's first character in it, or after a part of one
+ * carried over, is the Python lane's (`fallback`: it may still be one `feed_inside` takes, a
+ * piece of the end marker); any other: `None`, nothing changed, as in Python.
  */
 
 static PyObject *str_carry, *str_in_string, *str_skip, *str_parts, *empty_bytes;
@@ -728,6 +730,7 @@ typedef struct {
     Frame f;
     PyObject *tracker; /* the segment's JsonStringTracker: `in_string`, `_skip`, `_carry` */
     PyObject *segment; /* the JsonSegment: `_parts` */
+    PyObject *fallback; /* the Python lane, for a piece a marker may be in */
     Field carry, in_string, skip, parts;
 } QuietState;
 
@@ -736,6 +739,7 @@ quiet_traverse(QuietState *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->tracker);
     Py_VISIT(self->segment);
+    Py_VISIT(self->fallback);
     return frame_traverse(&self->f, visit, arg);
 }
 
@@ -744,6 +748,7 @@ quiet_clear(QuietState *self)
 {
     Py_CLEAR(self->tracker);
     Py_CLEAR(self->segment);
+    Py_CLEAR(self->fallback);
     frame_clear(&self->f);
     return 0;
 }
@@ -785,7 +790,7 @@ quiet_call(PyObject *self_, PyObject *raw)
         goto done;
     int marker = !PyUnicode_Check(carry) || PyUnicode_GET_LENGTH(carry) != 0 ? 1 : may_start_marker(&s->f, text);
     if (marker != 0) {
-        result = marker < 0 ? NULL : Py_NewRef(Py_None);
+        result = marker < 0 ? NULL : PyObject_CallOneArg(s->fallback, raw);
         goto done;
     }
     /* `find(text)`, which can find nothing here: the string state moves on */
@@ -844,10 +849,10 @@ static PyMethodDef quiet_def = {"lane", quiet_call, METH_O,
 static PyObject *
 quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *head, *tail, *table, *tracker, *segment, *template_, *firsts;
+    PyObject *head, *tail, *table, *tracker, *segment, *template_, *firsts, *fallback;
     Py_ssize_t cap;
-    if (!PyArg_ParseTuple(args, "O!O!nO!OOOU:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
-                          &PyBytes_Type, &table, &tracker, &segment, &template_, &firsts))
+    if (!PyArg_ParseTuple(args, "O!O!nO!OOOUO:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+                          &PyBytes_Type, &table, &tracker, &segment, &template_, &firsts, &fallback))
         return NULL;
     QuietState *s = PyObject_GC_New(QuietState, &QuietStateType);
     if (s == NULL)
@@ -855,6 +860,7 @@ quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
     memset(&s->f, 0, sizeof(Frame));
     s->tracker = Py_NewRef(tracker);
     s->segment = Py_NewRef(segment);
+    s->fallback = Py_NewRef(fallback);
     field_init(&s->carry, tracker, str_carry);
     field_init(&s->in_string, tracker, str_in_string);
     field_init(&s->skip, tracker, str_skip);
@@ -1601,7 +1607,7 @@ static PyMethodDef module_methods[] = {
      " firsts, simple_take, encode_basestring, encode_basestring_ascii)"
      " -> lane: see toolcall_middleware.core.lane."},
     {"quiet_lane", quiet_lane, METH_VARARGS,
-     "quiet_lane(head, tail, cap, table, tracker, segment, template, firsts) -> lane: see"
+     "quiet_lane(head, tail, cap, table, tracker, segment, template, firsts, fallback) -> lane: see"
      " toolcall_middleware.core.lane.quiet_lane."},
     {"sender", sender, METH_VARARGS,
      "sender(request, route, send) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},

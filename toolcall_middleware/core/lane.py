@@ -301,19 +301,16 @@ def native_table(markers: tuple[str, ...]) -> bytes:
     return bytes(table)
 
 
-def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes], cap: int, template: Hits) -> Lane:
-    """The lane inside a call's body: a piece the open block takes without a word (its
-    `quiet_feed`, as `HermesBlock.quiet_feed`) gives the client nothing (`b""`); a piece that may
-    end the block, or make it report, takes the general path. `frame_in` and `cap` as for
-    `text_lane`. A call's arguments come in many small chunks, most of them quoted or escaped."""
+def _text_reader(frame_in: tuple[bytes, bytes], cap: int) -> Callable[[bytes], str | None]:
+    """The text of a whole SSE event in the shape `frame_in` frames (a JSON string's body
+    between them, no longer than `cap`), decoded; `None` for any other event. For the lanes
+    that take a piece without writing anything (the usual text lane has its own, written out)."""
     head, tail = frame_in
     head_len, tail_len = len(head), len(tail)
     frame = head_len + tail_len
     control = stop_bytes(()).search
 
-    def lane(raw: bytes) -> bytes | None:
-        # The frame's check as in `_lane`, written out in each: a shared helper would cost the
-        # text lane, which runs on nearly every chunk, a call more per chunk.
+    def read(raw: bytes) -> str | None:
         size = len(raw)
         if size <= frame or size > cap or not raw.startswith(head) or not raw.endswith(tail):
             return None
@@ -325,10 +322,21 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
         except UnicodeDecodeError:
             return None  # the SSE decoder replaces bad bytes: its text is not this one
         if 92 in body or 34 in body:
-            unescaped = _unescaped(text)
-            if unescaped is None:
-                return None
-            text = unescaped
+            return _unescaped(text)
+        return text
+
+    return read
+
+
+def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes], cap: int, template: Hits) -> Lane:
+    """The lane inside a call's body: a piece the open block takes without a word (its
+    `quiet_feed`, as `HermesBlock.quiet_feed`) gives the client nothing (`b""`); a piece that may
+    end the block, or make it report, takes the general path. `frame_in` and `cap` as for
+    `text_lane`. A call's arguments come in many small chunks, most of them quoted or escaped."""
+    read = _text_reader(frame_in, cap)
+
+    def lane(raw: bytes) -> bytes | None:
+        text = read(raw)
         if not text or not quiet_feed(text):
             return None
         template.used = True
@@ -337,11 +345,54 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
     if _native is None or getattr(quiet_feed, "__func__", None) is not JsonSegment.feed_inside:
         return lane
     # The same lane in C for a JSON body (`JsonSegment.feed_inside`): the segment's state moved
-    # on as the Python method moves it.
+    # on as the Python method moves it; a piece with (a part of) a marker in it is this closure's.
     segment = getattr(quiet_feed, "__self__", None)
     assert isinstance(segment, JsonSegment)
     tracker = segment._tracker
     firsts = "".join(sorted(tracker._firsts))
+    head, tail = frame_in
     return _native.quiet_lane(  # type: ignore[no-any-return]
-        head, tail, cap, native_table(()), tracker, segment, template, firsts
+        head, tail, cap, native_table(()), tracker, segment, template, firsts, lane
+    )
+
+
+class _Pending(Protocol):
+    """A text mode that may hold the start of a marker (`BlockParser`)."""
+
+    _pending: str
+
+
+def pending_lane(
+    machine: _Pending, markers: tuple[str, ...], frame_in: tuple[bytes, bytes], cap: int, template: Hits
+) -> Lane:
+    """The lane while the text mode holds the start of a marker (`_pending`, as `<tool_`): a piece
+    that only makes it longer, still short of a whole marker, is held with it, and the client gets
+    nothing (what the general way does with it: nothing before it to write). Any other piece
+    takes the general path. `frame_in` and `cap` as for
+    `text_lane`. A marker comes in several chunks as a model writes it."""
+    read = _text_reader(frame_in, cap)
+    starts = marker_starts(markers)
+
+    def lane(raw: bytes) -> bytes | None:
+        held = machine._pending
+        if not held:
+            return None
+        text = read(raw)
+        if not text or held + text not in starts:
+            return None
+        # (Whitespace held before the marker stays held: it was held because the format's layout
+        # said so after the same last character, which nothing since has changed.)
+        machine._pending = held + text
+        template.used = True
+        return b""
+
+    return lane
+
+
+@lru_cache(maxsize=64)
+def marker_starts(markers: tuple[str, ...]) -> frozenset[str]:
+    """The proper prefixes of the markers that hold no whole marker (text that still only may
+    become one)."""
+    return frozenset(
+        m[:size] for m in markers for size in range(1, len(m)) if not any(other in m[:size] for other in markers)
     )

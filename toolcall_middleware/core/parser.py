@@ -201,8 +201,6 @@ class StreamParser:
         if self._drafts is not None and (channel is not Channel.CONTENT or not self._past_reasoning):
             return None  # the reasoning's text is kept (`reasoning_calls`): it goes through `_route`
         if channel is Channel.CONTENT:
-            if getattr(self._tools, "_pending", ""):
-                return None  # the tool machine holds text (a marker may be starting): no lane of any kind
             splitter = self._splitter
             # Past the reasoning: once a piece went the tool machine's plain way, or once content
             # was fed and the splitter passes all through (a call may come first thing).
@@ -211,7 +209,9 @@ class StreamParser:
                 if make is None:
                     return None
                 lane: Lane | None = make(frame_in, output(Channel.CONTENT), cap, template, self._lanes)
-                return lane
+                return lane  # (one that holds the start of a marker has a lane of its own for it)
+            if getattr(self._tools, "_pending", ""):
+                return None  # the tool machine holds text (a marker may be starting): no reasoning lane
         elif self.dialect.reasoning is None:
             splitter = None  # reasoning as the host labels it, as it is (`feed_reasoning`)
             out = output(Channel.REASONING)

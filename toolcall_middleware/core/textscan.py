@@ -240,11 +240,23 @@ class JsonSegment:
         return full[: len(full) - len(marker)], marker, text[end:]
 
     def feed_inside(self, text: str) -> bool:
-        """`feed(text)` for a piece that cannot end the segment (`JsonStringTracker.cannot_find`);
-        `False`, with nothing consumed, for any other piece."""
-        if not self._tracker.cannot_find(text):
-            return False
-        self._tracker.find(text)  # (for the string state only: it finds nothing)
+        """`feed(text)` for a piece that cannot end the segment; `False`, with nothing consumed,
+        for any other piece. It cannot when no marker's first character is in it and none is
+        carried over (`JsonStringTracker.cannot_find`), or when, outside the strings, it holds no
+        quote or backslash and no whole marker follows the part of one carried over: then what
+        may begin a marker at its end is carried, as `find` carries it (the pieces of `</tool_call>`)."""
+        tracker = self._tracker
+        if not tracker.cannot_find(text):
+            if tracker.in_string or tracker._skip or '"' in text or "\\" in text:
+                return False
+            s = tracker._carry + text
+            if tracker._outside.search(s) is not None:
+                return False  # a whole marker: the segment ends
+            keep = partial_marker_len(s, tracker._markers)
+            tracker._carry = s[len(s) - keep :] if keep else ""
+            self._parts.append(text)
+            return True
+        tracker.find(text)  # (for the string state only: it finds nothing)
         self._parts.append(text)
         return True
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.utf8 import json_loads, json_text
-from ..lane import Hits, Lane, Output, quiet_lane, text_lane
+from ..lane import Hits, Lane, Output, pending_lane, quiet_lane, text_lane
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
 
@@ -293,8 +293,9 @@ class BlockParser(PendingTextMachine):
         """`feed_plain_text` fused with reading and writing the chunk (see `lane.text_lane`), while
         this machine is in text mode with nothing held but layout whitespace; inside a block that
         takes pieces quietly (`HermesBlock.quiet_feed`), the block's `lane.quiet_lane`; else
-        `None` (and for text when the client's side is not known yet: `output` `None`). The lane
-        stands until anything else feeds the machine.
+        `None` (and for text when the client's side is not known yet: `output` `None`). While the
+        text mode holds the start of a marker, the lane takes the pieces that only make it longer
+        (`lane.pending_lane`). The lane stands until anything else feeds the machine.
 
         `built`: the caller's record of the lanes given before, by what they were made from. A
         lane reads the machine's state as it runs, so the same arguments give the same lane: it
@@ -308,8 +309,16 @@ class BlockParser(PendingTextMachine):
             lane = built.get(key) if built is not None else None
             if lane is None:
                 lane = quiet_lane(quiet_feed, frame_in, cap, template)
+        elif self._pending:
+            # The start of a marker held: pieces that only make it longer (`lane.pending_lane`).
+            if self._skip_ws or self._in_fence:
+                return None
+            key = ("pending", frame_in, cap, id(template))
+            lane = built.get(key) if built is not None else None
+            if lane is None:
+                lane = pending_lane(self, self._markers, frame_in, cap, template)
         else:
-            if output is None or self._pending or self._skip_ws:
+            if output is None or self._skip_ws:
                 return None
             key = (None, frame_in, output, cap, id(template))
             lane = built.get(key) if built is not None else None
