@@ -65,9 +65,13 @@ def test_values_equal_in_python_but_not_in_json_are_different_keys(a: Any, b: An
     assert made == [a, b]
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-                    max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+        max_leaves=12,
+    )
+)
 def test_a_value_read_again_from_its_json_is_the_same_key(value: Any) -> None:
     memo.forget()
     made: list[int] = []
@@ -131,3 +135,30 @@ def test_rewritten_requests_with_shared_tools_are_whole_and_independent() -> Non
     assert second.body["messages"][0]["content"].endswith(first.manifest or "")
     assert "(changed by its host)" not in second.body["messages"][0]["content"]
     assert "tools" not in second.body and second.tools is first.tools
+
+
+def test_requests_with_the_same_strict_tools_compile_their_schemas_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every tool strict (as the Agents SDK sends them): their schemas are compiled for the first
+    request's rules and taken compiled by the next; a broken one still fails every request."""
+    from toolcall_middleware.core.policy import PolicyConfigError, calls
+
+    compiled: list[str] = []
+    real = calls.schema_check
+    monkeypatch.setattr(calls, "schema_check", lambda schema, param: compiled.append(param) or real(schema, param))
+    tools = [tool(f"f{i}") for i in range(3)]
+    for offered in tools:
+        offered["function"]["strict"] = True
+    for _ in range(3):
+        policy = PolicyFilter(json.loads(json.dumps(tools)), None, None)
+        parser = StreamParser("hermes", tools=tools)
+        out = policy.feed(parser.feed('<tool_call>{"name": "f1", "arguments": {"city": 1}}</tool_call>'))
+        assert [type(e).__name__ for e in out + policy.close()] == ["PolicyError"]  # strict: 1 is no string
+    assert sorted(compiled) == [
+        "tools[0].function.parameters",
+        "tools[1].function.parameters",
+        "tools[2].function.parameters",
+    ]
+    broken = [{"type": "function", "function": {"name": "f", "strict": True, "parameters": {"type": 5}}}]
+    for _ in range(2):
+        with pytest.raises(PolicyConfigError):
+            PolicyFilter(json.loads(json.dumps(broken)), None, None)

@@ -21,6 +21,7 @@ from openai.types.shared import ErrorObject
 
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware import StreamParser
+from toolcall_middleware.core import memo
 from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter, Upstream
 from toolcall_middleware.core.events import (
     Event,
@@ -462,6 +463,7 @@ def test_schema_draft_follows_dollar_schema_and_defaults_to_2020_12() -> None:
 
 def test_without_jsonschema_global_strict_fails_up_front_and_the_rest_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jsonschema", None)
+    memo.forget()  # a process without jsonschema: nothing compiled with it (the rules keep what they compiled)
     with pytest.raises(MissingExtraError, match=r"toolcall-middleware\[strict\]"):
         PolicyFilter([WEATHER], strict=True)
     policy = PolicyFilter([WEATHER])  # loose: no schema notes, nothing raised

@@ -280,12 +280,14 @@ class Exchange:
         if self._mode is Body.JSON:
             self._buffer.append(tail)
             return self._whole(b"".join(self._buffer))
-        out = self._feed_sse(tail)
+        out = self._feed_sse(tail) if tail else b""
         assert self._sse is not None
         if not self.passthrough:
-            out += self._sse_events(self._sse.flush())
-        if self._stream is not None and not self.passthrough:
-            out += self._stream.finish(UpstreamDone(complete=False))
+            held = self._sse.flush()
+            if held:
+                out += self._sse_events(held)
+        if self._stream is not None and not self.passthrough and not self._stream.done:
+            out += self._stream.finish(UpstreamDone(complete=False))  # the stream ended without its end
         return out
 
     def abort(self, message: str) -> bytes | None:

@@ -69,11 +69,11 @@ class CallJudge:
         # `schema_unchecked` note: clients such as the Agents SDK mark every tool strict, and
         # failing all their requests over an optional package would be worse.
         self._loose_checks = jsonschema_available()
-        self._checks: dict[str, SchemaCheck | None] = {}
+        self._checks: dict[str, SchemaCheck | None] = {}  # by tool: `None`, nothing to check against
         self._quick: dict[str, Check | None] = {}  # without jsonschema: coercion's check, by tool
         for spec in (rules.offered or {}).values():
             if spec.parameters and (strict or (spec.strict and self._loose_checks)):
-                self._checks[spec.name] = schema_check(spec.parameters, spec.param)
+                self._checks[spec.name] = self._compiled(spec)
 
     def serial(self) -> None:
         """`parallel_tool_calls: false`: only the first call may go out."""
@@ -205,10 +205,18 @@ class CallJudge:
             return None
         if spec.name not in self._checks:
             try:
-                self._checks[spec.name] = schema_check(spec.parameters, spec.param) if self._loose_checks else None
+                self._checks[spec.name] = self._compiled(spec) if self._loose_checks else None
             except PolicyConfigError:  # a loose tool's broken schema: nothing to check against
                 self._checks[spec.name] = None
         return self._checks[spec.name]
+
+    def _compiled(self, spec: ToolSpec) -> SchemaCheck:
+        """The tool's schema compiled, once for the rules (a broken one raises every time)."""
+        assert spec.parameters is not None
+        check: SchemaCheck | None = self.rules.compiled.get(spec.name)
+        if check is None:
+            check = self.rules.compiled[spec.name] = schema_check(spec.parameters, spec.param)
+        return check
 
     # -- settling ---------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ to enforce.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..schema import JSON_OBJECT
@@ -45,6 +45,10 @@ class ToolRules:
     allowed: frozenset[str] | None = None
     suppress: bool = False
     require: bool = False
+    # The offered schemas compiled (`SchemaCheck`), by tool name, as they are first needed: one
+    # compile for every request these rules are read for (`core.memo` shares them), where each
+    # would otherwise write the schema out again to find it compiled. Not part of the rules.
+    compiled: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def read(cls, tools: Any, tool_choice: Any) -> ToolRules:
