@@ -236,3 +236,77 @@ def test_no_exchange_changes_the_shared_tools(reader: str, api: str, host: str, 
         out = exchange.feed(answer) + exchange.close()
         assert b"get_weather" in out and b"<tool_call>" not in out
     assert seen[0] is seen[1] and seen[0] == sent
+
+
+# -- the rewritten body written out: the manifest's JSON made once -------------------------------
+
+
+@given(values, st.text(), st.lists(st.sampled_from(["a", "b"]), max_size=2), st.sampled_from([None, 0, 1]))
+@example({"a": "\x00toolcall-middleware: spliced\x00"}, "x", [], None)  # the body holds the marker's text
+@example({"a": 1}, "\ud800", ["a"], 1)  # a lone surrogate: every non-ASCII character escaped
+def test_a_body_written_with_a_spliced_string_is_the_body_written(
+    value: Any, text: str, keys: list[str], index: int | None
+) -> None:
+    """`json_bytes_with` writes what `json_bytes` writes, the string at the path from its token."""
+    from json.encoder import encode_basestring
+
+    from toolcall_middleware.core.framing.utf8 import json_bytes, json_bytes_with
+
+    body: dict[str, Any] = {"value": value}
+    holder: Any = body
+    for key in keys:  # containers of our own along the path
+        holder[key] = {"n": 1}
+        holder = holder[key]
+    path: list[str | int] = [*keys, "s"]
+    if index is not None:
+        holder["s"] = [1, 2]
+        holder, path = holder["s"], [*path, index]
+    holder[path[-1]] = text
+    out = json_bytes_with(body, path, encode_basestring)
+    assert out == json_bytes(body)
+    assert holder[path[-1]] == text  # put back
+
+
+@given(st.text(), st.text(min_size=1), st.sampled_from(["alone", "after", "before", "other"]))
+def test_the_manifest_token_is_the_texts(system: str, manifest: str, where: str) -> None:
+    from json.encoder import encode_basestring
+
+    from toolcall_middleware.core.request.render import manifest_token
+
+    text = {"alone": manifest, "after": system + "\n\n" + manifest, "before": manifest + "\n\n" + system}.get(
+        where, system
+    )
+    assert manifest_token(text, manifest) == encode_basestring(text)
+    assert manifest_token(text, manifest) == encode_basestring(text)  # (the second time, made once)
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "mistral", "qwen3_coder", "kimi_k2", "gpt_oss"])
+@pytest.mark.parametrize("api", ["chat", "responses", "messages", "messages-blocks"])
+@pytest.mark.parametrize("tools", [1, 30])
+def test_a_rewritten_body_is_the_same_with_its_manifest_spliced(dialect: str, api: str, tools: int) -> None:
+    """Many tools' manifest (the system message, the instructions, Anthropic's `system` as a
+    string or as blocks; before or after the system text, as the dialect's template puts it) is
+    written from its JSON made once: the host gets the same bytes as written in full."""
+    from toolcall_middleware.core import pipeline
+
+    offered = [tool(f"tool_{i}") for i in range(tools)]
+    system = "Be brief. \u00e9 \U0001f600"
+    if api == "chat":
+        raw = {"model": "m", "messages": [{"role": "system", "content": system}, {"role": "user", "content": "hi"}]}
+    elif api == "responses":
+        raw = {"model": "m", "input": "hi", "instructions": system}
+        offered = [{"type": "function", **t["function"]} for t in offered]
+    else:
+        blocks = [{"type": "text", "text": system}] if api == "messages-blocks" else system
+        raw = {"model": "m", "max_tokens": 9, "system": blocks, "messages": [{"role": "user", "content": "hi"}]}
+        offered = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in offered]
+    data = json.dumps({**raw, "tools": offered}).encode()
+    kind = "messages" if api.startswith("messages") else api
+    written = []
+    for threshold in (0, 1 << 30):  # every manifest spliced; none
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(pipeline, "SPLICED_MANIFEST", threshold)
+            exchange = Exchange(kind, Settings(dialect_for=lambda model: dialect))  # type: ignore[arg-type]
+            written.append(exchange.rewrite_request(data))
+    assert written[0] is not None and written[0] == written[1]
+    assert b"tool_0" in written[0] and (tools == 1 or b"tool_29" in written[0])

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from .answer import Answer, Prepared
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
-from .framing.utf8 import json_bytes
+from .framing.utf8 import json_bytes, json_bytes_with
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
@@ -36,8 +36,11 @@ from .lane import Lane
 from .request import BadRequest
 from .request.body import read_request
 from .request.host import REWRITES, for_host, request_dialect
+from .request.render import manifest_token
 
 Api = Literal["chat", "responses", "completions", "messages"]
+
+SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,10 @@ class Exchange:
         if not result.changed and not bridged:
             return None
         self.report.rewritten_request = True
+        manifest = result.manifest
+        if manifest is not None and result.manifest_at is not None and len(manifest) >= SPLICED_MANIFEST:
+            # An agent's manifest runs to many KB, the same every turn: its JSON is made once.
+            return json_bytes_with(result.body, result.manifest_at, lambda text: manifest_token(text, manifest))
         return json_bytes(result.body)
 
     def error_body(self, error: BadRequest) -> bytes:

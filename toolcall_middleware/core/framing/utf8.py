@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
@@ -56,6 +56,54 @@ def json_bytes(obj: Any, *, separators: tuple[str, str] | None = None) -> bytes:
         return "".join(encode(obj, 0)).encode()
     except UnicodeEncodeError:
         return json_text(obj, separators=separators, ascii_only=True).encode()
+
+
+# `json_bytes_with`: the string it writes from a token made beforehand is encoded as this
+# marker's token first (the encoder asks `default` for an object it does not know), then the
+# token goes in its place.
+_SPLICED = object()
+_MARK = "\x00toolcall-middleware: spliced\x00"
+_MARK_TOKEN = encode_basestring(_MARK)
+
+
+def _mark(obj: Any) -> Any:
+    if obj is _SPLICED:
+        return _MARK
+    return _refuse(obj)
+
+
+_SPLICING = (
+    c_make_encoder(None, _mark, encode_basestring, None, ": ", ", ", False, False, True)
+    if c_make_encoder is not None
+    else None
+)
+
+
+def json_bytes_with(obj: Any, at: Sequence[str | int], token_of: Callable[[str], str]) -> bytes:
+    """`json_bytes(obj)`, with the string at the path `at` (keys and indexes) written as
+    `token_of(it)`, its JSON string token made some cheaper way (a long text sent with every
+    request, the tools' manifest, escaped once): the rest of `obj` is encoded as usual. The
+    containers along `at` are the caller's own: the string is put back before this returns. A
+    value at `at` that is no string, or a body holding the marker's text, is written as usual."""
+    holder = obj
+    for key in at[:-1]:
+        holder = holder[key]
+    last = at[-1]
+    value = holder[last]
+    if _SPLICING is None or type(value) is not str:
+        return json_bytes(obj)
+    holder[last] = _SPLICED
+    try:
+        text = "".join(_SPLICING(obj, 0))
+    finally:
+        holder[last] = value
+    head, mark, tail = text.partition(_MARK_TOKEN)
+    if not mark or _MARK_TOKEN in tail:
+        return json_bytes(obj)  # (the body holds the marker's text itself)
+    try:
+        return (head + token_of(value) + tail).encode()
+    except UnicodeEncodeError:
+        return json_bytes(obj)  # (a lone surrogate: written with every non-ASCII character escaped)
 
 
 def json_text(obj: Any, *, separators: tuple[str, str] | None = None, ascii_only: bool = False) -> str:
@@ -121,4 +169,4 @@ def token_bytes(text: str) -> bytes:
         return encode_basestring_ascii(text).encode()
 
 
-__all__ = ["COMPACT", "json_bytes", "json_loads", "json_text", "loads_with", "token_bytes"]
+__all__ = ["COMPACT", "json_bytes", "json_bytes_with", "json_loads", "json_text", "loads_with", "token_bytes"]

@@ -76,9 +76,12 @@ def rewrite_messages_request(
     new_body = _tool_fields(body, forward_tools)
     new_body["messages"] = out
     manifest = render_manifest(dialect, tools) if inject_manifest else None
+    at: tuple[str | int, ...] = ("system",)
     if manifest is not None:
         new_body["system"] = _with_manifest(system, manifest, flat.prepend_manifest)
-    return flat.rewritten(new_body, tools, manifest, dropped)
+        if isinstance(system, list):  # (a block of its own)
+            at = ("system", 0 if flat.prepend_manifest else len(system), "text")
+    return flat.rewritten(new_body, tools, manifest, dropped, manifest_at=at)
 
 
 def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -102,7 +102,7 @@ def rewrite_chat_request(
     out = _fold_system(out, manifest, flat.prepend_manifest)
     new_body = without_tool_fields(body, TOOL_FIELDS, tools, forward_tools)
     new_body["messages"] = out
-    return flat.rewritten(new_body, tools, manifest)
+    return flat.rewritten(new_body, tools, manifest, manifest_at=("messages", 0, "content"))
 
 
 def _assistant(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str, Any]:

@@ -21,6 +21,7 @@ Every registered dialect but `auto` has a renderer; `auto` is not a format to wr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from json.encoder import encode_basestring
 
 from ..dialects import UnknownDialectError, get_dialect
 from ..memo import MAX_ENTRIES
@@ -120,6 +121,30 @@ def render_manifest(dialect: str, tools: ToolSet) -> str | None:
 _MANIFESTS: dict[tuple[str, int], tuple[ToolSet, str | None]] = {}
 
 
+def manifest_token(text: str, manifest: str) -> str:
+    """The JSON string token of `text`, a system text that holds `manifest` whole at its start or
+    at its end (`with_manifest`), with the manifest's part escaped once for every request that
+    sends it (escaping is per character: the token of two texts joined is their tokens joined).
+    For writing a rewritten body out (`json_bytes_with`): an agent's manifest runs to many KB."""
+    written = _TOKENS.get(id(manifest))
+    if written is None or written[0] is not manifest:
+        if len(_TOKENS) >= MAX_ENTRIES:
+            _TOKENS.clear()
+        written = _TOKENS[id(manifest)] = (manifest, encode_basestring(manifest))
+    token = written[1]
+    if text is manifest or text == manifest:
+        return token
+    if text.endswith(manifest):
+        return encode_basestring(text[: len(text) - len(manifest)])[:-1] + token[1:]
+    if text.startswith(manifest):
+        return token[:-1] + encode_basestring(text[len(manifest) :])[1:]
+    return encode_basestring(text)
+
+
+# The manifests' tokens, by the manifest (kept with its token: the id names no other while here).
+_TOKENS: dict[int, tuple[str, str]] = {}
+
+
 def _render_manifest(dialect: str, tools: ToolSet) -> str | None:
     if not tools.tools:
         return None
@@ -141,6 +166,7 @@ __all__ = [
     "NO_TOOLS",
     "ToolResult",
     "choice_rules",
+    "manifest_token",
     "native_call_id",
     "render_assistant",
     "render_calls",

@@ -87,7 +87,7 @@ def rewrite_responses_request(
     manifest = render_manifest(dialect, tools) if inject_manifest else None
     if manifest is not None:
         new_body["instructions"] = with_manifest(instructions or "", manifest, flat.prepend_manifest)
-    return flat.rewritten(new_body, tools, manifest, dropped)
+    return flat.rewritten(new_body, tools, manifest, dropped, manifest_at=("instructions",))
 
 
 def _flatten(items: list[Any], flat: Flattener, dropped: list[str]) -> list[Any]:

@@ -31,6 +31,8 @@ class RewriteResult:
     `manifest`: the tool text injected into the system prompt / `instructions`, if any.
     `calls_flattened` / `results_flattened`: tool calls and tool results written as text.
     `dropped_items`: the types of input items removed (Responses `reasoning` items).
+    `manifest_at`: where in `body` the string that holds the manifest is (keys and indexes), so
+    that writing the body out can take the manifest's JSON made once (`manifest_token`).
     """
 
     body: Any
@@ -40,6 +42,7 @@ class RewriteResult:
     results_flattened: int = 0
     dropped_items: tuple[str, ...] = ()
     changed: bool = False
+    manifest_at: tuple[str | int, ...] | None = None
 
     @property
     def dropped_tool_types(self) -> tuple[str, ...]:
@@ -152,9 +155,15 @@ class Flattener:
         return self._renderer.prepend
 
     def rewritten(
-        self, body: Any, tools: ToolSet, manifest: str | None, dropped_items: Sequence[str] = ()
+        self,
+        body: Any,
+        tools: ToolSet,
+        manifest: str | None,
+        dropped_items: Sequence[str] = (),
+        manifest_at: tuple[str | int, ...] | None = None,
     ) -> RewriteResult:
-        """The result of a rewrite that went through this flattener: changed, with its counts."""
+        """The result of a rewrite that went through this flattener: changed, with its counts;
+        `manifest_at` where it wrote the manifest (when it did)."""
         return RewriteResult(
             body=body,
             tools=tools,
@@ -163,6 +172,7 @@ class Flattener:
             results_flattened=self.n_results,
             dropped_items=tuple(dropped_items),
             changed=True,
+            manifest_at=manifest_at if manifest is not None else None,
         )
 
 
