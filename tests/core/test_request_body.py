@@ -134,6 +134,14 @@ def test_a_body_reads_as_json_loads_reads_it(reader: str, pairs: list[tuple[str,
 @example(b'{"tools": [1]}}')
 @example(b'{"tools": [1], "tools": {"a": 1}}')
 @example(b'{"tools": "\xff"}')  # not UTF-8
+# The tools' bytes are read as the body's UTF-8: alone, their encoding would be guessed from them.
+@example(b'{"tools":\xef\xbb\xbf1}')
+@example(b'{"tools":\x001}')
+@example(b'{"tools":1\x00\x00\x00}')
+@example(b'{"tools":\xff\xfe"\x00a\x00"\x00}')
+@example(b'{"tools":[\x00]}')
+# Tools nested too deep to decode, in a body that is no JSON anyway: the body's error.
+@example(b'{"model":"m","messages":[],"x":tru,"tools":' + b"[" * 993 + b"]" * 993 + b"}")
 def test_any_bytes_give_the_value_or_the_error_json_loads_gives(reader: str, raw: bytes) -> None:
     got, expected = outcome(read_request, raw), outcome(json.loads, raw)
     assert got[0] == expected[0]
@@ -151,6 +159,11 @@ def tool(name: str) -> dict[str, Any]:
 def request(text: str, **extra: Any) -> bytes:
     tools = [tool("get_weather"), tool("get_time")]
     return json.dumps({"model": "m", "messages": [{"role": "user", "content": text}], "tools": tools, **extra}).encode()
+
+
+@pytest.mark.parametrize("raw", [bytearray(b'{"tools": [1]}'), '{"tools": [1], "a": "\u00e9"}'])
+def test_a_body_that_is_no_bytes_reads_as_json_loads_reads_it(reader: str, raw: bytearray | str) -> None:
+    assert read_request(raw) == json.loads(raw)  # type: ignore[arg-type]
 
 
 def test_requests_with_the_same_tools_share_them_and_read_them_once(

@@ -9,10 +9,11 @@ take as it is.
 
 Where the package's C helper is built, the tools are found in the body's bytes first
 (`member_span`: a scan of brackets and quotes, nothing decoded) and are decoded only the first
-time those exact bytes come; the rest of the body is decoded with `null` in their place, and the
-shared value put back. Anything the scan is not certain of (no helper, an escaped top-level key,
-bytes that are no JSON object), and anything that then fails to decode, is decoded whole, as
-`json_loads(raw)` would: the same value, or the same error.
+time those exact bytes come (as the body's UTF-8); the rest of the body is decoded with `null` in
+their place, and the shared value put back. Anything the scan is not certain of (no helper, an
+escaped top-level key, bytes that are no JSON object, tools that are no array or object), and
+anything that then fails to decode, is decoded whole, as `json_loads(raw)` would: the same value,
+or the same error.
 
 ```python
 body = read_request(raw)   # == json_loads(raw); body["tools"] is memo.shared(...)
@@ -28,18 +29,25 @@ from ..framing.utf8 import json_loads
 from ..memo import shared, shared_json
 
 _TOOLS = b"tools"
+_CONTAINERS = b"[{"
+
+
+def _utf8_json(text: bytes) -> Any:
+    return json_loads(text.decode())
 
 
 def read_request(raw: bytes) -> Any:
     """`json_loads(raw)`, with a list of `tools` shared (see the module doc). Raises what it raises."""
     native = lane_module._native
-    span = native.member_span(raw, _TOOLS) if native is not None else None
-    if span is not None:
+    span = native.member_span(raw, _TOOLS) if native is not None and type(raw) is bytes else None
+    # Only an array or an object is read apart: its bytes are decoded as the UTF-8 they are in
+    # the body (alone, bytes would have their encoding guessed from their first bytes).
+    if span is not None and raw[span[0]] in _CONTAINERS:
         start, end = span
         try:
-            tools = shared_json(raw[start:end], json_loads)
+            tools = shared_json(raw[start:end], _utf8_json)
             body = json_loads(raw[:start] + b"null" + raw[end:])
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             body = None  # what is wrong is said by the whole body's decoding, below
         if type(body) is dict and body.get("tools", False) is None:
             body["tools"] = tools  # back in its place (the key kept its position)
