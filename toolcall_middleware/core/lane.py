@@ -43,7 +43,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from .framing.utf8 import token_bytes
-from .textscan import WHITESPACE, JsonSegment
+from .textscan import WHITESPACE, JsonSegment, marker_starts
 
 if TYPE_CHECKING:
     from .dialects.base import BlockParser
@@ -387,12 +387,3 @@ def pending_lane(
         return b""
 
     return lane
-
-
-@lru_cache(maxsize=64)
-def marker_starts(markers: tuple[str, ...]) -> frozenset[str]:
-    """The proper prefixes of the markers that hold no whole marker (text that still only may
-    become one)."""
-    return frozenset(
-        m[:size] for m in markers for size in range(1, len(m)) if not any(other in m[:size] for other in markers)
-    )

@@ -72,9 +72,7 @@ def shared(value: Any) -> Any:
     found = _MEMO.get(key, _MISSING)
     if found is not _MISSING:
         return found
-    _keep(key, value)
-    _SHARED[id(value)] = (value, ("shared", next(_serials)))
-    return value
+    return _share(key, value)
 
 
 def shared_json(text: bytes, decode: Callable[[bytes], Any]) -> Any:
@@ -88,6 +86,11 @@ def shared_json(text: bytes, decode: Callable[[bytes], Any]) -> Any:
     value = decode(text)
     if type(value) is not list and type(value) is not dict:
         return value
+    return _share(key, value)
+
+
+def _share(key: tuple[str, bytes], value: Any) -> Any:
+    """Remember `value` as the shared object of `key`, with a stand-in no other ever had."""
     _keep(key, value)
     _SHARED[id(value)] = (value, ("shared", next(_serials)))
     return value

@@ -29,6 +29,14 @@ def _marker_shape(markers: tuple[str, ...]) -> tuple[int, frozenset[str], frozen
 
 
 @lru_cache(maxsize=512)
+def marker_starts(markers: tuple[str, ...]) -> frozenset[str]:
+    """The proper prefixes of the markers that hold no whole marker (text that still only may
+    become one)."""
+    prefixes = _marker_shape(markers)[2]
+    return frozenset(p for p in prefixes if not any(m in p for m in markers))
+
+
+@lru_cache(maxsize=512)
 def head_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
     """A regex for any character a marker starts with: a piece it does not match holds no marker,
     whole or partial."""
@@ -183,6 +191,24 @@ class JsonStringTracker:
         one is carried over from the last piece (`find(text)` is then sure to give `None`)."""
         return not self._carry and self._firsts.isdisjoint(text)
 
+    def find_nothing(self, text: str) -> bool:
+        """`find(text)` for a piece in which it surely finds nothing: `True`, the state moved on as
+        `find` moves it; `False`, with nothing consumed, for any other piece. Sure: no marker's
+        first character in it and none carried over (`cannot_find`), or, outside the strings, no
+        quote or backslash in it and no whole marker after the part of one carried over (then
+        what may begin a marker at its end is carried: the pieces of `</tool_call>`)."""
+        if self.cannot_find(text):
+            self.find(text)  # (for the string state only)
+            return True
+        if self.in_string or self._skip or '"' in text or "\\" in text:
+            return False
+        s = self._carry + text
+        if self._outside.search(s) is not None:
+            return False  # a whole marker: `find` finds it
+        keep = partial_marker_len(s, self._markers)
+        self._carry = s[len(s) - keep :] if keep else ""
+        return True
+
     def find(self, text: str) -> tuple[int, str] | None:
         """End offset in `text` of the first marker outside a string, and the marker."""
         s = self._carry + text
@@ -240,23 +266,10 @@ class JsonSegment:
         return full[: len(full) - len(marker)], marker, text[end:]
 
     def feed_inside(self, text: str) -> bool:
-        """`feed(text)` for a piece that cannot end the segment; `False`, with nothing consumed,
-        for any other piece. It cannot when no marker's first character is in it and none is
-        carried over (`JsonStringTracker.cannot_find`), or when, outside the strings, it holds no
-        quote or backslash and no whole marker follows the part of one carried over: then what
-        may begin a marker at its end is carried, as `find` carries it (the pieces of `</tool_call>`)."""
-        tracker = self._tracker
-        if not tracker.cannot_find(text):
-            if tracker.in_string or tracker._skip or '"' in text or "\\" in text:
-                return False
-            s = tracker._carry + text
-            if tracker._outside.search(s) is not None:
-                return False  # a whole marker: the segment ends
-            keep = partial_marker_len(s, tracker._markers)
-            tracker._carry = s[len(s) - keep :] if keep else ""
-            self._parts.append(text)
-            return True
-        tracker.find(text)  # (for the string state only: it finds nothing)
+        """`feed(text)` for a piece that cannot end the segment (`JsonStringTracker.find_nothing`);
+        `False`, with nothing consumed, for any other piece."""
+        if not self._tracker.find_nothing(text):
+            return False
         self._parts.append(text)
         return True
 
