@@ -18,14 +18,17 @@ Api = Literal["chat", "responses", "completions", "messages"]
 Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "responses-to-messages"]
 BridgeTarget = Literal["chat", "messages"]
 BRIDGE_ROUTES: dict[BridgeTarget, str] = {"chat": "/v1/chat/completions", "messages": "/v1/messages"}
+COUNT_TOKENS = "/count_tokens"  # under a Messages route: Anthropic's token counting
 
 
 class Route(NamedTuple):
-    """Where a request goes: the client's API, the host's API, and the path the host gets."""
+    """Where a request goes: the client's API, the host's API, and the path the host gets.
+    `count_tokens`: an Anthropic `…/messages/count_tokens` request (its API is `messages`)."""
 
     api: Api
     upstream: Api
     path: str
+    count_tokens: bool = False
 
 
 class Limits(BaseModel):
@@ -177,6 +180,9 @@ class ToolCallConfig(BaseModel):
                     upstream = self.upstream_api(api)
                     target = asked if upstream == api else prefix + self.bridge_routes[upstream]  # type: ignore[index]
                     return Route(api, upstream, target)
+            if rest.endswith(COUNT_TOKENS) and rest[: -len(COUNT_TOKENS)] in self.messages_routes:
+                # Counted where the client asked, bridged or not: a host that cannot is estimated.
+                return Route("messages", "messages", asked, count_tokens=True)
         return None
 
     def upstream_api(self, api: Api) -> Api:

@@ -63,7 +63,7 @@ class ToolCallExchange:
         self.config = config
         self._route = route
         settings = settings if settings is not None else settings_from(config)
-        self.pipeline = Exchange(route.api, settings, upstream=route.upstream)
+        self.pipeline = Exchange(route.api, settings, upstream=route.upstream, count_tokens=route.count_tokens)
         self.mode: Mode = "pass"
         self._reported = False
         self._lane: Lane | None = None

@@ -97,7 +97,7 @@ def test_anthropic_errors_are_anthropic_shaped() -> None:
         return await client.messages.create(
             model="qwen3",
             max_tokens=16,
-            messages=[{"role": "system", "content": "x"}],  # type: ignore[typeddict-item]
+            messages=[{"role": "tool", "content": "x"}],  # type: ignore[typeddict-item]
         )
 
     with pytest.raises(anthropic.BadRequestError) as info:
@@ -106,7 +106,7 @@ def test_anthropic_errors_are_anthropic_shaped() -> None:
         "type": "error",
         "error": {
             "type": "invalid_request_error",
-            "message": "Invalid 'messages.0.role': expected 'user' or 'assistant'.",
+            "message": "Invalid 'messages.0.role': expected 'user', 'assistant' or 'system'.",
         },
     }
 

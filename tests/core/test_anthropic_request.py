@@ -178,7 +178,7 @@ def test_ids_match_between_calls_and_results() -> None:
     [
         (lambda b: b.pop("messages"), "messages"),
         (lambda b: b.update(messages="hi"), "messages"),
-        (lambda b: b["messages"].append({"role": "system", "content": "x"}), "messages.3.role"),
+        (lambda b: b["messages"].append({"role": "tool", "content": "x"}), "messages.3.role"),
         (lambda b: b["messages"][0].update(content=3), "messages.0.content"),
         (lambda b: b["messages"][1]["content"][2].pop("id"), "messages.1.content.2.id"),
         (lambda b: b["messages"][1]["content"][3].update(input="{}"), "messages.1.content.3.input"),

@@ -56,7 +56,7 @@ def anthropic_turn() -> dict[str, Any]:
 def test_messages_to_chat_on_a_tool_turn() -> None:
     bridged = messages_to_chat(anthropic_turn())
     assert bridged.dropped_tools == ("web_search_20250305",)
-    assert bridged.dropped_items == ("thinking",)
+    assert bridged.dropped_items == ()  # the thinking is the assistant's reasoning_content
     assert bridged.body == {
         "model": "claude-x",
         "temperature": 0.5,
@@ -66,6 +66,7 @@ def test_messages_to_chat_on_a_tool_turn() -> None:
             {
                 "role": "assistant",
                 "content": "Checking.",
+                "reasoning_content": "use the tool",
                 "tool_calls": [
                     {
                         "id": "toolu_1",
@@ -135,7 +136,7 @@ def test_images_cross_both_ways() -> None:
     ("body", "param"),
     [
         ({}, "messages"),
-        ({"messages": [{"role": "system", "content": "x"}]}, "messages.0.role"),
+        ({"messages": [{"role": "tool", "content": "x"}]}, "messages.0.role"),
         (
             {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "name": "f", "input": {}}]}]},
             "messages.0.content.0.id",

@@ -85,7 +85,7 @@ def parser_for(exchange: Exchange, streaming: ArgumentsStreaming) -> StreamParse
         model=report.model,
         tools=rules.get("tools") or rules.get("functions"),
         generation_prompt=settings.generation_prompt,
-        thinking=settings.thinking,
+        thinking=settings.thinking if settings.thinking is not None else requested_thinking(rules),
         repair=settings.repair,
         arguments_streaming=streaming,
         # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
@@ -93,6 +93,18 @@ def parser_for(exchange: Exchange, streaming: ArgumentsStreaming) -> StreamParse
         model_ids=settings.call_ids == "model",
         reasoning_calls=settings.reasoning_calls,
     )
+
+
+def requested_thinking(rules: Mapping[str, Any]) -> bool | None:
+    """The request's own thinking switch, where it has one: the chat template's `enable_thinking`
+    (or DeepSeek's `thinking`) in `chat_template_kwargs`; an Anthropic request's `thinking` reads
+    as those in its Chat view. It tells whether the template opened a reasoning block."""
+    kwargs = rules.get("chat_template_kwargs")
+    if isinstance(kwargs, dict):
+        for key in ("enable_thinking", "thinking"):
+            if isinstance(kwargs.get(key), bool):
+                return bool(kwargs[key])
+    return None
 
 
 def policy_for(exchange: Exchange, streaming: ArgumentsStreaming) -> PolicyFilter:
@@ -461,6 +473,7 @@ class Answer:
             return out + b"".join(encode_event(e) for e in self.responses.finish(usage=done.usage))
         if self.messages is not None:
             self.messages.upstream.finish_reason = upstream_reason
+            self.messages.upstream.stop_sequence = done.stop_sequence
             return out + b"".join(encode_event(e) for e in self.messages.finish(usage=done.usage))
         if self.chat is None:
             self._open(Upstream())

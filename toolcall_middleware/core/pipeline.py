@@ -11,6 +11,11 @@ written) and the host's (`upstream`: the request shape the host gets, the reader
 The request is translated first, then rewritten for the host's API (`core.request.host`); the
 answer, once it is known to be ours, is `core.answer.Answer`'s.
 
+Two answers are the middleware's own rather than the host's (`core.replaced`): a bridged host's
+error is written in the client API's error shape, and an Anthropic `/count_tokens` request
+(`count_tokens=True`: the Messages body rewritten as for `/v1/messages`, then forwarded to the
+same path) that the host does not serve (404, 405, 501) is answered with an estimate.
+
 The ASGI and WSGI layers only move bytes in and out of `Exchange`. Anything the exchange cannot
 read (another content type, a body that is not an upstream answer, an upstream error, a host that
 already returns real tool calls) goes through untouched, byte for byte.
@@ -33,6 +38,7 @@ from .inbound.base import decode_data
 from .inbound.chat import first_chunk_text
 from .inbound.events import Kind
 from .lane import Lane
+from .replaced import error_type, estimate_tokens, host_error
 from .request import BadRequest
 from .request.body import read_request
 from .request.host import REWRITES, for_host, request_dialect
@@ -103,9 +109,15 @@ class Exchange:
     ```
     """
 
-    def __init__(self, api: Api, settings: Settings, *, upstream: Api | None = None) -> None:
+    def __init__(
+        self, api: Api, settings: Settings, *, upstream: Api | None = None, count_tokens: bool = False
+    ) -> None:
         self.api = api
         self.upstream: Api = upstream or api
+        self.count_tokens = count_tokens
+        self._counted: Mapping[str, Any] | None = None  # a count request's body as the host gets it
+        self._replacing: Literal["error", "estimate"] | None = None  # the body we answer instead
+        self._host_status = 0
         self.settings = settings
         self.request: dict[str, Any] = {}
         self._rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
@@ -155,6 +167,8 @@ class Exchange:
         dialect = self.settings.dialect_for(model)
         self.report.dialect, self.report.model = dialect, model
         self.report.stream = bool(body.get("stream"))
+        if self.count_tokens:
+            return self._count_request(body)
         body, self._rules, dropped = for_host(self.api, self.upstream, body)
         if self.upstream == "completions":
             return None
@@ -177,10 +191,27 @@ class Exchange:
             return json_bytes_with(result.body, result.manifest_at, lambda text: manifest_token(text, manifest))
         return json_bytes(result.body)
 
+    def _count_request(self, body: dict[str, Any]) -> bytes | None:
+        """A `/count_tokens` body rewritten as its message would be, so the host counts the
+        manifest and the flattened history; kept for the estimate should the host not count."""
+        settings = self.settings
+        result = REWRITES["messages"](
+            body,
+            dialect=request_dialect(self.report.dialect),
+            forward_tools=settings.forward_tools,
+            inject_manifest=settings.inject_manifest,
+        )
+        self._counted = result.body
+        if not result.changed:
+            return None
+        self.report.rewritten_request = True
+        return json_bytes(result.body)
+
     def error_body(self, error: BadRequest) -> bytes:
-        """The 400 body for a request the exchange refused, in the client's API's error shape."""
+        """The 400 (413) body for a request the exchange refused, in the client's API's error shape."""
         if self.api == "messages":
-            return json_bytes(error_object(error.message, "invalid_request_error"))
+            status = 413 if error.code == "request_too_large" else 400
+            return json_bytes(error_object(error.message, error_type(status)))
         return bad_request_body(error)
 
     # -- response ------------------------------------------------------------------------------
@@ -189,8 +220,13 @@ class Exchange:
         """Decide from the response head; return the headers to send (on the first body).
         `prepare=False`: the answer's parts are not made here; the caller calls `prepare` once it
         has sent a head that was final (`head_final`), so that the head goes out first."""
+        if self.report.dialect and self._replace(status):
+            self._mode, self.passthrough = Body.JSON, False
+            self._decoder = ContentDecoder(header(headers, b"content-encoding"))
+            kept = without(headers, b"content-length", b"transfer-encoding", b"content-encoding", b"content-type")
+            return [*kept, (b"content-type", b"application/json")]
         self._mode = classify(method, status, headers)
-        if self._mode is Body.PASS or not self.report.dialect:
+        if self.count_tokens or self._mode is Body.PASS or not self.report.dialect:
             self.passthrough = True
             self.report.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
             return headers
@@ -211,6 +247,15 @@ class Exchange:
         if prepare:
             self.prepare()
         return new
+
+    def _replace(self, status: int) -> bool:
+        """Whether the body of a host answer with `status` is replaced by ours (see the module doc)."""
+        self._host_status = status
+        if self.count_tokens and status in (404, 405, 501) and self._counted is not None:
+            self._replacing, self.status = "estimate", 200
+        elif status >= 400 and self.upstream != self.api:
+            self._replacing = "error"
+        return self._replacing is not None
 
     def prepare(self) -> None:
         """The answer's parts that the host's answer does not change, made now (see `Prepared`).
@@ -394,6 +439,11 @@ class Exchange:
         return self._stream.feed(event)
 
     def _whole(self, raw: bytes) -> bytes:
+        if self._replacing == "estimate" and self._counted is not None:
+            self.report.notes.append("the host does not count tokens: estimated")
+            return json_bytes({"input_tokens": estimate_tokens(self._counted)})
+        if self._replacing == "error":
+            return host_error(raw, self._host_status, self.api)
         within = self._buffered <= self.settings.max_response_bytes
         obj = decode_data(raw.decode("utf-8", errors="replace")) if within else None
         kind = self._answer_kind(obj)

@@ -23,9 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.dialects import get_dialect
 from ..core.parser import parse
-from ..core.request.render import native_call_id, render_assistant, render_tool_results, renderer
+from ..core.request.render import native_call_id, render_assistant, render_reasoning, render_tool_results, renderer
 from ..core.request.render_base import ToolResult
 from .manifest import Manifest, OfferedTool, read_manifest
 from .transcript import Transcript, Turn, read_transcript
@@ -97,7 +96,7 @@ class DemoModel:
     def write(self, reply: Reply) -> str:
         """The reply as the dialect's raw text: reasoning block, then the calls or the answer."""
         harmony = self.dialect == "gpt_oss"
-        out = self._reasoning(reply.reasoning) if self.reasoning else ""
+        out = render_reasoning(self.dialect, reply.reasoning) if self.reasoning else ""
         if reply.calls:
             calls = []
             for n, (name, args) in enumerate(reply.calls):
@@ -108,15 +107,6 @@ class DemoModel:
         if harmony:
             return out + f"<|channel|>final<|message|>{reply.answer}<|return|>"
         return out + renderer(self.dialect).assistant(reply.answer, "")
-
-    def _reasoning(self, text: str) -> str:
-        if self.dialect == "gpt_oss":
-            return f"<|channel|>analysis<|message|>{text}<|end|><|start|>assistant"
-        syntax = get_dialect(self.dialect).reasoning
-        if syntax is None:
-            return ""
-        start, end = syntax.pairs[0]
-        return f"{start}\n{text}\n{end}\n\n"
 
 
 def _common_start(a: str, b: str) -> str:

@@ -26,7 +26,7 @@ from ..schema import JSON_OBJECT
 from .ids import random_id
 from .meta import Upstream
 
-StopReason = Literal["end_turn", "max_tokens", "tool_use", "refusal"]
+StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal"]
 
 
 def tool_use_id(own: str | None = None) -> str:
@@ -42,16 +42,30 @@ def message_id(upstream_id: str) -> str:
     return "msg_" + upstream_id.removeprefix("chatcmpl-").removeprefix("resp_")
 
 
-def stop_reason_for(*, called: bool, truncated: bool, upstream: str | None) -> StopReason:
-    """`tool_use` whenever a call went out, else `max_tokens` when cut off, else `end_turn`
-    (`refusal` for an upstream `content_filter`)."""
+def stop_reason_for(
+    *, called: bool, truncated: bool, upstream: str | None, stop_sequence: str | None = None
+) -> StopReason:
+    """`tool_use` whenever a call went out, else `max_tokens` when cut off, `refusal` for an
+    upstream `content_filter`, `stop_sequence` when one of the client's stop sequences ended the
+    output, else `end_turn`. (`pause_turn` belongs to Anthropic's own server tools, which a host
+    here does not run.)"""
     if called:
         return "tool_use"
     if truncated or upstream in ("length", "max_tokens"):
         return "max_tokens"
     if upstream == "content_filter":
         return "refusal"
+    if stop_sequence is not None:
+        return "stop_sequence"
     return "end_turn"
+
+
+def stop_fields(upstream: Upstream, *, called: bool, truncated: bool) -> dict[str, Any]:
+    """`stop_reason` and `stop_sequence` of a message that ended (see `stop_reason_for`)."""
+    stop = stop_reason_for(
+        called=called, truncated=truncated, upstream=upstream.finish_reason, stop_sequence=upstream.stop_sequence
+    )
+    return {"stop_reason": stop, "stop_sequence": upstream.stop_sequence if stop == "stop_sequence" else None}
 
 
 def _count(usage: Mapping[str, Any], *keys: str) -> int | None:
@@ -110,16 +124,16 @@ def error_object(message: str, type_: str = "api_error") -> dict[str, Any]:
 
 
 def _message(
-    upstream: Upstream, mid: str, content: list[dict[str, Any]], stop: str | None, usage: dict[str, Any]
+    upstream: Upstream, mid: str, content: list[dict[str, Any]], stop: dict[str, Any] | None, usage: dict[str, Any]
 ) -> dict[str, Any]:
+    """The `message` object; `stop` its `stop_fields` (None: not ended yet, in `message_start`)."""
     return {
         "id": mid,
         "type": "message",
         "role": "assistant",
         "model": upstream.model,
         "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
+        **(stop or {"stop_reason": None, "stop_sequence": None}),
         "usage": usage,
     }
 
@@ -219,9 +233,9 @@ class MessagesStreamEmitter:
         out = self.start()
         self._finished = True
         self._close_block(out)
-        stop = stop_reason_for(called=self._called, truncated=self._truncated, upstream=self.upstream.finish_reason)
+        stop = stop_fields(self.upstream, called=self._called, truncated=self._truncated)
         counts = anthropic_usage(usage if usage is not None else self.upstream.usage)
-        out.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": counts})
+        out.append({"type": "message_delta", "delta": stop, "usage": counts})
         out.append({"type": "message_stop"})
         return out
 
@@ -260,11 +274,7 @@ class MessagesBuilder:
         return blocks
 
     def build(self, result: ParseResult, *, usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        stop = stop_reason_for(
-            called=bool(result.tool_calls),
-            truncated=result.truncated is not None,
-            upstream=self.upstream.finish_reason,
-        )
+        stop = stop_fields(self.upstream, called=bool(result.tool_calls), truncated=result.truncated is not None)
         counts = anthropic_usage(usage if usage is not None else self.upstream.usage)
         return _message(self.upstream, message_id(self.upstream.id), self.content(result), stop, counts)
 
@@ -276,6 +286,7 @@ __all__ = [
     "anthropic_usage",
     "error_object",
     "message_id",
+    "stop_fields",
     "stop_reason_for",
     "tool_input",
     "tool_use_id",

@@ -15,7 +15,8 @@ class Upstream:
     """The upstream's metadata. Fields the upstream did not send get OpenAI-style defaults.
 
     `finish_reason` is the upstream's own (`length` tells that the model was cut off);
-    `usage` is the upstream's Chat-style usage object, passed through.
+    `usage` is the upstream's Chat-style usage object, passed through; `stop_sequence` the stop
+    sequence that ended the output, where the upstream says which.
     """
 
     id: str = field(default_factory=chat_completion_id)
@@ -25,3 +26,4 @@ class Upstream:
     service_tier: str | None = None
     usage: Mapping[str, Any] | None = None
     finish_reason: str | None = None
+    stop_sequence: str | None = None

@@ -125,7 +125,7 @@ class MessagesReader(ReaderBase):
         elif kind == "message_delta":
             delta = obj.get("delta")
             if isinstance(delta, JSON_OBJECT):
-                self._stop(delta.get("stop_reason"))
+                self._stop(delta.get("stop_reason"), delta.get("stop_sequence"))
             self._usage_update(obj.get("usage"), start=False)
         elif kind == "message_stop":
             out.extend(self._end(complete=True))
@@ -139,7 +139,7 @@ class MessagesReader(ReaderBase):
                 out.extend(self._block_start(index, block))
                 out.extend(self._block_stop(index))
         self._usage_update(message.get("usage"), start=True)
-        self._stop(message.get("stop_reason"))
+        self._stop(message.get("stop_reason"), message.get("stop_sequence"))
         return out + self._end(complete=True)
 
     def _block_start(self, index: int, block: Mapping[str, Any]) -> list[InboundEvent]:
@@ -192,7 +192,8 @@ class MessagesReader(ReaderBase):
             return []
         return [RawText(text, channel)]
 
-    def _stop(self, reason: object) -> None:
+    def _stop(self, reason: object, sequence: object) -> None:
+        self._stopped_by(0, sequence)
         if isinstance(reason, str):
             self._finished(0, FINISH_REASONS.get(reason, reason))
 

@@ -151,6 +151,7 @@ class ReaderBase:
         self._meta_sent = False
         self.done = False  # the end came (`[DONE]`, a whole body): nothing more is read
         self._finish: dict[int, str | None] = {}
+        self._stop_sequence: str | None = None  # the stop sequence that ended the first choice
         self._usage: Mapping[str, Any] | None = None
         self._native = False
         self._refusal = False
@@ -288,6 +289,12 @@ class ReaderBase:
         if reason and isinstance(reason, str) and finish[choice] is None:
             finish[choice] = reason
 
+    def _stopped_by(self, choice: int, sequence: object) -> None:
+        """The stop sequence a host says ended a choice (vLLM's `stop_reason`, Anthropic's
+        `stop_sequence`); only the first choice's is kept, as only it has a Messages answer."""
+        if choice == 0 and isinstance(sequence, str) and sequence:
+            self._stop_sequence = sequence
+
     def _note_usage(self, usage: object) -> None:
         # The last one wins: hosts with continuous usage stats send a running total on every chunk.
         if usage and isinstance(usage, JSON_OBJECT):
@@ -298,7 +305,15 @@ class ReaderBase:
         self.done = True
         reasons = dict(sorted(self._finish.items()))
         first = reasons[min(reasons)] if reasons else None
-        out.append(UpstreamDone(finish_reason=first, usage=self._usage, finish_reasons=reasons, complete=complete))
+        out.append(
+            UpstreamDone(
+                finish_reason=first,
+                usage=self._usage,
+                finish_reasons=reasons,
+                complete=complete,
+                stop_sequence=self._stop_sequence,
+            )
+        )
         return out
 
 

@@ -142,6 +142,8 @@ class ChatReader(ReaderBase):
                 out.extend(self._calls(message, index, whole=shape == "completion"))
             if choice.get("finish_reason"):
                 out.extend(self._end_calls(index))
+                # vLLM names the stop string that ended the choice (a token id when it was one).
+                self._stopped_by(index, choice.get("stop_reason"))
             self._finished(index, choice.get("finish_reason"))
         if shape == "completion":
             out.extend(self._end(complete=True))

@@ -72,6 +72,7 @@ class UpstreamMeta:
         if done is not None:
             upstream.usage = done.usage
             upstream.finish_reason = done.finish_reason
+            upstream.stop_sequence = done.stop_sequence
         return upstream
 
 
@@ -84,13 +85,15 @@ class UpstreamDone:
     `finish_reasons` has every choice seen, by index (`None` where the upstream gave no reason).
     `usage` is the upstream's own object, Chat-style or Responses-style. `complete` is `False`
     when the stream stopped without its end marker (`[DONE]`, a terminal Responses event): the
-    output may be cut off.
+    output may be cut off. `stop_sequence` is the client's stop sequence that ended the first
+    choice, where the host says which (Anthropic's `stop_sequence`, vLLM's `stop_reason`).
     """
 
     finish_reason: str | None = None
     usage: Mapping[str, Any] | None = None
     finish_reasons: Mapping[int, str | None] = field(default_factory=dict)
     complete: bool = True
+    stop_sequence: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

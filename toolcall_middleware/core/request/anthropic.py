@@ -34,9 +34,10 @@ from dataclasses import replace
 from typing import Any
 
 from ..schema import JSON_OBJECT
+from .anthropic_content import read_content
 from .bridge_messages import is_client_tool, messages_to_chat
 from .errors import invalid, invalid_body, required_array, required_string
-from .render import render_manifest, renderer
+from .render import render_manifest, render_reasoning, renderer
 from .rewrite import Flattener, RewriteResult, content_text, with_manifest
 from .tools import normalize_tools
 
@@ -59,15 +60,20 @@ def rewrite_messages_request(
     as_chat = messages_to_chat(body)
     tools = replace(normalize_tools(as_chat.body), dropped=as_chat.dropped_tools)
     history = any(_blocks_of(m, _HISTORY) for m in messages)
-    if not any(k in body for k in TOOL_FIELDS) and not history:
+    inline = [m for m in messages if m["role"] == "system"]
+    if not any(k in body for k in TOOL_FIELDS) and not history and not inline:
         return RewriteResult(body=body, tools=tools)
 
     flat = Flattener(dialect)
     dropped: list[str] = []
     out: list[Any] = []
+    loop = _tool_loop_start(messages)
     for i, message in enumerate(messages):
+        if message["role"] == "system":
+            continue  # folded into `system` below
         if message["role"] == "assistant" and _blocks_of(message, ("tool_use",)):
-            out.append(_assistant(message, i, flat, dropped))
+            replay = dialect if i > loop else None
+            out.append(_assistant(message, i, flat, dropped, replay))
         elif message["role"] == "user" and _blocks_of(message, ("tool_result",)):
             out.append(_user(message, i, flat))
         else:
@@ -75,6 +81,9 @@ def rewrite_messages_request(
 
     new_body = _tool_fields(body, forward_tools)
     new_body["messages"] = out
+    system = _fold_system(system, [m["content"] for m in inline])
+    if system is not None:
+        new_body["system"] = system
     manifest = render_manifest(dialect, tools) if inject_manifest else None
     at: tuple[str | int, ...] = ("system",)
     if manifest is not None:
@@ -89,8 +98,8 @@ def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     for i, message in enumerate(messages):
         if not isinstance(message, JSON_OBJECT):
             raise invalid(f"messages.{i}", "expected a message object")
-        if message.get("role") not in ("user", "assistant"):
-            raise invalid(f"messages.{i}.role", "expected 'user' or 'assistant'")
+        if message.get("role") not in ("user", "assistant", "system"):
+            raise invalid(f"messages.{i}.role", "expected 'user', 'assistant' or 'system'")
         content = message.get("content")
         if isinstance(content, list):
             for j, block in enumerate(content):
@@ -106,9 +115,48 @@ def _blocks_of(message: Mapping[str, Any], kinds: tuple[str, ...]) -> bool:
     return isinstance(content, list) and any(block.get("type") in kinds for block in content)
 
 
-def _assistant(message: Mapping[str, Any], i: int, flat: Flattener, dropped: list[str]) -> dict[str, Any]:
-    """One assistant turn: its text (and notes of server-tool blocks), then its calls."""
+def _tool_loop_start(messages: list[Mapping[str, Any]]) -> int:
+    """The index of the last user turn that is not only tool results: the turns after it are the
+    tool loop still running, whose reasoning the model's template keeps (Qwen3, GLM, Kimi and
+    DeepSeek drop the reasoning of earlier turns)."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str) or any(block.get("type") != "tool_result" for block in content):
+            return i
+    return -1
+
+
+def _fold_system(system: Any, inline: list[Any]) -> Any:
+    """`system` with the text of the `role: "system"` messages after it: a string while every part
+    is one, else blocks (so their `cache_control` marks stay where the client put them)."""
+    if not inline:
+        return system
+    parts = ([] if system is None else [system]) + inline
+    if all(isinstance(p, str) for p in parts):
+        return "\n\n".join(p for p in parts if p)
+    blocks: list[Any] = []
+    for part in parts:
+        blocks.extend([{"type": "text", "text": part}] if isinstance(part, str) else part)
+    return blocks
+
+
+def _marked(text: str, content: list[Mapping[str, Any]]) -> str | list[dict[str, Any]]:
+    """Text that replaces `content`: a string, or one text block keeping the last `cache_control`
+    mark among the blocks it replaces (a cache breakpoint stays at the end of the same turn)."""
+    marks = [block["cache_control"] for block in content if "cache_control" in block]
+    return text if not marks else [{"type": "text", "text": text, "cache_control": marks[-1]}]
+
+
+def _assistant(
+    message: Mapping[str, Any], i: int, flat: Flattener, dropped: list[str], replay: str | None
+) -> dict[str, Any]:
+    """One assistant turn: its text (and notes of server-tool blocks), then its calls; its reasoning
+    first, in the dialect's form, when `replay` (the dialect) says the turn is in the running loop."""
     texts: list[str] = []
+    reasoning: list[str] = []
     calls: list[tuple[str | None, str, Any, str]] = []
     for j, block in enumerate(message["content"]):
         where = f"messages.{i}.content.{j}"
@@ -121,26 +169,38 @@ def _assistant(message: Mapping[str, Any], i: int, flat: Flattener, dropped: lis
             if not isinstance(arguments, JSON_OBJECT):
                 raise invalid(f"{where}.input", "expected an object")
             calls.append((call_id, name, arguments, f"{where}.input"))
+        elif kind == "thinking" and replay is not None and isinstance(block.get("thinking"), str):
+            reasoning.append(block["thinking"])
         elif kind in _THINKING:
-            dropped.append(str(kind))  # the backend cannot use it, and it never carries a call
+            dropped.append(str(kind))  # an earlier turn's, or encrypted: the template would drop it
         else:
             # A server tool's call or result: not offered to the backend, kept as a note.
             rest = {k: v for k, v in block.items() if k not in ("type", "cache_control")}
             texts.append(f"[{kind} {json.dumps(rest, ensure_ascii=False)}]")
+    text = flat.assistant("\n".join(t for t in texts if t), calls)
+    if reasoning and replay is not None:
+        text = render_reasoning(replay, "\n".join(reasoning)) + text
     out = {k: v for k, v in message.items() if k != "content"}
-    out["content"] = flat.assistant("\n".join(t for t in texts if t), calls)
+    out["content"] = _marked(text, message["content"])
     return out
 
 
 def _user(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str, Any]:
-    """A user turn: each run of `tool_result` blocks as one text block of results, in place."""
+    """A user turn: each run of `tool_result` blocks as one text block of results, in place, then
+    the images and documents those results returned."""
     blocks: list[Any] = []
     run: list[tuple[str | None, str | None, str]] = []
+    run_blocks: list[Mapping[str, Any]] = []
+    media: list[Any] = []
 
     def flush() -> None:
         if run:
-            blocks.append({"type": "text", "text": flat.results(run)})
+            marked = _marked(flat.results(run), run_blocks)
+            blocks.extend([{"type": "text", "text": marked}] if isinstance(marked, str) else marked)
+            blocks.extend(media)
             run.clear()
+            run_blocks.clear()
+            media.clear()
 
     for j, block in enumerate(message["content"]):
         where = f"messages.{i}.content.{j}"
@@ -149,10 +209,12 @@ def _user(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str, Any]
             blocks.append(block)
             continue
         call_id = required_string(block, "tool_use_id", where)
-        output = content_text(block.get("content"), f"{where}.content")
+        output, returned = read_content(block.get("content"), f"{where}.content")
         if block.get("is_error") is True:
             output = f"[error] {output}"
         run.append((call_id, flat.name_of(call_id), output))
+        run_blocks.append(block)
+        media.extend(returned)
     flush()
     out = {k: v for k, v in message.items() if k != "content"}
     out["content"] = blocks

@@ -23,13 +23,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..schema import JSON_OBJECT
+from .anthropic_content import block_text, chat_part, read_content
 from .bridge import Bridged
 from .errors import invalid, invalid_body, missing, required_array
 from .rewrite import content_text
 from .tools import partition_tools
 
 DEFAULT_MAX_TOKENS = 4096
-SAMPLING = ("temperature", "top_p", "model")
+SAMPLING = ("temperature", "top_p", "top_k", "model")
 
 
 # -- Anthropic -> Chat ---------------------------------------------------------------------
@@ -40,17 +41,17 @@ def messages_to_chat(body: Any) -> Bridged:
     if not isinstance(body, JSON_OBJECT):
         raise invalid_body()
     out: dict[str, Any] = {k: body[k] for k in SAMPLING if k in body}
-    messages: list[dict[str, Any]] = []
-    system = body.get("system")
-    if system is not None:
-        text = _blocks_text(system, "system")
-        if text:
-            messages.append({"role": "system", "content": text})
     raw = required_array(body, "messages", "expected an array of messages")
+    system = [_system_text(body.get("system"), "system")]
+    messages: list[dict[str, Any]] = []
     dropped_items: list[str] = []
     for i, message in enumerate(raw):
-        messages.extend(_chat_messages(message, f"messages.{i}", dropped_items))
-    out["messages"] = messages
+        if isinstance(message, JSON_OBJECT) and message.get("role") == "system":
+            system.append(_system_text(message.get("content"), f"messages.{i}.content"))
+        else:
+            messages.extend(_chat_messages(message, f"messages.{i}", dropped_items))
+    text = "\n\n".join(filter(None, system))
+    out["messages"] = [{"role": "system", "content": text}, *messages] if text else messages
     tools, dropped = partition_tools(body.get("tools"), _chat_tool, path="tools.{}")
     if tools:
         out["tools"] = tools
@@ -67,23 +68,43 @@ def messages_to_chat(body: Any) -> Bridged:
     metadata = body.get("metadata")
     if isinstance(metadata, JSON_OBJECT) and isinstance(metadata.get("user_id"), str):
         out["user"] = metadata["user_id"]
+    out.update(_thinking(body.get("thinking")))
+    out.update(_output_config(body.get("output_config")))
     return Bridged(body=out, dropped_tools=tuple(dropped), dropped_items=tuple(dropped_items))
 
 
-def _blocks_text(value: Any, where: str) -> str:
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, list):
-        raise invalid(where, "expected a string or an array of content blocks")
-    texts = []
-    for j, block in enumerate(value):
-        if not isinstance(block, JSON_OBJECT):
-            raise invalid(f"{where}.{j}", "expected a content block object")
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
-        else:
-            texts.append(f"[{block.get('type')}]")
-    return "\n".join(texts)
+def _system_text(value: Any, where: str) -> str:
+    """System text: a string, or its blocks' text (media, which a system prompt cannot hold, noted)."""
+    text, media = read_content(value, where)
+    notes = [f"[{block.get('type')}]" for block in media]
+    return "\n".join(filter(None, (text, *notes)))
+
+
+def _thinking(thinking: Any) -> dict[str, Any]:
+    """Anthropic's `thinking` as the chat template switch open-model servers read (vLLM, SGLang and
+    llama.cpp pass `chat_template_kwargs` to the template: Qwen3 and GLM read `enable_thinking`,
+    DeepSeek V3.1 `thinking`). `budget_tokens` has no counterpart there and is not carried."""
+    if not isinstance(thinking, JSON_OBJECT):
+        return {}
+    kind = thinking.get("type")
+    if kind not in ("enabled", "adaptive", "disabled"):
+        raise invalid("thinking.type", "expected 'enabled', 'adaptive' or 'disabled'")
+    on = kind != "disabled"
+    return {"chat_template_kwargs": {"enable_thinking": on, "thinking": on}}
+
+
+def _output_config(config: Any) -> dict[str, Any]:
+    """`output_config.effort` as `reasoning_effort`; `output_config.format` (a JSON schema) as
+    `response_format`."""
+    if not isinstance(config, JSON_OBJECT):
+        return {}
+    out: dict[str, Any] = {}
+    if config.get("effort") in ("low", "medium", "high"):
+        out["reasoning_effort"] = config["effort"]
+    fmt = config.get("format")
+    if isinstance(fmt, JSON_OBJECT) and fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), JSON_OBJECT):
+        out["response_format"] = {"type": "json_schema", "json_schema": {"name": "output", "schema": fmt["schema"]}}
+    return out
 
 
 def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[str, Any]]:
@@ -91,7 +112,7 @@ def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[st
         raise invalid(where, "expected a message object")
     role = message.get("role")
     if role not in ("user", "assistant"):
-        raise invalid(f"{where}.role", "expected 'user' or 'assistant'")
+        raise invalid(f"{where}.role", "expected 'user', 'assistant' or 'system'")
     content = message.get("content")
     if isinstance(content, str):
         return [{"role": role, "content": content}]
@@ -100,21 +121,14 @@ def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[st
     parts: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
+    returned: list[dict[str, Any]] = []  # media the tool results returned: Chat's tool messages hold text only
+    reasoning: list[str] = []
     for j, block in enumerate(content):
         at = f"{where}.content.{j}"
         if not isinstance(block, JSON_OBJECT):
             raise invalid(at, "expected a content block object")
         kind = block.get("type")
-        if kind == "text":
-            parts.append({"type": "text", "text": str(block.get("text", ""))})
-        elif kind == "image":
-            source: Mapping[str, Any] = block["source"] if isinstance(block.get("source"), JSON_OBJECT) else {}
-            if source.get("type") == "base64":
-                url = f"data:{source.get('media_type')};base64,{source.get('data')}"
-            else:
-                url = str(source.get("url", ""))
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-        elif kind == "tool_use":
+        if kind == "tool_use":
             name, call_id = block.get("name"), block.get("id")
             if not isinstance(call_id, str) or not call_id:
                 raise missing(f"{at}.id")
@@ -126,19 +140,29 @@ def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[st
             call_id = block.get("tool_use_id")
             if not isinstance(call_id, str) or not call_id:
                 raise missing(f"{at}.tool_use_id")
-            output = _blocks_text(block.get("content") or "", f"{at}.content")
+            output, media = read_content(block.get("content"), f"{at}.content")
             if block.get("is_error"):
                 output = f"[error] {output}"
             results.append({"role": "tool", "tool_call_id": call_id, "content": output})
-        elif kind in ("thinking", "redacted_thinking"):
-            dropped.append(kind)
+            returned.extend(chat_part(m) for m in media)
+        elif kind == "thinking":
+            if isinstance(block.get("thinking"), str):
+                reasoning.append(block["thinking"])
+        elif kind == "redacted_thinking":
+            dropped.append(kind)  # encrypted by another provider: nothing a model here can read
         else:
-            parts.append({"type": "text", "text": f"[{kind}]"})
+            text = block_text(block)
+            parts.append(chat_part(block) if text is None else {"type": "text", "text": text})
     out: list[dict[str, Any]] = [*results]
+    if returned:
+        note = {"type": "text", "text": "[the tool results' attachments]"}
+        out.append({"role": "user", "content": [note, *returned]})
     if role == "assistant":
         text = "\n".join(p["text"] for p in parts if p["type"] == "text")
         if calls or text or not results:
             assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if reasoning:
+                assistant["reasoning_content"] = "\n".join(reasoning)  # vLLM's and SGLang's field
             if calls:
                 assistant["tool_calls"] = calls
             out.append(assistant)

@@ -8,6 +8,8 @@ render_calls("hermes", [("call_1", "get_weather", '{"city": "Paris"}')])
 - `render_calls(dialect, calls)`: an assistant turn's calls as the model would have written them;
   `parse(render_calls(d, calls), d, tools=…)` gives back the same names and arguments.
 - `render_assistant(dialect, content, calls)`: the whole turn, text and calls.
+- `render_reasoning(dialect, text)`: a reasoning block as the model writes it before its answer
+  (`<think>\n…\n</think>\n\n`, harmony's analysis channel); `""` where the dialect has none.
 - `render_tool_results(dialect, results)`: one turn's tool results, in the dialect's
   tool-response markup where it has one (`<tool_response>…</tool_response>`, DeepSeek's output
   tokens, Kimi's `## Return of …`) and `[function_call_output call_id=… output=…]` otherwise.
@@ -69,6 +71,18 @@ def render_assistant(dialect: str, content: str | None, calls: Sequence[CallText
     """An assistant turn: its text, then its calls, laid out as the dialect's template does."""
     r = renderer(dialect)
     return r.assistant(content or "", r.calls(decode_calls(calls)))
+
+
+def render_reasoning(dialect: str, text: str) -> str:
+    """`text` as the dialect's reasoning block, written where the model writes it: before its
+    answer or calls (see the module doc)."""
+    if dialect == "gpt_oss":
+        return f"<|channel|>analysis<|message|>{text}<|end|><|start|>assistant"
+    syntax = get_dialect(dialect).reasoning
+    if syntax is None:
+        return ""
+    start, end = syntax.pairs[0]
+    return f"{start}\n{text}\n{end}\n\n"
 
 
 def render_tool_result(dialect: str, call_id: str, output: str, *, name: str | None = None) -> str:
@@ -171,6 +185,7 @@ __all__ = [
     "render_assistant",
     "render_calls",
     "render_manifest",
+    "render_reasoning",
     "render_tool_result",
     "render_tool_results",
     "rendered_dialects",
