@@ -18,6 +18,7 @@ from toolcall_middleware.core.emitters.anthropic import error_object
 from toolcall_middleware.core.request import NO_TOOLS, BadRequest, rewrite_chat_request
 from toolcall_middleware.core.request.anthropic import rewrite_messages_request
 from toolcall_middleware.core.request.bridge_messages import messages_to_chat
+from toolcall_middleware.core.request.render import render_reasoning
 from toolcall_middleware.core.request.rewrite import Flattener
 
 DIALECTS = [d for d in list_dialects() if d != "auto"]
@@ -201,3 +202,58 @@ def test_malformed_bodies_name_the_field(mutate: Any, param: str) -> None:
 def test_not_an_object() -> None:
     with pytest.raises(BadRequest):
         rewrite_messages_request([], dialect="hermes")
+
+
+def running_loop() -> dict[str, Any]:
+    """A tool loop still running: the user asked, the model thought and called, the result came."""
+    body = tool_turn()
+    body["messages"][2]["content"] = body["messages"][2]["content"][:2]  # only the results
+    return body
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_running_loops_thinking_is_replayed_in_the_dialects_own_form(dialect: str) -> None:
+    """The replayed reasoning reads back, with the dialect's own parser, as that turn's reasoning
+    and the same calls: it is written as the model writes it."""
+    result = rewrite_messages_request(running_loop(), dialect=dialect)
+    assistant = result.body["messages"][1]["content"]
+    parsed = parse(assistant, dialect, tools=OPENAI_TOOLS)
+    has_syntax = render_reasoning(dialect, "x") != ""  # (a few dialects write no reasoning)
+    assert parsed.reasoning == ("two calls" if has_syntax else None)
+    assert [json.loads(c.arguments) for c in parsed.tool_calls] == [{"city": "Paris"}, {"city": "Oslo"}]
+
+
+def test_system_turns_fold_into_system_keeping_blocks_and_marks() -> None:
+    body = running_loop()
+    body["system"] = [{"type": "text", "text": "Base.", "cache_control": {"type": "ephemeral"}}]
+    body["messages"].insert(1, {"role": "system", "content": "Env: linux."})
+    body["messages"].append({"role": "system", "content": [{"type": "text", "text": "Late."}]})
+    out = rewrite_messages_request(body, dialect="hermes").body
+    assert [m["role"] for m in out["messages"]] == ["user", "assistant", "user"]
+    system = out["system"]
+    assert system[:3] == [
+        {"type": "text", "text": "Base.", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "Env: linux."},
+        {"type": "text", "text": "Late."},
+    ]
+    assert "<tools>" in system[3]["text"]
+
+
+def test_a_system_turn_alone_is_folded_without_tools() -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 9,
+        "system": "Base.",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "system", "content": "Env."}],
+    }
+    result = rewrite_messages_request(body, dialect="hermes")
+    assert result.changed and result.manifest is None
+    assert result.body["system"] == "Base.\n\nEnv." and result.body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_earlier_turns_thinking_and_redacted_thinking_are_dropped() -> None:
+    body = tool_turn()  # the results turn also asks a new question: the loop that called is over
+    body["messages"][1]["content"].insert(0, {"type": "redacted_thinking", "data": "xyz"})
+    out = rewrite_messages_request(body, dialect="hermes")
+    assert "two calls" not in json.dumps(out.body) and "xyz" not in json.dumps(out.body)
+    assert out.dropped_items == ("redacted_thinking", "thinking")

@@ -285,3 +285,106 @@ def test_chat_to_messages_and_back_keeps_every_call_and_result(turns: list[list[
         return out
 
     assert history(back) == history(messages)
+
+
+@given(
+    st.lists(st.tuples(st.text(min_size=1, max_size=12), st.sampled_from(["text", "system", "thinking"])), max_size=6)
+)
+def test_system_turns_and_reasoning_survive_the_trip_to_chat_and_back(parts: list[tuple[str, str]]) -> None:
+    """Property: an Anthropic conversation with system turns anywhere and thinking in assistant
+    turns keeps, through Chat and back, every system text in order at the front of `system` and
+    every assistant turn's reasoning in its thinking block."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    system: list[str] = ["Base."]
+    reasoning: list[str] = []
+    for text, kind in parts:
+        if kind == "system":
+            messages.append({"role": "system", "content": [{"type": "text", "text": text}]})
+            system.append(text)
+        else:
+            blocks: list[Any] = [{"type": "text", "text": "answer"}]
+            if kind == "thinking":
+                blocks.insert(0, {"type": "thinking", "thinking": text, "signature": ""})
+                reasoning.append(text)
+            messages += [{"role": "assistant", "content": blocks}, {"role": "user", "content": "more"}]
+    back = chat_to_messages(messages_to_chat({"system": "Base.", "messages": messages}).body).body
+    assert back["system"] == "\n\n".join(system)
+    thought = [b["thinking"] for m in back["messages"] for b in m["content"] if b["type"] == "thinking"]
+    assert thought == reasoning
+
+
+@pytest.mark.parametrize(
+    ("thinking", "kwargs"),
+    [
+        ({"type": "enabled", "budget_tokens": 2048}, {"enable_thinking": True, "thinking": True}),
+        ({"type": "adaptive", "display": "updates"}, {"enable_thinking": True, "thinking": True}),
+        ({"type": "disabled"}, {"enable_thinking": False, "thinking": False}),
+    ],
+)
+def test_thinking_becomes_the_chat_templates_switch(thinking: Any, kwargs: Any) -> None:
+    body = {"messages": [{"role": "user", "content": "x"}], "thinking": thinking}
+    assert messages_to_chat(body).body["chat_template_kwargs"] == kwargs
+
+
+@pytest.mark.parametrize(
+    ("fields", "max_tokens", "thinking"),
+    [
+        ({"chat_template_kwargs": {"enable_thinking": True}}, 8192, {"type": "enabled", "budget_tokens": 4096}),
+        ({"chat_template_kwargs": {"enable_thinking": False}}, 8192, {"type": "disabled"}),
+        ({"reasoning_effort": "high"}, 8192, {"type": "enabled", "budget_tokens": 8191}),
+        ({"reasoning_effort": "low"}, 8192, {"type": "enabled", "budget_tokens": 1024}),
+        ({"reasoning_effort": "minimal"}, 8192, {"type": "disabled"}),
+        ({"reasoning_effort": "medium"}, 1000, None),  # no budget fits under max_tokens
+        ({}, 8192, None),
+    ],
+)
+def test_the_chat_thinking_switch_becomes_anthropic_thinking(fields: Any, max_tokens: int, thinking: Any) -> None:
+    body = {"messages": [{"role": "user", "content": "x"}], "max_tokens": max_tokens, "user": "u", **fields}
+    out = chat_to_messages(body).body
+    assert out.get("thinking") == thinking and out["metadata"] == {"user_id": "u"}
+
+
+def test_output_config_and_sampling_fields_for_a_chat_host() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    body = {
+        "messages": [{"role": "user", "content": "x"}],
+        "output_config": {"effort": "low", "format": {"type": "json_schema", "schema": schema}},
+        "top_k": 20,
+        "service_tier": "standard_only",
+        "container": "c",
+        "context_management": {"edits": []},
+        "mcp_servers": [{"type": "url", "url": "https://m.example", "name": "m"}],
+    }
+    bridged = messages_to_chat(body)
+    assert bridged.body == {
+        "messages": [{"role": "user", "content": "x"}],
+        "top_k": 20,
+        "reasoning_effort": "low",
+        "response_format": {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}},
+    }
+    assert bridged.dropped_tools == ("mcp_servers",)
+
+
+def test_tool_result_media_and_documents_for_a_chat_host() -> None:
+    png = {"type": "base64", "media_type": "image/png", "data": "AAAA"}
+    pdf = {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": [
+            {"type": "text", "text": "two files"},
+            {"type": "image", "source": png},
+            {"type": "document", "source": pdf, "title": "spec.pdf"},
+            {"type": "document", "source": {"type": "url", "url": "https://d.example/a.pdf"}},
+            {"type": "tool_reference", "tool_name": "WebFetch"},
+        ],
+    }
+    body = {"messages": [{"role": "user", "content": [result, {"type": "text", "text": "look"}]}]}
+    tool, attachments, user = messages_to_chat(body).body["messages"]
+    assert tool == {"role": "tool", "tool_call_id": "toolu_1", "content": "two files\n[tool_reference: WebFetch]"}
+    assert attachments["role"] == "user" and attachments["content"][1:] == [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        {"type": "file", "file": {"filename": "spec.pdf", "file_data": "data:application/pdf;base64,JVBE"}},
+        {"type": "text", "text": "[document: https://d.example/a.pdf]"},
+    ]
+    assert user == {"role": "user", "content": "look"}

@@ -8,8 +8,10 @@ import json
 import os
 from typing import Any
 
+import anthropic
 import django
 import httpx
+import httpx2
 import openai
 import pytest
 from flask import Flask, Response, request, stream_with_context
@@ -113,3 +115,60 @@ from django.urls import path  # noqa: E402
 from examples.django_project import views  # noqa: E402
 
 urlpatterns = [path("v1/chat/completions", views.chat)]
+
+
+def anthropic_flask_client(app: Flask) -> anthropic.Anthropic:
+    http = httpx2.Client(transport=httpx2.WSGITransport(app=app), base_url="http://flask")
+    return anthropic.Anthropic(base_url="http://flask", api_key="none", http_client=http, max_retries=0)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_chat_only_flask_app_answers_claude_codes_request_shapes(stream: bool) -> None:
+    """Anthropic clients on a WSGI app through the messages-to-chat bridge: a system turn inside
+    `messages`, `thinking`, the beta namespace (`?beta=true`), then a token count the host cannot
+    give, estimated, and a host error in Anthropic's shape."""
+    app = chat_only_flask(bridge="messages-to-chat")
+    SEEN.clear()
+    client = anthropic_flask_client(app)
+    ask: Any = {
+        "model": "qwen3",
+        "max_tokens": 256,
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+        "thinking": {"type": "adaptive"},
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {}}}}],
+        "messages": [
+            {"role": "user", "content": "What is the weather in Paris?"},
+            {"role": "system", "content": "Agents available: none."},
+        ],
+        "betas": ["interleaved-thinking-2025-05-14"],
+    }
+    if stream:
+        with client.beta.messages.stream(**ask) as events:
+            answer = events.get_final_message()
+    else:
+        answer = client.beta.messages.create(**ask)
+    assert answer.stop_reason == "tool_use"
+    call = answer.content[-1]
+    assert call.type == "tool_use" and call.name == "get_weather" and call.input == {"city": "Paris"}
+    ((path, sent),) = SEEN
+    assert path == "/v1/chat/completions" and [m["role"] for m in sent["messages"]] == ["system", "user"]
+    assert sent["messages"][0]["content"].startswith("Be brief.\n\nAgents available: none.")
+    assert sent["chat_template_kwargs"] == {"enable_thinking": True, "thinking": True}
+
+    counted = client.messages.count_tokens(model="qwen3", messages=ask["messages"], tools=ask["tools"])
+    assert counted.input_tokens > 50  # the manifest counted in
+    assert len(SEEN) == 1  # a count is never a generation
+
+
+def test_a_flask_hosts_error_reaches_anthropic_clients_in_their_shape() -> None:
+    app = Flask(__name__)
+
+    @app.post("/v1/chat/completions")
+    def busy() -> tuple[dict[str, object], int]:
+        return {"error": {"message": "slow down", "type": "rate_limit", "code": None}}, 429
+
+    init_app(app, dialect="hermes", bridge="messages-to-chat")
+    client = anthropic_flask_client(app)
+    with pytest.raises(anthropic.RateLimitError) as info:
+        client.messages.create(model="qwen3", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    assert info.value.body == {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}

@@ -13,15 +13,26 @@ result.tools         # the normalized tools, tool_choice and parallel rule, for 
   parameters; `tool_choice` `auto` / `any` / `tool` / `none` as `auto` / `required` / a forced
   function / `none`; `disable_parallel_tool_use` as `parallel_tool_calls: false`), so the
   manifest states the same rules the response side enforces. Server tools are dropped.
+- `{"role": "system"}` messages (Claude Code sends its environment and agent list that way) fold
+  into `system` after its own text: a string while all of it is strings, else text blocks.
 - An assistant turn with `tool_use` blocks becomes one assistant message whose content is its text
-  followed by the calls in the dialect's raw call text; its `thinking` blocks are dropped.
+  followed by the calls in the dialect's raw call text. Its `thinking` goes before them in the
+  dialect's reasoning markup (`render_reasoning`) when the turn is part of the tool loop still
+  running (after the last user turn that is not only tool results), as the open models'
+  templates keep it; earlier turns' thinking, and `redacted_thinking`, are dropped.
 - Each run of `tool_result` blocks in a user turn becomes one `text` block of tool results in
-  the dialect's tool-response markup, matched to its call by `tool_use_id`; the turn's other
-  blocks stay as they were. A result with `is_error: true` is marked `[error]`.
-- `tools` and `tool_choice` are removed, unless `forward_tools=True` (a host that reads them
-  itself): then only the server tools go, and a `tool_choice` naming one.
+  the dialect's tool-response markup, matched to its call by `tool_use_id`, followed by the
+  images and documents the results returned; the turn's other blocks stay as they were. A result
+  with `is_error: true` is marked `[error]`. A `cache_control` mark on blocks that became one
+  text moves to that text.
+- `tools`, `tool_choice`, `mcp_servers` and `container` are removed, unless
+  `forward_tools=True` (a host that reads them itself): then only the server tools go, and a
+  `tool_choice` naming one. Everything else (`thinking`, `metadata`, `stop_sequences`, `top_k`,
+  `service_tier`, `output_config`, `context_management`, `cache_control` marks) is the host's
+  own API and stays.
 
-A body with no tool fields and no tool history comes back unchanged: the same object. Malformed
+A body with none of those fields, no tool history and no system turn comes back unchanged: the
+same object. Malformed
 input raises `BadRequest` naming the field in Anthropic's path style (`messages.2.content.0.id`);
 the middleware answers it with Anthropic's error body (`emitters.anthropic.error_object`).
 """
@@ -42,6 +53,7 @@ from .rewrite import Flattener, RewriteResult, content_text, with_manifest
 from .tools import normalize_tools
 
 TOOL_FIELDS = ("tools", "tool_choice")
+SERVER_TOOL_FIELDS = ("mcp_servers", "container")  # the MCP toolsets and code container Anthropic runs
 _HISTORY = ("tool_use", "tool_result")
 _THINKING = ("thinking", "redacted_thinking")
 
@@ -61,7 +73,7 @@ def rewrite_messages_request(
     tools = replace(normalize_tools(as_chat.body), dropped=as_chat.dropped_tools)
     history = any(_blocks_of(m, _HISTORY) for m in messages)
     inline = [m for m in messages if m["role"] == "system"]
-    if not any(k in body for k in TOOL_FIELDS) and not history and not inline:
+    if not any(k in body for k in (*TOOL_FIELDS, *SERVER_TOOL_FIELDS)) and not history and not inline:
         return RewriteResult(body=body, tools=tools)
 
     flat = Flattener(dialect)
@@ -224,7 +236,7 @@ def _user(message: Mapping[str, Any], i: int, flat: Flattener) -> dict[str, Any]
 def _tool_fields(body: Mapping[str, Any], forward: bool) -> dict[str, Any]:
     """The body without `tools` / `tool_choice`, or (`forward`) with them less the server tools."""
     if not forward:
-        return {k: v for k, v in body.items() if k not in TOOL_FIELDS}
+        return {k: v for k, v in body.items() if k not in TOOL_FIELDS and k not in SERVER_TOOL_FIELDS}
     out = dict(body)
     raw = body.get("tools")
     if isinstance(raw, list):

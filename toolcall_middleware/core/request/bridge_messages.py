@@ -2,18 +2,36 @@
 
 `messages_to_chat(body)`: an Anthropic client's request for a host that serves Chat Completions
 (`bridge="messages-to-chat"`), and the OpenAI-shaped view of its tools that the response side's
-policy reads. `system` (a string or text blocks) becomes the first `system` message; `text` blocks
-text, `image` blocks `image_url` parts, `tool_use` blocks the assistant's `tool_calls` (`input` as
-the JSON `arguments`), `tool_result` blocks `role: "tool"` messages (placed before the rest of the
-user turn, as Chat wants them right after the calls), `thinking` blocks are dropped. `tools`
-(`input_schema`) become function tools; `tool_choice` `auto` / `any` / `tool` / `none` becomes
-`auto` / `required` / a forced function / `none`, and `disable_parallel_tool_use` becomes
-`parallel_tool_calls: false`. Server tools (`web_search_20250305`, `bash_…`, …) are dropped and
-listed. `max_tokens`, `stop_sequences`, `temperature`, `top_p`, `stream`, `metadata.user_id` follow.
+policy reads.
+
+- `system` (a string or text blocks) and the text of `{"role": "system"}` messages, in order,
+  become the one leading `system` message (chat templates such as Qwen3's refuse a system
+  message anywhere else). `cache_control` marks have no Chat counterpart and go.
+- `text` blocks become text; `image` blocks `image_url` parts and base64 `document` blocks
+  `file` parts; text documents, `search_result` and `tool_reference` blocks their text
+  (`anthropic_content`).
+- `tool_use` blocks become the assistant's `tool_calls` (`input` as the JSON `arguments`);
+  `tool_result` blocks `role: "tool"` messages (placed before the rest of the user turn, as Chat
+  wants them right after the calls), their text only, with the images and documents they
+  returned in a user message right after them; `is_error` marks the result `[error]`.
+- `thinking` blocks become the assistant message's `reasoning_content` (the field vLLM and SGLang
+  give reasoning in, and their templates read back); `redacted_thinking` is dropped.
+- `tools` (`input_schema`) become function tools; `tool_choice` `auto` / `any` / `tool` / `none`
+  becomes `auto` / `required` / a forced function / `none`, and `disable_parallel_tool_use`
+  `parallel_tool_calls: false`. Server tools (`web_search_20250305`, `bash_…`, …) and
+  `mcp_servers` are dropped and listed.
+- `thinking` (`enabled`, `adaptive`, `disabled`) becomes `chat_template_kwargs` `enable_thinking`
+  and `thinking` (`budget_tokens` has no counterpart); `output_config.effort` becomes
+  `reasoning_effort`, `output_config.format` `response_format`.
+- `max_tokens`, `stop_sequences` (as `stop`), `temperature`, `top_p`, `top_k`, `stream`,
+  `metadata.user_id` (as `user`) follow. `service_tier` (its values are not OpenAI's),
+  `container`, `context_management` and the rest of `metadata` have no Chat meaning and go.
 
 `chat_to_messages(body)`: an OpenAI client's Chat request for a host that serves Anthropic
 Messages (`chat-to-messages`; `responses-to-messages` goes through `responses_to_chat` first).
-The inverse mapping; `max_tokens`, which Anthropic requires, defaults to `DEFAULT_MAX_TOKENS`.
+The inverse mapping (`reasoning_content` as a `thinking` block, `user` as `metadata.user_id`,
+the template's thinking switch or `reasoning_effort` as `thinking` with a budget by effort);
+`max_tokens`, which Anthropic requires, defaults to `DEFAULT_MAX_TOKENS`.
 """
 
 from __future__ import annotations
@@ -53,6 +71,8 @@ def messages_to_chat(body: Any) -> Bridged:
     text = "\n\n".join(filter(None, system))
     out["messages"] = [{"role": "system", "content": text}, *messages] if text else messages
     tools, dropped = partition_tools(body.get("tools"), _chat_tool, path="tools.{}")
+    if body.get("mcp_servers"):
+        dropped.append("mcp_servers")  # MCP toolsets Anthropic itself connects to
     if tools:
         out["tools"] = tools
         choice = body.get("tool_choice")
@@ -247,6 +267,9 @@ def chat_to_messages(body: Any) -> Bridged:
             _append(turns, "user", _anthropic_blocks(message.get("content"), f"{where}.content"))
         elif role == "assistant":
             blocks = [b for b in _anthropic_blocks(message.get("content"), f"{where}.content") if b.get("text") != ""]
+            reasoning = message.get("reasoning_content")
+            if isinstance(reasoning, str) and reasoning:
+                blocks.insert(0, {"type": "thinking", "thinking": reasoning, "signature": ""})
             for j, call in enumerate(message.get("tool_calls") or []):
                 blocks.append(_tool_use(call, f"{where}.tool_calls[{j}]"))
             _append(turns, "assistant", blocks or [{"type": "text", "text": ""}])
@@ -268,7 +291,32 @@ def chat_to_messages(body: Any) -> Bridged:
         out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
     if body.get("stream"):
         out["stream"] = True
+    if isinstance(body.get("user"), str):
+        out["metadata"] = {"user_id": body["user"]}
+    thinking = _anthropic_thinking(body, out["max_tokens"])
+    if thinking is not None:
+        out["thinking"] = thinking
     return Bridged(body=out, dropped_tools=tuple(dropped))
+
+
+THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384, "xhigh": 32768}
+MIN_THINKING_BUDGET = 1024  # Anthropic's least `budget_tokens`, which must stay under `max_tokens`
+
+
+def _anthropic_thinking(body: Mapping[str, Any], max_tokens: int) -> dict[str, Any] | None:
+    """The chat template's thinking switch (`chat_template_kwargs`) or `reasoning_effort` as
+    Anthropic's `thinking`: off, or on with the effort's budget (as much as `max_tokens` leaves)."""
+    kwargs = body.get("chat_template_kwargs")
+    switch = None
+    if isinstance(kwargs, JSON_OBJECT):
+        switch = next((kwargs[k] for k in ("enable_thinking", "thinking") if isinstance(kwargs.get(k), bool)), None)
+    effort = body.get("reasoning_effort")
+    if switch is False or effort in ("none", "minimal"):
+        return {"type": "disabled"}
+    if switch is not True and effort not in THINKING_BUDGETS:
+        return None
+    budget = min(THINKING_BUDGETS.get(str(effort), THINKING_BUDGETS["medium"]), max_tokens - 1)
+    return {"type": "enabled", "budget_tokens": budget} if budget >= MIN_THINKING_BUDGET else None
 
 
 def _append(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
