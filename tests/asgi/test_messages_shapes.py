@@ -61,11 +61,15 @@ class Hosts:
         error = {"message": f"host says {status}", "type": "server_error", "param": None, "code": None}
         return JSONResponse({"error": error}, status_code=status)
 
-    async def chat(self, request: Request) -> Response:
+    async def _take(self, request: Request) -> tuple[dict[str, Any], str, Response | None]:
+        """The request's body (recorded), its model, and the error that model asks for."""
         body = await request.json()
         self.seen.append(body)
         model = body.get("model", "m")
-        failed = self._error(model)
+        return body, model, self._error(model)
+
+    async def chat(self, request: Request) -> Response:
+        body, model, failed = await self._take(request)
         if failed is not None:
             return failed
         raw, stop = (" It is sunny", "END") if model.startswith("stop-") else (write(body), None)
@@ -87,10 +91,7 @@ class Hosts:
         return StreamingResponse(events(), media_type="text/event-stream")
 
     async def messages(self, request: Request) -> Response:
-        body = await request.json()
-        self.seen.append(body)
-        model = body.get("model", "m")
-        failed = self._error(model)
+        body, model, failed = await self._take(request)
         if failed is not None:
             return failed
         seen = {"instructions": json.dumps(body.get("system")), "messages": body["messages"]}
