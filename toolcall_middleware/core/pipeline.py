@@ -41,6 +41,7 @@ from .lane import Lane
 from .replaced import error_type, estimate_tokens, host_error
 from .request import BadRequest
 from .request.body import read_request
+from .request.fields import check_fields
 from .request.host import REWRITES, for_host, request_dialect
 from .request.render import manifest_token
 
@@ -195,6 +196,7 @@ class Exchange:
         """A `/count_tokens` body rewritten as its message would be, so the host counts the
         manifest and the flattened history; kept for the estimate should the host not count."""
         settings = self.settings
+        check_fields("messages", body)
         result = REWRITES["messages"](
             body,
             dialect=request_dialect(self.report.dialect),

@@ -48,6 +48,7 @@ from ..schema import JSON_OBJECT
 from .anthropic_content import read_content
 from .bridge_messages import is_client_tool, messages_to_chat
 from .errors import invalid, invalid_body, required_array, required_string
+from .fields import check_anthropic_messages
 from .render import render_manifest, render_reasoning, renderer
 from .rewrite import Flattener, RewriteResult, content_text, with_manifest
 from .tools import normalize_tools
@@ -107,18 +108,7 @@ def rewrite_messages_request(
 
 def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     messages = required_array(body, "messages", "expected an array of messages")
-    for i, message in enumerate(messages):
-        if not isinstance(message, JSON_OBJECT):
-            raise invalid(f"messages.{i}", "expected a message object")
-        if message.get("role") not in ("user", "assistant", "system"):
-            raise invalid(f"messages.{i}.role", "expected 'user', 'assistant' or 'system'")
-        content = message.get("content")
-        if isinstance(content, list):
-            for j, block in enumerate(content):
-                if not isinstance(block, JSON_OBJECT):
-                    raise invalid(f"messages.{i}.content.{j}", "expected a content block object")
-        elif not isinstance(content, str):
-            raise invalid(f"messages.{i}.content", "expected a string or an array of content blocks")
+    check_anthropic_messages(messages)
     return messages
 
 

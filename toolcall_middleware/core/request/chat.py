@@ -29,6 +29,7 @@ from typing import Any
 
 from ..schema import JSON_OBJECT
 from .errors import invalid, invalid_body, missing, required_array, required_string
+from .fields import check_chat_messages
 from .render import render_manifest, renderer
 from .rewrite import Flattener, RewriteResult, content_text, with_manifest, without_tool_fields
 from .tools import normalize_tools
@@ -65,11 +66,7 @@ def rewrite_chat_request(
         raise invalid_body()
     renderer(dialect)  # an unknown dialect is a configuration error, raised before any work
     messages = required_array(body, "messages", "expected an array of messages")
-    for i, message in enumerate(messages):
-        if not isinstance(message, JSON_OBJECT):
-            raise invalid(f"messages[{i}]", "expected a message object")
-        if not isinstance(message.get("role"), str):
-            raise missing(f"messages[{i}].role")
+    check_chat_messages(messages)
     tools = normalize_tools(body)
     if not _has_tool_fields(body) and not _any_tool_history(messages):
         return RewriteResult(body=body, tools=tools)

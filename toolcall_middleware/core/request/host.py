@@ -16,6 +16,7 @@ from .anthropic import rewrite_messages_request
 from .bridge import responses_to_chat
 from .bridge_messages import chat_to_messages, messages_to_chat
 from .chat import rewrite_chat_request
+from .fields import check_fields
 from .responses import rewrite_responses_request
 from .rewrite import RewriteResult
 
@@ -36,7 +37,9 @@ REWRITES: dict[str, Callable[..., RewriteResult]] = {
 
 def for_host(api: str, upstream: str, body: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, Any], Any]:
     """The body in the host's API's shape, the tool rules in an OpenAI shape (for the parser and
-    the policy), and the tool types the translation dropped (`None`: no translation)."""
+    the policy), and the tool types the translation dropped (`None`: no translation). The body's
+    fields are checked to its API's types first, the same on a bridged route as on a native one."""
+    check_fields(api, body)
     if api == "messages":
         as_chat = messages_to_chat(body)  # Anthropic tools, read in Chat's shape
         return (as_chat.body if upstream == "chat" else body), as_chat.body, as_chat.dropped_tools

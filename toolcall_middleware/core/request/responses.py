@@ -26,6 +26,7 @@ from typing import Any
 
 from ..schema import JSON_OBJECT
 from .errors import invalid, invalid_body, required_string
+from .fields import check_input_items
 from .render import render_manifest, renderer
 from .rewrite import Flattener, RewriteResult, content_text, output_text, with_manifest, without_tool_fields
 from .tools import normalize_tools
@@ -71,9 +72,7 @@ def rewrite_responses_request(
     if instructions is not None and not isinstance(instructions, str):
         raise invalid("instructions", "expected a string")
     if isinstance(items, list):
-        for i, item in enumerate(items):
-            if not isinstance(item, JSON_OBJECT):
-                raise invalid(f"input[{i}]", "expected an input item object")
+        check_input_items(items)
     tools = normalize_tools(body)
     history = isinstance(items, list) and any(_is_history(item) for item in items)
     if not any(k in body for k in TOOL_FIELDS) and not history:
