@@ -52,6 +52,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         max_sse_event_bytes=config.limits.max_sse_event_bytes,
         max_calls=config.limits.max_calls,
         max_call_bytes=config.limits.max_call_bytes,
+        max_depth=config.limits.max_depth,
         call_ids=config.call_ids,
     )
 

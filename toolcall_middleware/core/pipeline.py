@@ -35,6 +35,7 @@ from .inbound.events import Kind
 from .lane import Lane
 from .request import BadRequest
 from .request.body import read_request
+from .request.depth import check_depth, too_deep_error
 from .request.host import REWRITES, for_host, request_dialect
 from .request.render import manifest_token
 
@@ -63,6 +64,7 @@ class Settings:
     max_sse_event_bytes: int = 8 * 1024 * 1024
     max_calls: int = 128
     max_call_bytes: int = 4 * 1024 * 1024
+    max_depth: int = 128
     call_ids: Literal["openai", "model"] = "openai"
 
 
@@ -142,6 +144,10 @@ class Exchange:
         bridged = self.upstream != self.api
         try:
             body = read_request(raw)
+        except RecursionError:
+            # Too deep for JSON's own decoder: refused on every route, as any body over `max_depth`
+            # (the host's decoder may well fail the same way, as a 500).
+            raise too_deep_error(self.settings.max_depth) from None
         except (ValueError, UnicodeDecodeError):
             if bridged:
                 raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
@@ -150,6 +156,7 @@ class Exchange:
             if bridged:
                 raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
             return None
+        check_depth(body, self.settings.max_depth)  # before anything below walks it
         self.request = body
         model = body.get("model") if isinstance(body.get("model"), str) else None
         dialect = self.settings.dialect_for(model)
