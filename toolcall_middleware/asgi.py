@@ -108,7 +108,7 @@ class _Request:
         self.original: Message | None = None  # the head as the app sent it
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
-        self.state = "head"  # head -> stream | buffer -> done | pass
+        self.state = "head"  # head -> stream | buffer -> done | pass; stream -> ended (ours, then drained)
         # A rewritten stream under way (head sent, keep-alive set up): its next body goes the short
         # way in `_send`. Cleared whenever the stream ends or is given up.
         self.flowing = False
@@ -231,9 +231,19 @@ class _Request:
                 return
             if out:
                 await self._out({"type": "http.response.body", "body": out, "more_body": True})
+            if ex.pipeline.ended:
+                await self._end_stream()
+                return
             self.route.lane = ex.lane  # the lane for the state this piece left (made after it went out)
             return
         kind = message["type"]
+        if self.state == "ended":
+            # The client's stream had its terminal event: the rest of the app's body is dropped
+            # (a proxy's upstream is read to its end or closed, as the app does), and only trailers
+            # the head announced can still follow the final body.
+            if kind == "http.response.trailers" and self.original is not None and self.original.get("trailers"):
+                await self.send(message)
+            return
         if kind == "http.response.start":
             # Decided now (the head is all it needs), so the answer's parts are made while a model
             # server computes its first token. A stream's head that no body can change (a stream
@@ -296,10 +306,20 @@ class _Request:
             await self._out({"type": "http.response.body", "body": out, "more_body": more})
         if not more:
             self.state = "done"
+        elif ex.pipeline.ended:
+            await self._end_stream()
         elif not ex.passthrough:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
             self.route.lane = ex.lane
+
+    async def _end_stream(self) -> None:
+        """The client's stream had its terminal event (ours: a limit's error, the end): the
+        response ends now, whatever the app sends after it (see `_general`)."""
+        self.state, self.flowing, self.route.lane = "ended", False, None
+        if self.keepalive is not None:
+            await self.keepalive.stop()
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _keep_alive(self) -> None:
         interval = self.mw.config.keepalive_interval

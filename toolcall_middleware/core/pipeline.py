@@ -262,6 +262,8 @@ class Exchange:
             out = direct(data)  # one whole text chunk, the usual piece of a stream: see `Answer.feed_event`
             if out is not None:
                 return out
+        if self.ended:
+            return b""  # the client's stream is over: the rest of the host's is read and dropped
         if self.passthrough:
             # A stream given up midway still decodes: its Content-Encoding is already dropped.
             return data if self._decoder is None else self._decoder.feed(data)
@@ -286,7 +288,18 @@ class Exchange:
             return None
         return self._stream.lane(self._max_event)
 
+    @property
+    def ended(self) -> bool:
+        """The client's stream has had its terminal event (Chat `[DONE]`, Responses
+        `response.completed` / `failed` / `incomplete`, Anthropic `message_stop` / `error`), ours
+        or, as its first event, the host's: whatever the host sends after it is dropped (`feed`
+        and `close` give nothing), and the shell ends the response."""
+        stream = self._stream
+        return (stream is not None and not self.passthrough and stream.ended) or self._ended_first
+
     def close(self) -> bytes:
+        if self.ended:
+            return b""
         if self.passthrough:
             return b"" if self._decoder is None else self._decoder.flush()
         assert self._decoder is not None
@@ -365,6 +378,8 @@ class Exchange:
         out: list[bytes] = []
         for event in events:
             del self._held[: len(event.raw)]  # the events' bytes are exactly what was fed, in order
+            if self.ended:
+                continue  # the events after the client's stream ended, in the same piece: dropped
             out.append(event.raw if self.passthrough else self._sse_event(event))
         if self.passthrough:
             out.append(self._give_up())
