@@ -33,7 +33,7 @@ from .core import lane as lane_module
 from .core.http import headers_named, without
 from .core.lane import Lane
 from .core.request import BadRequest
-from .exchange import ToolCallExchange, settings_from
+from .exchange import ToolCallExchange, UpstreamFailure, settings_from
 from .keepalive import KeepAlive, ping_for
 
 Scope = MutableMapping[str, Any]
@@ -143,7 +143,8 @@ class _Request:
         try:
             await self.mw.app(scope, self._replay(chunks, complete), send)
         except Exception as error:
-            await self._abort(error)
+            if await self._abort(error):
+                return  # a host's upstream failed (it logged why): the client has the API's error
             raise  # the server logs it as usual; the client's stream has been ended cleanly
         finally:
             try:
@@ -334,17 +335,28 @@ class _Request:
         """A message on a started stream: after any ping being written, never inside one."""
         await (self.keepalive.send(message) if self.keepalive is not None else self.send(message))
 
-    async def _abort(self, error: Exception) -> None:
+    async def _abort(self, error: Exception) -> bool:
         """The app raised mid-stream: end the rewritten stream (held text out, an error event
         last) rather than cutting it where the parser was holding text back; a stream whose head
         went out before any body ends in the error alone. Anything else (a head still held, a
-        pass-through) is left to the server, as without the middleware."""
+        pass-through) is left to the server, as without the middleware; but a host's
+        `UpstreamFailure` before anything went out is answered with its status, in the client
+        API's error shape. True when the failure was a host's `UpstreamFailure` and the client
+        has its answer (the caller does not raise it again)."""
         self.route.lane = None
+        upstream = isinstance(error, UpstreamFailure)
+        if upstream and self.state in ("ended", "done"):
+            return True  # the client's answer was complete before the failure
+        unsent = self.state in ("head", "buffer") and (self.original is None or self.start is not None)
+        if isinstance(error, UpstreamFailure) and unsent:
+            self.state, self.start, self.held = "done", None, []
+            await self._send_error(*self.exchange.failure_response(error))  # nothing had gone out
+            return True
         if self.state != "stream" or self.start is not None:
-            return
-        out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
+            return False
+        out = self.exchange.abort(self.exchange.failure_message(error))
         if out is None:
-            return
+            return False
         self.state, self.flowing, self.route.lane = "done", False, None
         if self.keepalive is not None:
             await self.keepalive.stop()
@@ -352,6 +364,7 @@ class _Request:
             await self.send({"type": "http.response.body", "body": out, "more_body": False})
         except Exception:  # the client may be gone too (which may be why the app failed)
             logger.debug("toolcall-middleware: could not end the stream after the app failed", exc_info=True)
+        return upstream
 
     async def _other(self, message: Message) -> None:
         """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""

@@ -231,7 +231,7 @@ class _Request:
         when the stream is not ours or has not started (the server answers the failure itself)."""
         if self.state != "stream" or self.server_write is None:
             return None
-        out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
+        out = self.exchange.abort(self.exchange.failure_message(error))
         if out is not None:
             self.state = "done"
         return out
