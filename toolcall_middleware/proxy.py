@@ -221,6 +221,22 @@ class ProxyApp:
         )
 
 
+class Guarded:
+    """An app over the proxy (the middleware over `ProxyApp`), as `serve` runs it. An
+    `UpstreamFailure` the middleware did not answer (a route it passes through, the head already
+    out) ends the request here: the server then cuts the connection, which is what the client
+    must see, without logging again, as a traceback, what the proxy logged in one line."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except UpstreamFailure:
+            pass
+
+
 class _ClientGone(Exception):
     """The client disconnected while its request body was being forwarded."""
 
@@ -236,4 +252,4 @@ async def _respond(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["HOP_BY_HOP", "ProxyApp", "end_to_end", "error_body"]
+__all__ = ["HOP_BY_HOP", "Guarded", "ProxyApp", "end_to_end", "error_body"]
