@@ -32,8 +32,12 @@ def _container(value: Any) -> bool:
 def _below(level: list[Any]) -> list[Any]:
     """The arrays and objects directly inside those of `level`."""
     below: list[Any] = []
+    append = below.append
     for item in level:
-        below.extend(child for child in (item.values() if type(item) is dict else item) if _container(child))
+        for child in item.values() if type(item) is dict else item:  # (loops, not calls: every request walks)
+            kind = type(child)
+            if kind is dict or kind is list:
+                append(child)
     return below
 
 
