@@ -33,7 +33,7 @@ from .core import lane as lane_module
 from .core.http import headers_named, without
 from .core.lane import Lane
 from .core.request import BadRequest
-from .exchange import ToolCallExchange, settings_from
+from .exchange import ToolCallExchange, UpstreamFailure, settings_from
 from .keepalive import KeepAlive, ping_for
 
 Scope = MutableMapping[str, Any]
@@ -108,7 +108,7 @@ class _Request:
         self.original: Message | None = None  # the head as the app sent it
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
-        self.state = "head"  # head -> stream | buffer -> done | pass
+        self.state = "head"  # head -> stream | buffer -> done | pass; stream -> ended (ours, then drained)
         # A rewritten stream under way (head sent, keep-alive set up): its next body goes the short
         # way in `_send`. Cleared whenever the stream ends or is given up.
         self.flowing = False
@@ -143,7 +143,8 @@ class _Request:
         try:
             await self.mw.app(scope, self._replay(chunks, complete), send)
         except Exception as error:
-            await self._abort(error)
+            if await self._abort(error):
+                return  # a host's upstream failed (it logged why): the client has the API's error
             raise  # the server logs it as usual; the client's stream has been ended cleanly
         finally:
             try:
@@ -231,9 +232,19 @@ class _Request:
                 return
             if out:
                 await self._out({"type": "http.response.body", "body": out, "more_body": True})
+            if ex.pipeline.ended:
+                await self._end_stream()
+                return
             self.route.lane = ex.lane  # the lane for the state this piece left (made after it went out)
             return
         kind = message["type"]
+        if self.state == "ended":
+            # The client's stream had its terminal event: the rest of the app's body is dropped
+            # (a proxy's upstream is read to its end or closed, as the app does), and only trailers
+            # the head announced can still follow the final body.
+            if kind == "http.response.trailers" and self.original is not None and self.original.get("trailers"):
+                await self.send(message)
+            return
         if kind == "http.response.start":
             # Decided now (the head is all it needs), so the answer's parts are made while a model
             # server computes its first token. A stream's head that no body can change (a stream
@@ -296,10 +307,20 @@ class _Request:
             await self._out({"type": "http.response.body", "body": out, "more_body": more})
         if not more:
             self.state = "done"
+        elif ex.pipeline.ended:
+            await self._end_stream()
         elif not ex.passthrough:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
             self.route.lane = ex.lane
+
+    async def _end_stream(self) -> None:
+        """The client's stream had its terminal event (ours: a limit's error, the end): the
+        response ends now, whatever the app sends after it (see `_general`)."""
+        self.state, self.flowing, self.route.lane = "ended", False, None
+        if self.keepalive is not None:
+            await self.keepalive.stop()
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _keep_alive(self) -> None:
         interval = self.mw.config.keepalive_interval
@@ -314,17 +335,28 @@ class _Request:
         """A message on a started stream: after any ping being written, never inside one."""
         await (self.keepalive.send(message) if self.keepalive is not None else self.send(message))
 
-    async def _abort(self, error: Exception) -> None:
+    async def _abort(self, error: Exception) -> bool:
         """The app raised mid-stream: end the rewritten stream (held text out, an error event
         last) rather than cutting it where the parser was holding text back; a stream whose head
         went out before any body ends in the error alone. Anything else (a head still held, a
-        pass-through) is left to the server, as without the middleware."""
+        pass-through) is left to the server, as without the middleware; but a host's
+        `UpstreamFailure` before anything went out is answered with its status, in the client
+        API's error shape. True when the failure was a host's `UpstreamFailure` and the client
+        has its answer (the caller does not raise it again)."""
         self.route.lane = None
+        upstream = isinstance(error, UpstreamFailure)
+        if upstream and self.state in ("ended", "done"):
+            return True  # the client's answer was complete before the failure
+        unsent = self.state in ("head", "buffer") and (self.original is None or self.start is not None)
+        if isinstance(error, UpstreamFailure) and unsent:
+            self.state, self.start, self.held = "done", None, []
+            await self._send_error(*self.exchange.failure_response(error))  # nothing had gone out
+            return True
         if self.state != "stream" or self.start is not None:
-            return
-        out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
+            return False
+        out = self.exchange.abort(self.exchange.failure_message(error))
         if out is None:
-            return
+            return False
         self.state, self.flowing, self.route.lane = "done", False, None
         if self.keepalive is not None:
             await self.keepalive.stop()
@@ -332,6 +364,7 @@ class _Request:
             await self.send({"type": "http.response.body", "body": out, "more_body": False})
         except Exception:  # the client may be gone too (which may be why the app failed)
             logger.debug("toolcall-middleware: could not end the stream after the app failed", exc_info=True)
+        return upstream
 
     async def _other(self, message: Message) -> None:
         """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""

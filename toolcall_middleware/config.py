@@ -47,6 +47,12 @@ class Limits(BaseModel):
     )
     max_calls: int = Field(128, gt=0, description="calls per response")
     max_sse_event_bytes: int = Field(8 * 1024 * 1024, gt=0, description="one upstream SSE event")
+    # Agents' tool schemas nest 20-30 schemas deep (each two levels: `properties`, then the
+    # property), a transcript a few levels more; past this, a body is refused with a 400. At most
+    # 512: deeper than that, JSON's own decoder and the rewrite's recursion give out.
+    max_depth: int = Field(
+        128, gt=1, le=512, description="levels of arrays and objects in a request body; deeper bodies get a 400"
+    )
 
 
 class ToolCallConfig(BaseModel):

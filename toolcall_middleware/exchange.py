@@ -22,14 +22,31 @@ import logging
 from typing import Literal
 
 from .config import Route, ToolCallConfig
+from .core.emitters.anthropic import error_object
+from .core.framing.utf8 import json_bytes
 from .core.http import Headers
 from .core.lane import Lane
 from .core.pipeline import Exchange, Settings
+from .core.replaced import error_type
 from .core.request import BadRequest
 
 logger = logging.getLogger("toolcall_middleware")
 
 Mode = Literal["pass", "buffer", "stream"]
+
+
+class UpstreamFailure(Exception):
+    """What a host app raises when the server behind it failed after the response's head (the
+    proxy's upstream broke off, reset the connection, or went silent): the middleware ends the
+    client's answer in its API's error shape with this message, which is meant for the client,
+    or answers `status` (502, 504) when nothing was sent yet. Whoever raises it has logged its
+    cause, so the middleware does not raise it again."""
+
+    def __init__(self, message: str, *, status: int = 502, code: str = "upstream_error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
 
 
 def settings_from(config: ToolCallConfig) -> Settings:
@@ -52,6 +69,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         max_sse_event_bytes=config.limits.max_sse_event_bytes,
         max_calls=config.limits.max_calls,
         max_call_bytes=config.limits.max_call_bytes,
+        max_depth=config.limits.max_depth,
         call_ids=config.call_ids,
     )
 
@@ -189,6 +207,25 @@ class ToolCallExchange:
                 logger.exception("toolcall-middleware: the stream's short path failed; using the general one")
         return self._lane
 
+    @staticmethod
+    def failure_message(error: Exception) -> str:
+        """What the client is told of a host's failure: an `UpstreamFailure`'s own message, else
+        only the exception's type (an app's exception text is not the client's to read)."""
+        if isinstance(error, UpstreamFailure):
+            return error.message
+        return f"The upstream failed mid-stream ({type(error).__name__})."
+
+    def failure_response(self, error: UpstreamFailure) -> tuple[int, Headers, bytes]:
+        """The answer to a host failure that came before anything was sent (a whole answer being
+        gathered): its status, with the client API's error body."""
+        if self.api == "messages":
+            body = json_bytes(error_object(error.message, error_type(error.status)))
+        else:
+            shape = {"message": error.message, "type": "upstream_error", "param": None, "code": error.code}
+            body = json_bytes({"error": shape})
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        return error.status, headers, body
+
     def abort(self, message: str) -> bytes | None:
         """The app failed mid-stream: the bytes that end the client's stream (held text, then the
         client API's error), or None when nothing can be said (logged like `transform`)."""
@@ -231,4 +268,4 @@ class ToolCallExchange:
                 logger.exception("toolcall-middleware: on_report callback failed")
 
 
-__all__ = ["BadRequest", "Mode", "ToolCallExchange", "settings_from"]
+__all__ = ["BadRequest", "Mode", "ToolCallExchange", "UpstreamFailure", "settings_from"]

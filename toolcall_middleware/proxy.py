@@ -12,8 +12,12 @@ the upstream's. `GET /healthz` is answered here, without asking the upstream.
 
 An upstream that cannot be reached is a 502 and one that does not answer in time a 504, each with
 an OpenAI-style error body (`{"error": {"message", "type", "param", "code"}}`), so SDK clients
-raise their usual `APIStatusError`. A client that disconnects closes the upstream response; the
-lifespan `shutdown` closes the connection pool. Needs `httpx` (the `serve` extra).
+raise their usual `APIStatusError`. One that fails after its head (breaks off, resets the
+connection, goes silent past the read timeout) raises `UpstreamFailure`: the middleware ends the
+client's stream in its API's error shape, or answers a whole body's request 502 / 504; without
+the middleware, the server cuts the connection, so a client never takes it for a complete answer.
+A client that disconnects closes the upstream response; the lifespan `shutdown` closes the
+connection pool. Needs `httpx` (the `serve` extra).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ try:
     import httpx
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the proxy needs httpx: pip install 'toolcall-middleware[serve]'") from e
+
+from .exchange import UpstreamFailure
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -175,8 +181,11 @@ class ProxyApp:
                 async for chunk in response.aiter_raw():
                     if chunk:
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            except httpx.HTTPError as e:  # the head is sent: all that is left is to end the body
-                logger.warning("upstream %s broke off: %r", response.url, e)
+            except httpx.HTTPError as e:
+                # The head is sent: the failure must not pass for a normal end (a cut-off answer
+                # would read as finished). Raised to the middleware, which ends the client's
+                # answer in its API's error shape; without it, the server cuts the connection.
+                raise self._failure(response, e) from e
             await send({"type": "http.response.body", "body": b""})
 
         if not body_done.is_set():  # the upstream answered before reading the whole request
@@ -194,6 +203,40 @@ class ProxyApp:
                     await task  # re-raises what the pump raised (a send to a closed connection)
 
 
+    def _failure(self, response: httpx.Response, error: httpx.HTTPError) -> UpstreamFailure:
+        """The upstream failed after its head: logged with its cause, said to the client."""
+        if isinstance(error, httpx.TimeoutException):
+            logger.warning("upstream %s went silent mid-answer: %r", response.url, error)
+            waited = self.timeout.read
+            return UpstreamFailure(
+                f"The upstream {self.upstream} sent nothing for {waited} s in the middle of its answer.",
+                status=504,
+                code="upstream_timeout",
+            )
+        logger.warning("upstream %s broke off mid-answer: %r", response.url, error)
+        return UpstreamFailure(
+            f"The upstream {self.upstream} broke off in the middle of its answer ({type(error).__name__}).",
+            status=502,
+            code="upstream_broke_off",
+        )
+
+
+class Guarded:
+    """An app over the proxy (the middleware over `ProxyApp`), as `serve` runs it. An
+    `UpstreamFailure` the middleware did not answer (a route it passes through, the head already
+    out) ends the request here: the server then cuts the connection, which is what the client
+    must see, without logging again, as a traceback, what the proxy logged in one line."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except UpstreamFailure:
+            pass
+
+
 class _ClientGone(Exception):
     """The client disconnected while its request body was being forwarded."""
 
@@ -209,4 +252,4 @@ async def _respond(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["HOP_BY_HOP", "ProxyApp", "end_to_end", "error_body"]
+__all__ = ["HOP_BY_HOP", "Guarded", "ProxyApp", "end_to_end", "error_body"]

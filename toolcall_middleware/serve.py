@@ -206,11 +206,10 @@ def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
     from .asgi import ToolCallMiddleware
 
     if options.upstream:
-        from .proxy import ProxyApp
+        from .proxy import Guarded, ProxyApp
 
-        return ToolCallMiddleware(
-            ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout), config
-        )
+        proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout)
+        return Guarded(ToolCallMiddleware(proxy, config))
     from .demo import DemoApp
 
     dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"

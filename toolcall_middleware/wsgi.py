@@ -18,6 +18,7 @@ sent it. `close()` reaches the app's iterable; `exc_info` follows PEP 3333; `wri
 from __future__ import annotations
 
 import io
+import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
@@ -28,6 +29,8 @@ from .config import ToolCallConfig
 from .core.http import Headers
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
+
+logger = logging.getLogger("toolcall_middleware")
 
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
 Environ = dict[str, Any]
@@ -106,7 +109,7 @@ class _Request:
         self.head: tuple[str, WSGIHeaders] | None = None  # the app's head, as it gave it
         self.send_head: tuple[str, WSGIHeaders] | None = None  # the head to give the server, once decided
         self.held: list[bytes] = []  # buffered JSON: the app's chunks as it sent them
-        self.state = "head"  # head -> stream | buffer -> done | pass
+        self.state = "head"  # head -> stream | buffer -> done | pass; stream -> ended (ours, then drained)
 
     # -- request -------------------------------------------------------------------------------
 
@@ -216,6 +219,8 @@ class _Request:
         if self.state in ("pass", "done"):
             self._flush_head()
             return [data]
+        if self.state == "ended":
+            return []  # after the client's stream ended: dropped
         if self.state == "buffer":
             self.held.append(data)
         out = self.exchange.transform(data)
@@ -226,7 +231,7 @@ class _Request:
         when the stream is not ours or has not started (the server answers the failure itself)."""
         if self.state != "stream" or self.server_write is None:
             return None
-        out = self.exchange.abort(f"The upstream failed mid-stream ({type(error).__name__}).")
+        out = self.exchange.abort(self.exchange.failure_message(error))
         if out is not None:
             self.state = "done"
         return out
@@ -265,6 +270,8 @@ class _Request:
             self._flush_head()
             return [out]
         self._flush_head()
+        if ex.pipeline.ended and not end:
+            self.state = "ended"  # the client's stream had its terminal event: the response ends here
         return [out]  # streamed: b"" while text is held back keeps the block boundary (PEP 3333)
 
     def _give_back(self) -> list[bytes]:
@@ -324,15 +331,30 @@ class _Response:
             if self._request.state == "buffer":
                 continue  # gathering a whole body: nothing to say until it ends
             self._out.extend(pieces if pieces else [b""])
+            if self._request.state == "ended":
+                self._ended = True  # (`close` drains the rest of the app's body)
         return self._out.popleft()
 
     def close(self) -> None:
         try:
+            if self._request.state == "ended" and self._chunks is not None:
+                self._drain(self._chunks)
             close = getattr(self._result, "close", None)
             if close is not None:
                 close()
         finally:
             self._request.exchange.report()
+
+    @staticmethod
+    def _drain(chunks: Iterator[bytes]) -> None:
+        """Read the rest of the app's body and drop it: our stream ended before the app's did
+        (a limit's error, say). The server calls `close` once the client has the whole response,
+        so the app runs to its end, as it would have, without the client waiting for it."""
+        try:
+            for _ in chunks:
+                pass
+        except Exception:  # what the app says after our end reaches nobody: logged, not raised
+            logger.warning("toolcall-middleware: the app failed after its stream was ended", exc_info=True)
 
 
 __all__ = ["ToolCallWSGIMiddleware"]

@@ -229,3 +229,14 @@ def test_client_disconnect_closes_the_upstream_response(odd_upstream: str, odd_p
         assert time.monotonic() < deadline, f"the upstream stream was never closed: {stats}"
         time.sleep(0.05)
     assert stats["forever_started"] == before["forever_started"] + 1
+
+
+def test_a_request_nested_too_deep_is_a_400_from_the_proxy(proxied: str) -> None:
+    """A 1,000-deep body is refused before it reaches the upstream (it was a 500 with a traceback)."""
+    deep = b'{"model":"demo","messages":[{"role":"user","content":' + b"[" * 1000 + b"1" + b"]" * 1000 + b"}]}"
+    answer = httpx.post(proxied + "/v1/chat/completions", content=deep, headers={"content-type": "application/json"})
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "nested_too_deep"
+    with pytest.raises(openai.BadRequestError, match="deeper than 128 levels"):
+        content: Any = json.loads("[" * 300 + '"hi"' + "]" * 300)
+        client(proxied).chat.completions.create(model="demo", messages=[{"role": "user", "content": content}])

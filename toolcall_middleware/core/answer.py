@@ -197,6 +197,11 @@ class Answer:
         head = self.parent if self.parent is not None else self
         return self.done or self.failed is not None or head.done or head.failed is not None
 
+    @property
+    def ended(self) -> bool:
+        """The client's stream has had its terminal event (its end, or its error): nothing follows."""
+        return self._ended
+
     def _native_call(self, piece: UpstreamCall) -> list[Event]:
         """A call the host made itself (an Anthropic `tool_use` block, a Chat host's `tool_calls`):
         straight to the policy, past the parser. The parser is closed first so the text before

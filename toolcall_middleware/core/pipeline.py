@@ -41,6 +41,7 @@ from .lane import Lane
 from .replaced import error_type, estimate_tokens, host_error
 from .request import BadRequest
 from .request.body import read_request
+from .request.depth import check_depth, too_deep_error
 from .request.fields import check_fields
 from .request.host import REWRITES, for_host, request_dialect
 from .request.render import manifest_token
@@ -70,6 +71,7 @@ class Settings:
     max_sse_event_bytes: int = 8 * 1024 * 1024
     max_calls: int = 128
     max_call_bytes: int = 4 * 1024 * 1024
+    max_depth: int = 128
     call_ids: Literal["openai", "model"] = "openai"
 
 
@@ -155,6 +157,10 @@ class Exchange:
         bridged = self.upstream != self.api
         try:
             body = read_request(raw)
+        except RecursionError:
+            # Too deep for JSON's own decoder: refused on every route, as any body over `max_depth`
+            # (the host's decoder may well fail the same way, as a 500).
+            raise too_deep_error(self.settings.max_depth) from None
         except (ValueError, UnicodeDecodeError):
             if bridged:
                 raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
@@ -163,6 +169,7 @@ class Exchange:
             if bridged:
                 raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
             return None
+        check_depth(body, self.settings.max_depth)  # before anything below walks it
         self.request = body
         model = body.get("model") if isinstance(body.get("model"), str) else None
         dialect = self.settings.dialect_for(model)
@@ -302,6 +309,8 @@ class Exchange:
             out = direct(data)  # one whole text chunk, the usual piece of a stream: see `Answer.feed_event`
             if out is not None:
                 return out
+        if self.ended:
+            return b""  # the client's stream is over: the rest of the host's is read and dropped
         if self.passthrough:
             # A stream given up midway still decodes: its Content-Encoding is already dropped.
             return data if self._decoder is None else self._decoder.feed(data)
@@ -326,7 +335,18 @@ class Exchange:
             return None
         return self._stream.lane(self._max_event)
 
+    @property
+    def ended(self) -> bool:
+        """The client's stream has had its terminal event (Chat `[DONE]`, Responses
+        `response.completed` / `failed` / `incomplete`, Anthropic `message_stop` / `error`), ours
+        or, as its first event, the host's: whatever the host sends after it is dropped (`feed`
+        and `close` give nothing), and the shell ends the response."""
+        stream = self._stream
+        return (stream is not None and not self.passthrough and stream.ended) or self._ended_first
+
     def close(self) -> bytes:
+        if self.ended:
+            return b""
         if self.passthrough:
             return b"" if self._decoder is None else self._decoder.flush()
         assert self._decoder is not None
@@ -405,6 +425,8 @@ class Exchange:
         out: list[bytes] = []
         for event in events:
             del self._held[: len(event.raw)]  # the events' bytes are exactly what was fed, in order
+            if self.ended:
+                continue  # the events after the client's stream ended, in the same piece: dropped
             out.append(event.raw if self.passthrough else self._sse_event(event))
         if self.passthrough:
             out.append(self._give_up())

@@ -59,6 +59,8 @@ def decode_data(data: str) -> object | None:
         value: object = json_loads(data)
     except ValueError:
         return data if data.strip() == DONE else None
+    except RecursionError:  # nested too deep for JSON's decoder: not an answer we can read
+        return None
     return value
 
 

@@ -1,0 +1,114 @@
+"""How deep a request body nests, checked before any part of the rewrite walks it.
+
+The rewrite, the bridges and the tool rules read a body recursively; a small body nested a
+thousand deep (2 KB of brackets) would raise `RecursionError` in them, or already in JSON's own
+decoder. A body deeper than `Limits.max_depth` is refused with a 400 that names where it goes too
+deep. The walk goes level by level, without recursion, so it is safe at any depth; an agent's tools
+(the same every turn, shared: `core.memo`) have their depth measured once.
+
+```python
+check_depth(body, 128)   # raises BadRequest when body nests deeper than 128 levels
+```
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from ..memo import remembered
+from .errors import BadRequest
+
+# The members measured once for every request that sends them: an agent's tools, the same (shared)
+# object on every turn, often most of the body.
+_SHARED_MEMBERS = frozenset({"tools"})
+_SHOWN = 8  # the steps of the path the error shows: enough to find the field, not the whole way down
+
+
+def _container(value: Any) -> bool:
+    return type(value) is dict or type(value) is list
+
+
+def _below(level: list[Any]) -> list[Any]:
+    """The arrays and objects directly inside those of `level`."""
+    below: list[Any] = []
+    append = below.append
+    for item in level:
+        for child in item.values() if type(item) is dict else item:  # (loops, not calls: every request walks)
+            kind = type(child)
+            if kind is dict or kind is list:
+                append(child)
+    return below
+
+
+def depth(value: Any) -> int:
+    """How many arrays and objects deep `value` nests (a scalar: 0, `[]`: 1, `[[1]]`: 2)."""
+    level, found = ([value] if _container(value) else []), 0
+    while level:
+        found, level = found + 1, _below(level)
+    return found
+
+
+def deeper(value: Any, limit: int) -> bool:
+    """`depth(value) > limit`, stopping at the first level past `limit`."""
+    level, found = ([value] if _container(value) else []), 0
+    while level:
+        found += 1
+        if found > limit:
+            return True
+        level = _below(level)
+    return False
+
+
+def check_depth(body: dict[str, Any], limit: int) -> None:
+    """Raise `BadRequest`, naming where, when `body` nests deeper than `limit` levels (the body
+    itself is the first)."""
+    for key, value in body.items():
+        if not _container(value):
+            continue
+        if key in _SHARED_MEMBERS:
+            too_deep = remembered("depth", value, partial(depth, value)) >= limit
+        else:
+            too_deep = deeper(value, limit - 1)
+        if too_deep:
+            where = key + _path_past(value, limit - 1)
+            raise BadRequest(
+                f"Invalid '{key}': nested deeper than {limit} levels of arrays and objects (at '{where}').",
+                key,
+                code="nested_too_deep",
+            )
+
+
+def too_deep_error(limit: int) -> BadRequest:
+    """The error for a body too deep for JSON's own decoder (it gave up before any field)."""
+    return BadRequest(
+        f"The request body nests deeper than {limit} levels of arrays and objects.", None, code="nested_too_deep"
+    )
+
+
+def _path_past(value: Any, limit: int) -> str:
+    """The path below `value` (`[0].content[0]`) of the first array or object `limit` levels down:
+    one walk level by level that keeps each container's parent, so its path can be read back."""
+    # Each level: (container, index of its parent in the level above, its key there).
+    levels: list[list[tuple[Any, int, Any]]] = [[(value, -1, None)]]
+    while len(levels) <= limit:
+        below = [
+            (child, n, key)
+            for n, (item, _, _) in enumerate(levels[-1])
+            for key, child in (item.items() if type(item) is dict else enumerate(item))
+            if _container(child)
+        ]
+        if not below:
+            return ""
+        levels.append(below)
+    keys: list[Any] = []
+    n = 0
+    for level in reversed(levels[1:]):
+        _, n, key = level[n]
+        keys.append(key)
+    keys.reverse()
+    shown = "".join(f"[{key}]" if type(key) is int else f".{key}" for key in keys[:_SHOWN])
+    return shown + ("…" if len(keys) > _SHOWN else "")
+
+
+__all__ = ["check_depth", "deeper", "depth", "too_deep_error"]
