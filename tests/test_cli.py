@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from toolcall_middleware.cli import main
+from toolcall_middleware import __version__
+from toolcall_middleware.cli import build_parser, main
 
 SAMPLES = Path(__file__).parent.parent / "examples" / "samples"
 
@@ -100,3 +101,64 @@ def test_dialects_command_lists_every_dialect(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "dialects")
     names = [line.split()[0] for line in out.splitlines()]
     assert code == 0 and "hermes" in names and "gpt_oss" in names and "auto" in names and len(names) >= 20
+
+
+def test_the_bare_command_prints_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: toolcall-middleware") and "serve" in out and "parse" in out
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"toolcall-middleware {__version__}"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve", "--arguments-stream", "incremental"],  # an abbreviation of --arguments-streaming
+        ["parse", "-", "--dialect", "hermes", "--chu", "3"],
+    ],
+)
+def test_abbreviated_flags_are_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_every_flag_has_help_and_shows_its_default() -> None:
+    for command in ("serve", "parse", "demo"):
+        sub = build_parser()._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+        for action in sub._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, (command, action.option_strings)
+        text = " ".join(sub.format_help().split())  # (argparse wraps lines)
+        if command == "serve":
+            assert "(default: 8080)" in text and "(default: 128)" in text
+            assert "(default: /v1/messages, /messages)" in text
+        if command == "parse":
+            assert "(default: 4)" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["parse", "missing.txt", "--dialect", "hermes"], "parse: file missing.txt: No such file or directory"),
+        (["parse", "-", "--dialect", "hermez"], "did you mean 'hermes'?"),
+        (["parse", "-", "--dialect", "hermes", "--tools", "README.md"], "--tools README.md: not JSON"),
+        (["serve", "--dialect", "qwen3coder"], "did you mean 'qwen3_coder'?"),
+    ],
+)
+def test_mistakes_are_one_line_and_exit_2(argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
+def test_demo_without_its_extra_names_it(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)  # what an environment without the SDK raises
+    assert main(["demo"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'toolcall-middleware[demo]'" in err and "Traceback" not in err

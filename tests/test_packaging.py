@@ -109,3 +109,12 @@ def test_without_a_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
         [sys.executable, "-c", NATIVE_PROBE, unpacked], cwd=tmp_path, check=True, capture_output=True, text=True
     )
     assert found.stdout.strip() == "None"
+
+
+def test_the_wheel_is_typed_and_licensed(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "toolcall_middleware/py.typed" in names  # a user's mypy reads our types
+    licenses = [n for n in names if n.endswith("/LICENSE") and ".dist-info/" in n]
+    assert licenses, sorted(names)
+    text = zipfile.ZipFile(wheel).read(licenses[0]).decode()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text

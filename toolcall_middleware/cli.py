@@ -1,13 +1,20 @@
-"""The `toolcall-middleware` command: `demo`, `serve`, `parse` raw model output, list the `dialects`."""
+"""The `toolcall-middleware` command: `demo`, `serve`, `parse` raw model output, list the `dialects`.
+
+Every parser of it takes no abbreviated flags (`--arguments-stream` is an error, not
+`--arguments-streaming`) and shows each flag's default in `--help`. A mistake is one line on
+standard error and exit status 2, never a traceback; the bare command prints the help.
+"""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from . import __version__
 from .core.dialects import UnknownDialectError, get_dialect, list_dialects
 from .core.events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from .core.parser import StreamParser
@@ -51,14 +58,50 @@ def _pieces(stream: TextIO, size: int) -> Iterator[str]:
         yield piece
 
 
+class CommandError(Exception):
+    """A mistake in what the command was given: said in one line, exit status 2."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help that shows a flag's default where it has one worth showing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if "%(default)" in text or default in (None, False, argparse.SUPPRESS) or action.option_strings == []:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """The command's parsers: no abbreviated flags, defaults in the help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise CommandError(f"{what} {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise CommandError(f"{what} {path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
 def _load_tools(path: str | None) -> list[Any] | None:
     if path is None:
         return None
-    with open(path, encoding="utf-8") as f:
-        value = json.load(f)
+    try:
+        value = json.loads(_read(path, "--tools"))
+    except json.JSONDecodeError as e:
+        raise CommandError(f"--tools {path}: not JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     tools = value.get("tools", value) if isinstance(value, dict) else value
     if not isinstance(tools, list):
-        raise SystemExit(f"--tools {path}: expected a list of tools or an object with 'tools'")
+        raise CommandError(f"--tools {path}: expected a list of tools or an object with 'tools'")
     return tools
 
 
@@ -72,9 +115,10 @@ def cmd_parse(args: argparse.Namespace) -> int:
             thinking=args.thinking,
         )
     except UnknownDialectError as e:
-        print(f"toolcall-middleware: {e}", file=sys.stderr)
-        return 2
-    stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+        raise CommandError(f"--dialect: {e}") from None
+    except ValueError as e:  # tools of the wrong shape
+        raise CommandError(f"--tools {args.tools}: {e}") from None
+    stream: TextIO = sys.stdin if args.file == "-" else io.StringIO(_read(args.file, "file"))
     events: list[Event] = []
     with stream:
         for piece in _pieces(stream, args.chunk):
@@ -101,8 +145,9 @@ def cmd_dialects(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="toolcall-middleware", description=__doc__)
-    sub = top.add_subparsers(dest="command", required=True)
+    top = Parser(prog="toolcall-middleware", description=__doc__.split("\n\n")[0])
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = top.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
 
     p = sub.add_parser("parse", help="parse raw model output into content, reasoning and tool calls (JSON)")
     p.add_argument("file", help="a file of raw model output, or - for standard input")
@@ -112,9 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tools", help="a JSON file with the request's tools (types parameter values)")
     p.add_argument("--generation-prompt", help="the text the chat template appended after the last message")
     thinking = p.add_mutually_exclusive_group()
-    thinking.add_argument("--thinking", dest="thinking", action="store_true", default=None)
-    thinking.add_argument("--no-thinking", dest="thinking", action="store_false")
-    p.add_argument("--chunk", type=int, default=4, help="characters per piece fed from a file (default 4)")
+    thinking.add_argument(
+        "--thinking", dest="thinking", action="store_true", default=None, help="the request turned thinking on"
+    )
+    thinking.add_argument("--no-thinking", dest="thinking", action="store_false", help="the request turned it off")
+    p.add_argument("--chunk", type=int, default=4, help="characters per piece fed from a file")
     p.set_defaults(func=cmd_parse)
 
     d = sub.add_parser("dialects", help="list the dialects")
@@ -126,11 +173,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
     if args.command == "parse" and args.dialect is None and args.model is None:
         print("toolcall-middleware parse: give --dialect or --model", file=sys.stderr)
         return 2
-    result: int = args.func(args)
+    try:
+        result: int = args.func(args)
+    except CommandError as e:
+        print(f"toolcall-middleware {args.command}: {e}", file=sys.stderr)
+        return 2
     return result
 
 

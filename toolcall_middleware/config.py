@@ -71,10 +71,16 @@ class ToolCallConfig(BaseModel):
     model_dialects: dict[str, str] = Field(
         default_factory=dict, description="served model name -> dialect, checked before the built-in patterns"
     )
-    chat_routes: tuple[str, ...] = ("/v1/chat/completions", "/chat/completions")
-    responses_routes: tuple[str, ...] = ("/v1/responses", "/responses")
-    completions_routes: tuple[str, ...] = ("/v1/completions", "/completions")
-    messages_routes: tuple[str, ...] = ("/v1/messages", "/messages")
+    chat_routes: tuple[str, ...] = Field(
+        ("/v1/chat/completions", "/chat/completions"), description="Chat Completions paths"
+    )
+    responses_routes: tuple[str, ...] = Field(("/v1/responses", "/responses"), description="Responses API paths")
+    completions_routes: tuple[str, ...] = Field(
+        ("/v1/completions", "/completions"), description="legacy completions paths"
+    )
+    messages_routes: tuple[str, ...] = Field(
+        ("/v1/messages", "/messages"), description="Anthropic Messages paths (and their /count_tokens)"
+    )
     route_prefixes: tuple[str, ...] = Field(("",), description="mount prefixes routes may sit under, e.g. '/api'")
     generation_prompt: str | None = Field(None, description="the text the chat template appends after the last message")
     thinking: bool | None = Field(None, description="whether the template opens a reasoning block (None: by model)")
@@ -91,7 +97,9 @@ class ToolCallConfig(BaseModel):
         "keep",
         description="'fallback': when the output makes no call after its reasoning, the calls written in it count",
     )
-    reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
+    reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = Field(
+        "reasoning_content", description="the Chat message field reasoning goes in ('none': dropped)"
+    )
     responses_reasoning: bool = Field(True, description="emit reasoning items in Responses output")
     profiles: frozenset[Profile] = Field(frozenset(), description="compatibility profiles to switch on")
     call_ids: Literal["openai", "model"] = Field(

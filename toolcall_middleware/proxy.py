@@ -5,7 +5,10 @@ app = ToolCallMiddleware(ProxyApp("http://localhost:8000"), dialect="qwen3_coder
 ```
 
 `toolcall-middleware serve --upstream URL` runs exactly this. Every request goes to the upstream
-with its method, path (under the upstream URL's own path), query and headers; the body streams
+with its method, path, query and headers: the path under the upstream URL's own path, unless it
+already starts with it, so a base URL written as clients write it (`http://host:8000/v1`, as for
+vLLM or LiteLLM) and one without `/v1` both send `/v1/chat/completions` to
+`http://host:8000/v1/chat/completions` (`url_for`). The body streams
 both ways (`aiter_raw`: bytes as they arrive, content-coding untouched). Hop-by-hop headers
 (RFC 9110 §7.6.1, and any the `Connection` header names) are dropped both ways, and `Host` becomes
 the upstream's. `GET /healthz` is answered here, without asking the upstream.
@@ -128,11 +131,16 @@ class ProxyApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def _url(self, scope: Scope) -> httpx.URL:
+    def url_for(self, path: bytes, query: bytes = b"") -> httpx.URL:
+        """The upstream URL a request for `path` goes to (see the module doc)."""
         base = self.upstream.raw_path.split(b"?", 1)[0].rstrip(b"/")
-        path = scope.get("raw_path") or scope.get("path", "/").encode()
-        query = scope.get("query_string") or b""
+        if base and (path == base or path.startswith(base + b"/")):
+            base = b""  # the client already wrote the upstream's prefix (`/v1` in both)
         return self.upstream.copy_with(raw_path=base + path + (b"?" + query if query else b""))
+
+    def _url(self, scope: Scope) -> httpx.URL:
+        path = scope.get("raw_path") or scope.get("path", "/").encode()
+        return self.url_for(path, scope.get("query_string") or b"")
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
         body_done = asyncio.Event()

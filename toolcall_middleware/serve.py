@@ -42,7 +42,9 @@ class ServeOptions(BaseModel):
     read_timeout: float | None = Field(
         600.0, gt=0, description="seconds to wait for each upstream read before answering 504"
     )
-    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
+        "info", description="the server's log level, and the middleware's"
+    )
 
 
 class ConfigError(ValueError):
@@ -53,13 +55,17 @@ class ConfigError(ValueError):
 
 
 def _flat_fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, Any, str]]:
-    """`(dotted field path, annotation, help)` for each field, nested models flattened."""
+    """`(dotted field path, annotation, help)` for each field, nested models flattened; the help
+    ends with the field's default where it has one to show."""
     for name, field in model.model_fields.items():
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             yield from _flat_fields(annotation, f"{prefix}{name}.")
         else:
-            yield f"{prefix}{name}", annotation, field.description or ""
+            default = field.get_default(call_default_factory=True)
+            shown = ", ".join(map(str, default)) if isinstance(default, (tuple, frozenset)) else default
+            suffix = f" (default: {shown})" if shown not in (None, "", {}) and not callable(shown) else ""
+            yield f"{prefix}{name}", annotation, (field.description or "") + suffix
 
 
 def _kind(annotation: Any) -> str:
@@ -169,11 +175,16 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _describe(error: ValidationError, where: str) -> str:
+def _describe(error: ValidationError) -> str:
+    """Each problem on a line, named by its key in a config file and by its flag (a key no option
+    has, which only a config file can give, by its key alone)."""
     lines = []
     for item in error.errors():
-        field = ".".join(str(p) for p in item["loc"]) or "(options)"
-        lines.append(f"{where}{field}: {item['msg']}")
+        key = ".".join(str(p) for p in item["loc"]) or "(options)"
+        named = [str(p) for p in item["loc"] if not isinstance(p, int)]
+        if named and item["type"] != "extra_forbidden":
+            key += f" (--{named[-1].replace('_', '-')})"
+        lines.append(f"{key}: {item['msg'].removeprefix('Value error, ')}")
     return "\n".join(lines)
 
 
@@ -189,13 +200,13 @@ def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
     try:
         options = ServeOptions(**_merge(file_serve, flag_values(args, ServeOptions)))
     except ValidationError as e:
-        problems.append(_describe(e, ""))
+        problems.append(_describe(e))
     try:
         config = ToolCallConfig(**_merge(file_config, flag_values(args, ToolCallConfig)))
     except ValidationError as e:
-        problems.append(_describe(e, ""))
+        problems.append(_describe(e))
     except ValueError as e:  # an unknown dialect is reported by the registry, naming the dialects
-        problems.append(f"dialect: {e}")
+        problems.append(f"dialect (--dialect): {e}")
     if options is None or config is None:
         raise ConfigError("\n".join(problems))
     return options, config
@@ -214,6 +225,19 @@ def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
 
     dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
     return ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+
+
+def _forwarding(options: ServeOptions, config: ToolCallConfig) -> str:
+    """Where the API routes go, said once at start: a wrong base URL shows before any request."""
+    from .proxy import ProxyApp
+
+    proxy = ProxyApp(str(options.upstream))
+    lines = []
+    for api in ("chat", "responses", "messages"):
+        route = config.route(getattr(config, f"{api}_routes")[0])
+        if route is not None:
+            lines.append(f"  POST {getattr(config, f'{api}_routes')[0]} -> {proxy.url_for(route.path.encode())}")
+    return "toolcall-middleware: forwarding\n" + "\n".join(lines)
 
 
 def add_serve_command(sub: Any) -> None:
@@ -250,6 +274,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    if options.upstream:
+        print(_forwarding(options, config), file=sys.stderr, flush=True)
     # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
     own_headers = not options.upstream
     uvicorn.run(

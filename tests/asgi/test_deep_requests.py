@@ -154,12 +154,12 @@ def test_an_agents_deep_tool_schema_goes_through(path: str, bridge: str | None) 
 
 
 def test_the_limit_is_the_configured_one() -> None:
-    raw = deep_text(CHAT, "messages", 20)
+    raw = deep_text(CHAT, "content", 20)  # (deep where Chat allows any value: a part's own field)
     send = Recorder()
     call(middleware(None, [], limits={"max_depth": 16}), scope(CHAT), Receive([request(raw)]), send)
     assert_too_deep(CHAT, send.status, send.json(), limit=16)
     message = send.json()["error"]["message"]
-    assert "(at 'messages[0].content[0][0][0][0][0][0]…')" in message  # where, the first steps of it
+    assert "(at 'messages[0].content[0].extra[0][0][0][0]…')" in message  # where, the first steps of it
     send = Recorder()
     call(middleware(None, [], limits={"max_depth": 32}), scope(CHAT), Receive([request(raw)]), send)
     assert send.status == 200

@@ -84,3 +84,14 @@ def test_a_missing_flask_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(sys.modules, "flask", None)  # what an environment without Flask raises
     with pytest.raises(ImportError, match=r"pip install 'toolcall-middleware\[flask\]'"):
         init_app(object())
+
+
+def test_init_app_reads_the_apps_config() -> None:
+    app = Flask(__name__)
+    app.config["TOOLCALL_MIDDLEWARE"] = {"dialect": "kimi_k2", "strict": True}
+    middleware = init_app(app, strict=False)  # keyword options over the app's config
+    assert middleware.config.dialect == "kimi_k2" and middleware.config.strict is False
+    app = Flask(__name__)
+    app.config["TOOLCALL_MIDDLEWARE"] = {"dialect": "nope"}
+    with pytest.raises(ValueError, match="unknown dialect 'nope'"):
+        init_app(app)

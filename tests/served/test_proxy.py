@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import openai
 import pytest
 from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
 
-from tests.servers import free_port, serve, uvicorn
+from tests.servers import ROOT, free_port, serve, uvicorn
 
 set_tracing_disabled(True)
 
@@ -240,3 +241,39 @@ def test_a_request_nested_too_deep_is_a_400_from_the_proxy(proxied: str) -> None
     with pytest.raises(openai.BadRequestError, match="deeper than 128 levels"):
         content: Any = json.loads("[" * 300 + '"hi"' + "]" * 300)
         client(proxied).chat.completions.create(model="demo", messages=[{"role": "user", "content": content}])
+
+
+@pytest.mark.parametrize("suffix", ["", "/v1", "/v1/"])
+def test_an_upstream_base_url_with_or_without_v1_reaches_the_same_path(raw_model: str, suffix: str) -> None:
+    """`--upstream http://host:8000/v1`, as vLLM and LiteLLM users write base URLs, works as the
+    bare host does: the client's `/v1/chat/completions` is not sent to `/v1/v1/…`."""
+    command, port = proxy(raw_model + suffix, "--dialect", "kimi_k2")
+    with serve(command, port) as base:
+        answer = client(base).chat.completions.create(
+            model="demo", messages=[{"role": "user", "content": QUESTION}], tools=CHAT_TOOLS
+        )
+    call = (answer.choices[0].message.tool_calls or [None])[0]
+    assert call is not None and call.function.name == "get_weather"
+
+
+def test_url_for_keeps_a_prefix_the_client_did_not_write() -> None:
+    from toolcall_middleware.proxy import ProxyApp
+
+    assert str(ProxyApp("http://h:1/v1").url_for(b"/v1/chat/completions")) == "http://h:1/v1/chat/completions"
+    assert str(ProxyApp("http://h:1").url_for(b"/v1/chat/completions", b"a=1")) == "http://h:1/v1/chat/completions?a=1"
+    assert str(ProxyApp("http://h:1/api").url_for(b"/v1/models")) == "http://h:1/api/v1/models"
+    assert str(ProxyApp("http://h:1/v1").url_for(b"/v10/x")) == "http://h:1/v1/v10/x"
+
+
+def test_serve_says_where_it_forwards(raw_model: str) -> None:
+    command, _ = proxy(raw_model + "/v1", "--dialect", "kimi_k2")
+    command[command.index("warning")] = "info"
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        lines = [proc.stderr.readline() for _ in range(5)] if proc.stderr else []
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    said = "".join(lines)
+    assert f"POST /v1/chat/completions -> {raw_model}/v1/chat/completions" in said
+    assert f"POST /v1/messages -> {raw_model}/v1/messages" in said

@@ -26,15 +26,16 @@ def serve_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 @pytest.mark.parametrize(
     ("args", "field"),
     [
-        (["--max-calls", "0"], "limits.max_calls: Input should be greater than 0"),
-        (["--max-call-bytes", "lots"], "limits.max_call_bytes: Input should be a valid integer"),
-        (["--port", "70000"], "port: Input should be less than or equal to 65535"),
-        (["--reasoning-field", "thoughts"], "reasoning_field: Input should be"),
-        (["--profiles", "nope"], "profiles.0: Input should be"),
-        (["--chat-routes", "v1/chat"], "chat_routes: Value error, 'v1/chat' must start with '/'"),
+        (["--max-calls", "0"], "limits.max_calls (--max-calls): Input should be greater than 0"),
+        (["--max-call-bytes", "lots"], "limits.max_call_bytes (--max-call-bytes): Input should be a valid integer"),
+        (["--port", "70000"], "port (--port): Input should be less than or equal to 65535"),
+        (["--reasoning-field", "thoughts"], "reasoning_field (--reasoning-field): Input should be"),
+        (["--profiles", "nope"], "profiles.0 (--profiles): Input should be"),
+        (["--chat-routes", "v1/chat"], "chat_routes (--chat-routes): 'v1/chat' must start with '/'"),
         (["--model-dialects", "qwen3"], "model_dialects: expected KEY=VALUE, got 'qwen3'"),
-        (["--model-dialects", "qwen3=nope"], "model_dialects: Value error, model 'qwen3' maps to unknown dialect"),
-        (["--dialect", "nope"], "dialect: Value error, unknown dialect 'nope'"),
+        (["--model-dialects", "qwen3=nope"], "(--model-dialects): model 'qwen3' maps to unknown dialect"),
+        (["--dialect", "nope"], "dialect (--dialect): unknown dialect 'nope'"),
+        (["--dialect", "hermez"], "unknown dialect 'hermez'; did you mean 'hermes'?"),
         (["--upstream", "ftp://host"], "upstream: upstream 'ftp://host' must be an http:// or https:// URL"),
     ],
 )
@@ -49,13 +50,13 @@ def test_bad_config_file_names_the_field(capsys: pytest.CaptureFixture[str], tmp
     toml.write_text('dialect = "hermes"\nstrictness = true\n[limits]\nmax_calls = -1\n')
     err = serve_error(capsys, "--config", str(toml))
     assert "strictness: Extra inputs are not permitted" in err
-    assert "limits.max_calls: Input should be greater than 0" in err
+    assert "limits.max_calls (--max-calls): Input should be greater than 0" in err
 
     js = tmp_path / "bad.json"
     js.write_text(json.dumps({"port": "eighty", "strict": "maybe"}))
     err = serve_error(capsys, "--config", str(js))
-    assert "port: Input should be a valid integer" in err
-    assert "strict: Input should be a valid boolean" in err
+    assert "port (--port): Input should be a valid integer" in err
+    assert "strict (--strict): Input should be a valid boolean" in err
 
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Any
 
@@ -22,8 +23,10 @@ def add_demo_command(sub: Any) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     try:
+        for needed in ("uvicorn", "openai"):  # (the run imports them only when it uses them)
+            importlib.import_module(needed)
         from .run import run_demo
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        print(f"toolcall-middleware demo: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
+    except ImportError as e:
+        print(f"toolcall-middleware demo: {e} (pip install 'toolcall-middleware[demo]')", file=sys.stderr)
         return 2
     return run_demo(args.dialect, sys.stdout)

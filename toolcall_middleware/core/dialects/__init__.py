@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import re
 from functools import lru_cache
@@ -63,8 +64,10 @@ def get_dialect(name: str) -> Dialect:
     try:
         return _registry()[name]
     except KeyError:
+        close = difflib.get_close_matches(str(name), list_dialects(), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise UnknownDialectError(
-            f"unknown dialect {name!r}; the dialects are: {', '.join(list_dialects())}"
+            f"unknown dialect {name!r}; {hint}the dialects are: {', '.join(list_dialects())}"
         ) from None
 
 
