@@ -23,6 +23,8 @@ server's `send` without a coroutine of ours around it, and any other message to 
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from time import monotonic
@@ -48,15 +50,35 @@ __all__ = ["ToolCallMiddleware", "settings_from"]
 
 
 class ToolCallMiddleware:
-    """Pure ASGI middleware; keyword options are `ToolCallConfig` fields, validated here, once."""
+    """Pure ASGI middleware; keyword options are `ToolCallConfig` fields, validated here, once.
+
+    A bad option raises here. Starlette and FastAPI build `add_middleware`'s middleware lazily,
+    inside the server's first call (the lifespan's startup, or the first request), where an
+    exception cannot stop the server: uvicorn takes it for "lifespan unsupported" and every
+    request is then a 500. So a middleware built while an event loop runs keeps the error
+    instead (`misconfigured`) and says it in the ASGI protocol: the lifespan startup fails with
+    the message (the server exits), and without a lifespan each request is a 500 whose body
+    says it, logged once. `config=ToolCallConfig(...)` fails earlier still, where it is written.
+    """
 
     def __init__(self, app: ASGIApp, config: ToolCallConfig | None = None, **options: Any) -> None:
         self.app = app
-        self.config = config if config is not None else ToolCallConfig(**options)
+        self.misconfigured: str | None = None
+        try:
+            self.config = config if config is not None else ToolCallConfig(**options)
+        except ValueError as e:  # (pydantic's ValidationError is one)
+            if not _serving():
+                raise
+            self.misconfigured = f"toolcall-middleware: invalid configuration: {e}"
+            logger.error("%s", self.misconfigured)
+            self.config = ToolCallConfig()
         self._settings = settings_from(self.config)
         self._routes: dict[str, Route | None] = {}  # what `ToolCallExchange.route` says of a path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.misconfigured is not None:
+            await self._refuse(scope, receive, send)
+            return
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -70,6 +92,18 @@ class ToolCallMiddleware:
         exchange = ToolCallExchange(self.config, route, self._settings)
         await _Request(self, exchange, scope, receive, send).run(length)
 
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A misconfigured middleware's answer: the startup fails, a request is a 500, with the message."""
+        message = self.misconfigured or ""
+        if scope["type"] == "lifespan":
+            await receive()  # lifespan.startup
+            await send({"type": "lifespan.startup.failed", "message": message})
+        elif scope["type"] == "http":
+            body = json.dumps({"error": {"message": message, "type": "server_error", "param": None, "code": None}})
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 500, "headers": headers})
+            await send({"type": "http.response.body", "body": body.encode()})
+
     def _route(self, path: str) -> Route | None:
         """`ToolCallExchange.route` of a POST with no content-coding, remembered by path."""
         found = self._routes.get(path, _NOT_SEEN)
@@ -81,6 +115,16 @@ class ToolCallMiddleware:
 
 
 _NOT_SEEN = object()
+
+
+def _serving() -> bool:
+    """Whether an event loop runs here: a middleware made now is made by a framework inside the
+    server's first call (see `ToolCallMiddleware`), not where the application is written."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class _Route:

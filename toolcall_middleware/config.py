@@ -161,6 +161,16 @@ class ToolCallConfig(BaseModel):
         return tuple(p.rstrip("/") if p != "/" else p for p in value)
 
     @model_validator(mode="after")
+    def _extras_installed(self) -> ToolCallConfig:
+        """An option that needs an extra fails here, naming it, not on every request."""
+        if self.strict:
+            from .core.policy.validation import jsonschema_available
+
+            if not jsonschema_available():
+                raise ValueError("strict=True needs the jsonschema package: pip install 'toolcall-middleware[strict]'")
+        return self
+
+    @model_validator(mode="after")
     def _routes_distinct(self) -> ToolCallConfig:
         seen: dict[str, str] = {}
         for kind in ("chat_routes", "responses_routes", "completions_routes", "messages_routes"):
