@@ -29,6 +29,7 @@ from .core.lane import Lane
 from .core.pipeline import Exchange, Settings
 from .core.replaced import error_type
 from .core.request import BadRequest
+from .surprises import SURPRISES, looks_like_api
 
 logger = logging.getLogger("toolcall_middleware")
 
@@ -99,7 +100,14 @@ class ToolCallExchange:
             coding = content_encoding.decode("latin-1") if isinstance(content_encoding, bytes) else content_encoding
             if coding.strip().lower() not in ("", "identity"):
                 return None
-        return config.route(path)
+        found = config.route(path)
+        if found is None and looks_like_api(path):
+            SURPRISES.warn(
+                f"route:{path}",
+                f"POST {path} looks like an API route, but no configured route matches it: it passes through "
+                "untouched (under a prefix? route_prefixes=('/api',); another path? chat_routes=...)",
+            )
+        return found
 
     @property
     def api(self) -> str:
@@ -250,10 +258,12 @@ class ToolCallExchange:
         self.pipeline.report.notes.append(text)
 
     def report(self) -> None:
-        """Log the exchange's telemetry and hand it to `on_report`, once."""
+        """Log the exchange's telemetry and hand it to `on_report`, once; warn of what would
+        surprise an operator (`surprises`)."""
         if self._reported or not self.pipeline.report.dialect:
             return  # no JSON request object of ours: no exchange to report
         self._reported = True
+        self._warn_surprises()
         callback = self.config.on_report
         logged = logger.isEnabledFor(logging.INFO)
         if not logged and callback is None:
@@ -266,6 +276,30 @@ class ToolCallExchange:
                 callback(record)
             except Exception:  # telemetry must never break a response
                 logger.exception("toolcall-middleware: on_report callback failed")
+
+    def _warn_surprises(self) -> None:
+        report, api = self.pipeline.report, self.api
+        status = report.status if report.status is not None else 0
+        reason = report.passthrough_reason
+        if report.rewritten_request and not report.rewritten_response and reason and 200 <= status < 300:
+            SURPRISES.warn(
+                f"passthrough:{api}:{reason}",
+                f"the answer to a rewritten {api} request passed through untouched ({reason}), so the client "
+                "sees the host's raw text: a host answers JSON (application/json) or SSE (text/event-stream) "
+                "in its API's shape",
+            )
+        for name in report.unknown_tools:
+            SURPRISES.warn(
+                f"unknown_tool:{name}",
+                f"the model called {name!r}, a tool the request did not offer: it went to the client as text "
+                "(strict=True makes it an error)",
+            )
+        if report.dialect == "auto" and self.config.dialect is None and report.model:
+            SURPRISES.warn(
+                f"auto:{report.model}",
+                f"no dialect matches the model {report.model!r}: its output is read as 'auto' (each format by its "
+                f"markers); set dialect= or model_dialects={{{report.model!r}: ...}}",
+            )
 
 
 __all__ = ["BadRequest", "Mode", "ToolCallExchange", "UpstreamFailure", "settings_from"]

@@ -632,6 +632,8 @@ class Answer:
             truncated = truncated or choice.parser_truncated
             for note in policy.notes:
                 report.notes.append(str(note))
+                if note.reason == "unknown_name":
+                    report.unknown_tools.append(note.name)
         report.calls_found, report.calls_emitted, report.truncated = found, emitted, truncated
 
 

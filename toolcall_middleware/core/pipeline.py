@@ -86,6 +86,8 @@ class Report:
     rewritten_request: bool = False
     rewritten_response: bool = False
     passthrough_reason: str | None = None
+    status: int | None = None  # the host's
+    unknown_tools: list[str] = field(default_factory=list)  # names the model called, not offered
     calls_found: int = 0
     calls_emitted: int = 0
     truncated: bool = False
@@ -229,6 +231,7 @@ class Exchange:
         """Decide from the response head; return the headers to send (on the first body).
         `prepare=False`: the answer's parts are not made here; the caller calls `prepare` once it
         has sent a head that was final (`head_final`), so that the head goes out first."""
+        self.report.status = status
         if self.report.dialect and self._replace(status):
             self._mode, self.passthrough = Body.JSON, False
             self._decoder = ContentDecoder(header(headers, b"content-encoding"))
@@ -453,7 +456,7 @@ class Exchange:
             kind = self._answer_kind(obj)
             if kind is None:
                 if event.data.strip() != "[DONE]":
-                    self.report.notes.append("upstream stream is not an OpenAI-style answer: passed through")
+                    self.report.passthrough_reason = "the upstream stream is not an OpenAI-style answer"
                     self.passthrough = True
                 else:
                     self._ended_first = True
