@@ -23,12 +23,14 @@ COUNT_TOKENS = "/count_tokens"  # under a Messages route: Anthropic's token coun
 
 class Route(NamedTuple):
     """Where a request goes: the client's API, the host's API, and the path the host gets.
-    `count_tokens`: an Anthropic `…/messages/count_tokens` request (its API is `messages`)."""
+    `count_tokens`: an Anthropic `…/messages/count_tokens` request (its API is `messages`);
+    `asked`: the path the client called."""
 
     api: Api
     upstream: Api
     path: str
     count_tokens: bool = False
+    asked: str = ""
 
 
 class Limits(BaseModel):
@@ -121,6 +123,10 @@ class ToolCallConfig(BaseModel):
     on_report: Callable[[dict[str, Any]], None] | None = Field(
         None, description="called once per rewritten exchange with its telemetry record"
     )
+    log_format: Literal["text", "json"] = Field(
+        "text", description="each exchange's record at INFO: a readable line, or one line of JSON"
+    )
+    tracing: bool = Field(False, description="an OpenTelemetry span per exchange (needs opentelemetry-api)")
 
     @field_validator("dialect")
     @classmethod
@@ -168,6 +174,13 @@ class ToolCallConfig(BaseModel):
 
             if not jsonschema_available():
                 raise ValueError("strict=True needs the jsonschema package: pip install 'toolcall-middleware[strict]'")
+        if self.tracing:
+            try:
+                import opentelemetry.trace  # noqa: F401
+            except ImportError:
+                raise ValueError(
+                    "tracing=True needs the opentelemetry-api package: pip install 'toolcall-middleware[tracing]'"
+                ) from None
         return self
 
     @model_validator(mode="after")
@@ -203,10 +216,10 @@ class ToolCallConfig(BaseModel):
                 if rest in getattr(self, f"{api}_routes"):
                     upstream = self.upstream_api(api)
                     target = asked if upstream == api else prefix + self.bridge_routes[upstream]  # type: ignore[index]
-                    return Route(api, upstream, target)
+                    return Route(api, upstream, target, asked=asked)
             if rest.endswith(COUNT_TOKENS) and rest[: -len(COUNT_TOKENS)] in self.messages_routes:
                 # Counted where the client asked, bridged or not: a host that cannot is estimated.
-                return Route("messages", "messages", asked, count_tokens=True)
+                return Route("messages", "messages", asked, count_tokens=True, asked=asked)
         return None
 
     def upstream_api(self, api: Api) -> Api:

@@ -29,7 +29,9 @@ from .core.lane import Lane
 from .core.pipeline import Exchange, Settings
 from .core.replaced import error_type
 from .core.request import BadRequest
+from .records import record_json, record_line
 from .surprises import SURPRISES, looks_like_api
+from .tracing import trace_exchange
 
 logger = logging.getLogger("toolcall_middleware")
 
@@ -83,6 +85,7 @@ class ToolCallExchange:
         self._route = route
         settings = settings if settings is not None else settings_from(config)
         self.pipeline = Exchange(route.api, settings, upstream=route.upstream, count_tokens=route.count_tokens)
+        self.pipeline.report.path = route.asked
         self.mode: Mode = "pass"
         self._reported = False
         self._lane: Lane | None = None
@@ -147,9 +150,13 @@ class ToolCallExchange:
 
     def error_response(self, error: BadRequest) -> tuple[int, Headers, bytes]:
         """The answer to a request refused before the host saw it, in the client API's error shape:
-        400 for a malformed request, 413 for a bridged one too large to translate."""
+        400 for a malformed request, 413 for a bridged one too large to translate. The exchange
+        ends here: its record is reported."""
         body = self.pipeline.error_body(error)
         status = 413 if error.code == "request_too_large" else 400
+        report = self.pipeline.report
+        report.refused, report.status = error.code or "invalid_request", status
+        self.report()
         return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
     # -- response ------------------------------------------------------------------------------
@@ -266,11 +273,15 @@ class ToolCallExchange:
         self._warn_surprises()
         callback = self.config.on_report
         logged = logger.isEnabledFor(logging.INFO)
-        if not logged and callback is None:
+        tracing = self.config.tracing
+        if not logged and callback is None and not tracing:
             return  # nobody to tell: no record built
         record = self.pipeline.report.as_dict()
         if logged:
-            logger.info("toolcall-middleware exchange %s", record)
+            line = record_json(record) if self.config.log_format == "json" else record_line(record)
+            logger.info("toolcall-middleware exchange %s", line)
+        if tracing:
+            trace_exchange(record)
         if callback is not None:
             try:
                 callback(record)

@@ -11,7 +11,8 @@ vLLM or LiteLLM) and one without `/v1` both send `/v1/chat/completions` to
 `http://host:8000/v1/chat/completions` (`url_for`). The body streams
 both ways (`aiter_raw`: bytes as they arrive, content-coding untouched). Hop-by-hop headers
 (RFC 9110 §7.6.1, and any the `Connection` header names) are dropped both ways, and `Host` becomes
-the upstream's. `GET /healthz` is answered here, without asking the upstream.
+the upstream's. `GET /healthz` is answered here, without asking the upstream; `GET /readyz` asks it
+(`GET /v1/models` under its URL: any answer below 500 is ready, else a 503 that says why).
 
 An upstream that cannot be reached is a 502 and one that does not answer in time a 504, each with
 an OpenAI-style error body (`{"error": {"message", "type", "param", "code"}}`), so SDK clients
@@ -60,6 +61,8 @@ HOP_BY_HOP = frozenset(
     }
 )
 HEALTH_PATH = "/healthz"
+READY_PATH = "/readyz"
+READY_PROBE = b"/v1/models"  # what every OpenAI-compatible server answers (a 404 still says it is up)
 
 
 def end_to_end(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -119,7 +122,26 @@ class ProxyApp:
                 body = json.dumps({"status": "ok", "upstream": str(self.upstream)}).encode()
                 await _respond(send, 200, body)
                 return
+            if scope.get("method") == "GET" and scope.get("path") == READY_PATH:
+                await self._ready(send)
+                return
             await self._forward(scope, receive, send)
+
+    async def _ready(self, send: Send) -> None:
+        """`GET /readyz`: 200 when the upstream answers (any status below 500), else 503 saying why."""
+        url = self.url_for(READY_PROBE)
+        try:
+            response = await self.client.get(url, timeout=self.timeout.connect)
+        except httpx.HTTPError as e:
+            problem = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        else:
+            if response.status_code < 500:
+                body = {"status": "ready", "upstream": str(self.upstream), "probe": str(url)}
+                await _respond(send, 200, json.dumps(body).encode())
+                return
+            problem = f"status {response.status_code}"
+        body = {"status": "unavailable", "upstream": str(self.upstream), "probe": str(url), "error": problem}
+        await _respond(send, 503, json.dumps(body).encode())
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import logging
 import sys
 import types
 import typing
@@ -213,18 +214,47 @@ def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
 
 
 def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
-    """The ASGI app to serve: the middleware over the proxy, or over the demo model."""
+    """The ASGI app to serve: the middleware over the proxy, or over the demo model; with
+    `GET /metrics` where prometheus-client is installed (a registry of its own)."""
     from .asgi import ToolCallMiddleware
+    from .metrics import MetricsRoute, PrometheusMetrics, observers
 
+    metrics: PrometheusMetrics | None = None
+    try:
+        metrics = PrometheusMetrics(registry=_fresh_registry())
+    except ImportError:
+        pass
+    else:
+        config = config.model_copy(update={"on_report": observers(config.on_report, metrics.observe)})
+    app: Any
     if options.upstream:
         from .proxy import Guarded, ProxyApp
 
         proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout)
-        return Guarded(ToolCallMiddleware(proxy, config))
-    from .demo import DemoApp
+        app = Guarded(ToolCallMiddleware(proxy, config))
+    else:
+        from .demo import DemoApp
 
-    dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
-    return ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+        dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
+        app = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+    return app if metrics is None else MetricsRoute(app, metrics)
+
+
+def _fresh_registry() -> Any:
+    from prometheus_client import CollectorRegistry
+
+    return CollectorRegistry()
+
+
+def log_to_stderr(level: str) -> None:
+    """The middleware's log (one record per exchange at INFO, warnings) on standard error at
+    `level`, beside uvicorn's, which configures only its own loggers."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+    library = logging.getLogger("toolcall_middleware")
+    library.handlers = [handler]
+    library.setLevel(level.upper())
+    library.propagate = False
 
 
 def _forwarding(options: ServeOptions, config: ToolCallConfig) -> str:
@@ -276,6 +306,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     if options.upstream:
         print(_forwarding(options, config), file=sys.stderr, flush=True)
+    log_to_stderr(options.log_level)
     # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
     own_headers = not options.upstream
     uvicorn.run(

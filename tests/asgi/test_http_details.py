@@ -949,7 +949,8 @@ def test_the_telemetry_is_logged_at_info_without_a_callback(caplog: pytest.LogCa
     with caplog.at_level(logging.INFO, logger="toolcall_middleware"):
         through([start(200, json_headers(answer)), body(answer)])
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("toolcall-middleware exchange")]
-    assert len(lines) == 1 and "'calls_found': 1" in lines[0] and "'dialect': 'hermes'" in lines[0]
+    assert len(lines) == 1 and "chat POST /v1/chat/completions 200 rewritten dialect=hermes" in lines[0]
+    assert "calls=1/1" in lines[0]
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="toolcall_middleware"):
         through([start(200, json_headers(answer)), body(answer)])

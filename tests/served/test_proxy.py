@@ -277,3 +277,53 @@ def test_serve_says_where_it_forwards(raw_model: str) -> None:
     said = "".join(lines)
     assert f"POST /v1/chat/completions -> {raw_model}/v1/chat/completions" in said
     assert f"POST /v1/messages -> {raw_model}/v1/messages" in said
+
+
+def running(command: list[str], port: int) -> subprocess.Popen[str]:
+    """`serve` started with its standard error kept, once it answers `/healthz`."""
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5)
+            return proc
+        except httpx.TransportError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("serve did not start") from None
+            time.sleep(0.1)
+
+
+def test_serve_shows_its_exchanges_metrics_and_readiness(raw_model: str) -> None:
+    """Out of the box: a record line per exchange at INFO, `/metrics`, and `/readyz`."""
+    command, port = proxy(raw_model, "--dialect", "kimi_k2")
+    command[command.index("warning")] = "info"  # serve's default level
+    proc = running(command, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        client(base).chat.completions.create(
+            model="demo", messages=[{"role": "user", "content": QUESTION}], tools=CHAT_TOOLS
+        )
+        metrics = httpx.get(base + "/metrics").text
+        ready = httpx.get(base + "/readyz")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert 'outcome="rewritten",route="/v1/chat/completions"} 1.0' in metrics
+    assert 'toolcall_calls_emitted_total{api="chat",dialect="kimi_k2"} 1.0' in metrics
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert "toolcall-middleware exchange chat POST /v1/chat/completions 200 rewritten dialect=kimi_k2" in err
+
+
+def test_readyz_says_the_upstream_is_down() -> None:
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    command, port = proxy(dead, "--dialect", "hermes")
+    proc = running(command, port)
+    try:
+        ready = httpx.get(f"http://127.0.0.1:{port}/readyz")
+        healthy = httpx.get(f"http://127.0.0.1:{port}/healthz")
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert ready.status_code == 503 and ready.json()["status"] == "unavailable" and "Connect" in ready.json()["error"]
+    assert healthy.status_code == 200  # the proxy itself is alive

@@ -81,8 +81,11 @@ class Report:
 
     api: str
     dialect: str
+    path: str = ""  # the route the client called
     model: str | None = None
     stream: bool = False
+    request_bytes: int = 0
+    refused: str | None = None  # the code of the error the request was refused with (a 400, 413)
     rewritten_request: bool = False
     rewritten_response: bool = False
     passthrough_reason: str | None = None
@@ -97,8 +100,21 @@ class Report:
     dropped_tool_types: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
+    @property
+    def outcome(self) -> str:
+        """`refused` (the request), `policy_error` (the answer broke the rules), `truncated` (cut off
+        inside a call), `rewritten`, or `passthrough` (not ours: the host's answer as it came)."""
+        if self.refused is not None:
+            return "refused"
+        if self.policy_error is not None:
+            return "policy_error"
+        if self.rewritten_response:
+            return "truncated" if self.truncated else "rewritten"
+        return "passthrough"
+
     def as_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k != "started"}
+        out["outcome"] = self.outcome
         out["seconds"] = round(time.monotonic() - self.started, 6)
         return out
 
@@ -157,6 +173,7 @@ class Exchange:
         so a body the bridge cannot read is a `BadRequest` here rather than the host's 404.
         """
         bridged = self.upstream != self.api
+        self.report.request_bytes = len(raw)
         try:
             body = read_request(raw)
         except RecursionError:

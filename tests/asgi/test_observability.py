@@ -1,0 +1,129 @@
+"""What an operator watches: one record per exchange (a readable line, or JSON), Prometheus
+metrics from the records, and an OpenTelemetry span per exchange."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from prometheus_client import CollectorRegistry, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.metrics import MetricsRoute, PrometheusMetrics
+from toolcall_middleware.records import record_line
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+
+
+async def answer(request: Request) -> Response:
+    body = await request.json()
+    text = CALL if body.get("model") != "unknown-tool" else CALL.replace("get_weather", "rm_rf")
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    return JSONResponse({"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [choice]})
+
+
+HOST = Starlette(routes=[Route("/v1/chat/completions", answer, methods=["POST"])])
+
+
+def post(app: Any, *bodies: Any, path: str = "/v1/chat/completions") -> list[httpx.Response]:
+    async def go() -> list[httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://h") as client:
+            return [await client.post(path, content=json.dumps(body)) for body in bodies]
+
+    return asyncio.run(go())
+
+
+def ask(model: str = "qwen3", **extra: Any) -> dict[str, Any]:
+    return {"model": model, "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS, **extra}
+
+
+def test_the_record_is_a_readable_line_or_json(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="toolcall_middleware")
+    post(ToolCallMiddleware(HOST, dialect="hermes"), ask())
+    (line,) = [r.getMessage() for r in caplog.records if "exchange" in r.getMessage()]
+    assert line.startswith("toolcall-middleware exchange chat POST /v1/chat/completions 200 rewritten")
+    assert "dialect=hermes model=qwen3 calls=1/1" in line and line.endswith("ms")
+    caplog.clear()
+    post(ToolCallMiddleware(HOST, dialect="hermes", log_format="json"), ask(parallel_tool_calls="x"))
+    (line,) = [r.getMessage() for r in caplog.records if "exchange" in r.getMessage()]
+    record = json.loads(line.removeprefix("toolcall-middleware exchange "))
+    assert record["outcome"] == "refused" and record["refused"] == "invalid_value" and record["api"] == "chat"
+
+
+def test_record_line_names_each_outcome() -> None:
+    base = {"api": "chat", "path": "/v1/chat/completions", "status": 200, "dialect": "hermes", "seconds": 0.0123}
+    assert record_line({**base, "outcome": "rewritten", "calls_emitted": 2, "calls_found": 3, "stream": True}) == (
+        "chat POST /v1/chat/completions 200 rewritten dialect=hermes stream calls=2/3 12.3ms"
+    )
+    passed = record_line({**base, "outcome": "passthrough", "passthrough_reason": "status 200 / b'text/plain'"})
+    assert "passthrough (status 200 / b'text/plain')" in passed
+    failed = record_line({**base, "outcome": "policy_error", "policy_error": "tool_choice", "unknown_tools": ["x"]})
+    assert "policy_error (tool_choice)" in failed and "unknown_tools=x" in failed
+
+
+def test_prometheus_metrics_count_the_exchanges() -> None:
+    registry = CollectorRegistry()
+    metrics = PrometheusMetrics(registry=registry)
+    app = MetricsRoute(ToolCallMiddleware(HOST, dialect="hermes", on_report=metrics.observe), metrics)
+    post(app, ask(), ask(), ask("unknown-tool"), ask(parallel_tool_calls="x"))
+    text = generate_latest(registry).decode()
+    route = 'route="/v1/chat/completions"'
+    assert f'toolcall_exchanges_total{{api="chat",dialect="hermes",outcome="rewritten",{route}}} 3.0' in text
+    assert f'toolcall_exchanges_total{{api="chat",dialect="hermes",outcome="refused",{route}}} 1.0' in text
+    assert 'toolcall_calls_emitted_total{api="chat",dialect="hermes"} 2.0' in text
+    assert 'toolcall_unknown_tools_total{api="chat",dialect="hermes"} 1.0' in text
+    assert 'toolcall_exchange_seconds_count{api="chat",stream="false"} 4.0' in text
+
+    async def scrape() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://h") as client:
+            return await client.get("/metrics")
+
+    scraped = asyncio.run(scrape())
+    assert scraped.status_code == 200 and "toolcall_exchanges_total" in scraped.text
+
+
+def test_a_span_per_exchange() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    original = trace.get_tracer
+
+    def get_tracer(name: str, *args: Any, **kwargs: Any) -> Any:
+        return provider.get_tracer(name)
+
+    trace.get_tracer = get_tracer  # type: ignore[assignment]
+    try:
+        with tracer.start_as_current_span("request"):
+            post(ToolCallMiddleware(HOST, dialect="hermes", tracing=True), ask(), ask(parallel_tool_calls="x"))
+    finally:
+        trace.get_tracer = original  # type: ignore[assignment]
+    spans = [s for s in exporter.get_finished_spans() if s.name == "toolcall.exchange"]
+    assert len(spans) == 2
+    ok, refused = spans
+    assert ok.attributes is not None and ok.attributes["toolcall.outcome"] == "rewritten"
+    assert ok.attributes["toolcall.calls_emitted"] == 1 and ok.attributes["http.route"] == "/v1/chat/completions"
+    assert ok.status.is_ok and not refused.status.is_ok
+    assert ok.end_time is not None and ok.start_time is not None and ok.end_time >= ok.start_time
+
+
+def test_tracing_without_the_api_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)
+    with pytest.raises(ValueError, match=r"toolcall-middleware\[tracing\]"):
+        ToolCallMiddleware(HOST, dialect="hermes", tracing=True)
