@@ -311,11 +311,15 @@ def test_host_errors_keep_their_status() -> None:
 
 def test_route_plan() -> None:
     config = ToolCallConfig(bridge="responses-to-chat", route_prefixes=("", "/api"))
-    assert config.route("/v1/responses") == RoutePlan("responses", "chat", "/v1/chat/completions")
-    assert config.route("/api/v1/responses/") == RoutePlan("responses", "chat", "/api/v1/chat/completions")
-    assert config.route("/v1/chat/completions/") == RoutePlan("chat", "chat", "/v1/chat/completions/")
+    plan = RoutePlan("responses", "chat", "/v1/chat/completions", asked="/v1/responses")
+    assert config.route("/v1/responses") == plan
+    asked = "/api/v1/responses/"
+    assert config.route(asked) == RoutePlan("responses", "chat", "/api/v1/chat/completions", asked=asked)
+    asked = "/v1/chat/completions/"
+    assert config.route(asked) == RoutePlan("chat", "chat", "/v1/chat/completions/", asked=asked)
     assert config.route("/v1/models") is None
-    assert ToolCallConfig().route("/v1/responses") == RoutePlan("responses", "responses", "/v1/responses")
+    plan = RoutePlan("responses", "responses", "/v1/responses", asked="/v1/responses")
+    assert ToolCallConfig().route("/v1/responses") == plan
     assert config.bridge_routes == {"chat": "/v1/chat/completions", "messages": "/v1/messages"}
 
 

@@ -10,12 +10,18 @@ API's error shape, naming the field (OpenAI's `messages[0].content[1]`, Anthropi
 - `check_fields(api, body)`: the scalar and container fields each API defines, by type (a
   `null` is taken as absent, as the APIs take it). The fields whose shape is richer (`tools`,
   `tool_choice`, `input`, `system`) are checked where they are read.
-- `check_chat_messages(messages)`: Chat's messages: objects with a role, `content` a string, an
-  array of part objects, or (assistant turns only) `null`.
+- `check_chat_messages(messages)`: Chat's messages: objects with a known role, `content` a
+  string, an array of part objects, or (assistant turns only) `null`; a tool message's
+  `tool_call_id`; an assistant's `tool_calls` with ids, names and arguments that are a JSON object.
 - `check_anthropic_messages(messages)`: Anthropic's: role `user`, `assistant` or `system`,
-  `content` a string or an array of block objects.
-- `check_input_items(items)`: a Responses `input` array: item objects; a message's `content` a
-  string or an array of part objects.
+  `content` a string or an array of block objects; `tool_use` blocks with an id, a name and an
+  object `input`, `tool_result` blocks with a `tool_use_id`.
+- `check_input_items(items)`: a Responses `input` array: item objects; a message's role, and its
+  `content` a string or an array of part objects; calls with ids, names and arguments; outputs
+  with the id of their call.
+
+The checks are the translations' own rules, said once here with one wording, so a body the
+native route refuses the bridge refuses with the same error, and the other way round.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..schema import JSON_OBJECT
-from .errors import invalid, missing
+from .errors import invalid, missing, required_string
+from .render_base import load_arguments
 
 Check = tuple[Callable[[Any], bool], str]
 
@@ -134,16 +141,43 @@ def check_anthropic_messages(messages: list[Any]) -> None:
             raise invalid(f"messages.{i}", "expected a message object")
         if message.get("role") not in ("user", "assistant", "system"):
             raise invalid(f"messages.{i}.role", "expected 'user', 'assistant' or 'system'")
-        _parts(message.get("content"), f"messages.{i}.content", "content block", ".")
+        content = message.get("content")
+        _parts(content, f"messages.{i}.content", "content block", ".")
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            where = f"messages.{i}.content.{j}"
+            if block.get("type") == "tool_use":
+                required_string(block, "id", where)
+                required_string(block, "name", where)
+                if not isinstance(block.get("input", {}), JSON_OBJECT):
+                    raise invalid(f"{where}.input", "expected an object")
+            elif block.get("type") == "tool_result":
+                required_string(block, "tool_use_id", where)
 
 
 def check_input_items(items: list[Any]) -> None:
     """Raise `BadRequest` for the first Responses input item of the wrong shape (see the module doc)."""
     for i, item in enumerate(items):
+        where = f"input[{i}]"
         if not isinstance(item, JSON_OBJECT):
-            raise invalid(f"input[{i}]", "expected an input item object")
-        if item.get("type", "message") == "message" and "content" in item:
-            _parts(item["content"], f"input[{i}].content", "content part", "[")
+            raise invalid(where, "expected an input item object")
+        kind = item.get("type")
+        if not isinstance(kind, str) or kind == "message":
+            if not isinstance(item.get("role"), str):
+                raise missing(f"{where}.role")
+            if item.get("content") is not None:
+                _parts(item["content"], f"{where}.content", "content part", "[")
+        elif kind == "function_call":
+            required_string(item, "call_id", where)
+            required_string(item, "name", where)
+            load_arguments(item.get("arguments", ""), f"{where}.arguments")
+        elif kind == "custom_tool_call":
+            required_string(item, "name", where)
+            required_string(item, "call_id", where)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            required_string(item, "call_id", where)
+
+
+CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
 def check_chat_messages(messages: list[Any]) -> None:
@@ -155,15 +189,39 @@ def check_chat_messages(messages: list[Any]) -> None:
         role = message.get("role")
         if not isinstance(role, str):
             raise missing(f"{where}.role")
+        if role not in CHAT_ROLES:
+            raise invalid(f"{where}.role", "expected 'system', 'developer', 'user', 'assistant' or 'tool'")
         content = message.get("content")
         if isinstance(content, list):
             for j, part in enumerate(content):
                 if not isinstance(part, JSON_OBJECT) or not isinstance(part.get("type"), str):
                     raise invalid(f"{where}.content[{j}]", "expected a content part object with a type")
         elif not isinstance(content, str) and not (content is None and role in ("assistant", "function")):
-            if content is None and role not in ("assistant", "function"):
+            if content is None:
                 raise missing(f"{where}.content")
             raise invalid(f"{where}.content", "expected a string or an array of content parts")
+        if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+            raise missing(f"{where}.tool_call_id")
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls:
+            _chat_calls(calls, f"{where}.tool_calls")
+
+
+def _chat_calls(calls: Any, where: str) -> None:
+    if not isinstance(calls, list):
+        raise invalid(where, "expected an array of tool calls")
+    for j, call in enumerate(calls):
+        at = f"{where}[{j}]"
+        if not isinstance(call, JSON_OBJECT):
+            raise invalid(at, "expected a tool call object")
+        required_string(call, "id", at)
+        if call.get("type", "function") == "custom":
+            continue  # a free-form tool's call: its input is any text
+        function = call.get("function")
+        if not isinstance(function, JSON_OBJECT):
+            raise missing(f"{at}.function")
+        required_string(function, "name", f"{at}.function")
+        load_arguments(function.get("arguments", ""), f"{at}.function.arguments")
 
 
 __all__ = ["FIELDS", "check_anthropic_messages", "check_chat_messages", "check_fields", "check_input_items"]
