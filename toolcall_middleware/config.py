@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .core.dialects import get_dialect, list_dialects
 
-Profile = Literal["required_action", "extensions", "ping_events"]
+Profile = Literal["required_action", "extensions", "ping_events", "open_responses"]
 Api = Literal["chat", "responses", "completions", "messages"]
 Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "responses-to-messages"]
 BridgeTarget = Literal["chat", "messages"]

@@ -75,3 +75,77 @@ def test_the_request_settings_are_echoed(stream: bool) -> None:
     assert response["user"] == "u1"
     assert response["reasoning"] == {"effort": "low", "summary": None}
     assert response["text"] == {"format": {"type": "json_object"}, "verbosity": "low"}
+
+
+# What the Open Responses schema requires of every response object (beyond what the SDK's types
+# check): the field and the type its value must have.
+REQUIRED = {
+    "completed_at": (int, type(None)),
+    "temperature": (int, float),
+    "top_p": (int, float),
+    "presence_penalty": (int, float),
+    "frequency_penalty": (int, float),
+    "top_logprobs": (int,),
+    "service_tier": (str,),
+    "safety_identifier": (str, type(None)),
+    "prompt_cache_key": (str, type(None)),
+    "store": (bool,),
+    "background": (bool,),
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_the_response_object_is_complete(stream: bool) -> None:
+    """Every field the API reference and the Open Responses schema require, with the API's
+    defaults where the request gave nothing, the request's values where it did."""
+    response = _response("Done.", "stop", stream=stream)
+    Response.model_validate(response)
+    for field, kinds in REQUIRED.items():
+        value = response[field]
+        assert isinstance(value, kinds) and (kinds == (bool,)) == isinstance(value, bool), field
+    assert isinstance(response["completed_at"], int) and response["completed_at"] >= response["created_at"]
+    assert (response["temperature"], response["top_p"]) == (1.0, 1.0)
+    assert (response["presence_penalty"], response["frequency_penalty"], response["top_logprobs"]) == (0.0, 0.0, 0)
+    assert response["service_tier"] == "default"
+    assert response["tools"] == [
+        {"type": "function", "name": "f", "description": None, "parameters": None, "strict": None}
+    ]
+    given = _response(
+        "Done.",
+        "stop",
+        stream=stream,
+        temperature=0.2,
+        top_p=0.9,
+        presence_penalty=0.5,
+        frequency_penalty=0.25,
+        top_logprobs=3,
+        safety_identifier="user-hash",
+        prompt_cache_key="k1",
+    )
+    assert (given["temperature"], given["top_p"], given["presence_penalty"]) == (0.2, 0.9, 0.5)
+    assert (given["frequency_penalty"], given["top_logprobs"]) == (0.25, 3)
+    assert (given["safety_identifier"], given["prompt_cache_key"]) == ("user-hash", "k1")
+    cut = _response("Partly", "length", stream=stream)
+    assert cut["completed_at"] is None  # only a completed response has completed it
+
+
+def reasoning_event_types(**config: Any) -> list[str]:
+    exchange = Exchange("responses", settings_from(ToolCallConfig(dialect="hermes", **config)), upstream="chat")
+    exchange.rewrite_request(json.dumps({"model": "m", "input": "x", "stream": True}).encode())
+    exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
+    chunk = {**META, "object": "chat.completion.chunk"}
+    data = b"".join(
+        b"data: " + json.dumps({**chunk, "choices": [c]}).encode() + b"\n\n"
+        for c in (
+            {"index": 0, "delta": {"role": "assistant", "content": "<think>hm</think>Hi"}},
+            {"index": 0, "delta": {}, "finish_reason": "stop"},
+        )
+    )
+    out = exchange.feed(data + b"data: [DONE]\n\n") + exchange.close()
+    types = [json.loads(e.data)["type"] for e in SSEDecoder().feed(out) if e.data]
+    return [t for t in types if "reasoning" in t]
+
+
+def test_reasoning_events_keep_openais_names_unless_the_open_responses_profile_asks() -> None:
+    assert reasoning_event_types() == ["response.reasoning_text.delta", "response.reasoning_text.done"]
+    assert reasoning_event_types(profiles={"open_responses"}) == ["response.reasoning.delta", "response.reasoning.done"]

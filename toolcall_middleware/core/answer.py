@@ -377,6 +377,7 @@ class Answer:
                 request=self.ex.request,
                 reasoning=settings.responses_reasoning,
                 required_action="required_action" in settings.profiles,
+                open_responses="open_responses" in settings.profiles,
             )
             self._text_sse = self.responses.text_sse
             return b"".join(encode_event(e) for e in self.responses.start())

@@ -11,6 +11,7 @@ added with `arguments: ""`, an `fc_…` id and a distinct `call_…` call id tha
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -46,17 +47,27 @@ def responses_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def flat_tools(tools: Any) -> list[dict[str, Any]]:
-    """Request tools echoed in the Responses shape: flat function tools."""
+    """Request tools echoed in the Responses shape: flat function tools, each with its
+    `description`, `parameters` and `strict` (`null` where the request gave none)."""
     out: list[dict[str, Any]] = []
     for tool in tools or []:
         if not isinstance(tool, JSON_OBJECT):
             continue
         fn = tool.get("function")
-        if isinstance(fn, JSON_OBJECT):
-            out.append({"type": "function", "strict": fn.get("strict", False), **fn})
-        else:
-            out.append(dict(tool))
+        flat = {"type": "function", **fn} if isinstance(fn, JSON_OBJECT) else dict(tool)
+        if flat.get("type") == "function":
+            for key in ("description", "parameters", "strict"):
+                flat.setdefault(key, None)
+        out.append(flat)
     return out
+
+
+def _number(value: Any, default: float) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 class _ResponseShell:
@@ -69,12 +80,16 @@ class _ResponseShell:
         self.id = rid if rid.startswith("resp_") else "resp_" + rid.removeprefix("chatcmpl-")
 
     def response(self, status: str, output: list[dict[str, Any]], usage: dict[str, Any] | None) -> dict[str, Any]:
+        """The response object: every field the API reference and the Open Responses schema
+        require, the request's settings echoed, the API's defaults for those it did not give."""
         req = self.request
         reason = "content_filter" if self.upstream.finish_reason == "content_filter" else "max_output_tokens"
+        top_logprobs = req.get("top_logprobs")
         return {
             "id": self.id,
             "object": "response",
             "created_at": self.upstream.created,
+            "completed_at": int(time.time()) if status == "completed" else None,
             "status": status,
             "background": False,
             "error": None,
@@ -88,15 +103,21 @@ class _ResponseShell:
             "previous_response_id": req.get("previous_response_id"),
             "reasoning": _echo_reasoning(req.get("reasoning")),
             "store": bool(req.get("store", False)),
-            "temperature": req.get("temperature"),
+            "temperature": _number(req.get("temperature"), 1.0),
             "text": _echo_text(req.get("text")),
             "tool_choice": req.get("tool_choice", "auto"),
             "tools": flat_tools(req.get("tools")),
-            "top_p": req.get("top_p"),
+            "top_p": _number(req.get("top_p"), 1.0),
+            "presence_penalty": _number(req.get("presence_penalty"), 0.0),
+            "frequency_penalty": _number(req.get("frequency_penalty"), 0.0),
+            "top_logprobs": top_logprobs if isinstance(top_logprobs, int) and not isinstance(top_logprobs, bool) else 0,
             "truncation": "disabled",
             "usage": usage,
-            "user": req.get("user") if isinstance(req.get("user"), str) else None,
+            "user": _text_or_none(req.get("user")),
             "metadata": req.get("metadata") or {},
+            "service_tier": self.upstream.service_tier or _text_or_none(req.get("service_tier")) or "default",
+            "safety_identifier": _text_or_none(req.get("safety_identifier")),
+            "prompt_cache_key": _text_or_none(req.get("prompt_cache_key")),
         }
 
 
@@ -167,10 +188,14 @@ class ResponsesStreamEmitter:
         reasoning: bool = True,
         required_action: bool = False,
         call_ids: CallIds = "model",
+        open_responses: bool = False,
     ) -> None:
         self._shell = _ResponseShell(upstream, request)
         self._emit_reasoning = reasoning
         self._required_action = required_action
+        # OpenAI names the reasoning text events `response.reasoning_text.*` (what its SDK reads);
+        # the Open Responses specification names them `response.reasoning.*`.
+        self._reasoning_event = "response.reasoning" if open_responses else "response.reasoning_text"
         self._call_ids: CallIds = call_ids
         self._seq = 0
         self._output: list[dict[str, Any]] = []
@@ -212,7 +237,7 @@ class ResponsesStreamEmitter:
             elif isinstance(event, ReasoningDelta):
                 if event.text and self._emit_reasoning:
                     self._open_item(out, "reasoning")
-                    out.append(self._text_event("response.reasoning_text.delta", delta=event.text))
+                    out.append(self._text_event(f"{self._reasoning_event}.delta", delta=event.text))
                     self._text.append(event.text)
             elif isinstance(event, ToolCallStart):
                 self._close_item(out)
@@ -313,7 +338,7 @@ class ResponsesStreamEmitter:
         elif kind == "reasoning":
             text = "".join(self._text)
             item = _reasoning(self._item_id, text)
-            out.append(self._text_event("response.reasoning_text.done", text=text))
+            out.append(self._text_event(f"{self._reasoning_event}.done", text=text))
             out.append(self._text_event("response.content_part.done", part=item["content"][0]))
         elif kind == "function_call":
             args = "".join(self._call["arguments"])
