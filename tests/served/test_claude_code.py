@@ -1,7 +1,8 @@
 """Claude Code, the real CLI from npm, on its default model, through a multi-step file task:
 read a file, edit it, run a command, answer. Against (a) a raw-output Chat host behind the
 `messages-to-chat` bridge and (b) a raw-output host that answers `/v1/messages` itself, both
-scripted in `claude_code_hosts.py` and served by uvicorn behind `ToolCallMiddleware`.
+scripted in `claude_code_hosts.py` and served by uvicorn behind `ToolCallMiddleware`; and (c) the
+Chat host alone behind `toolcall-middleware serve --bridge messages-to-chat`, as a user runs it.
 
 Claude Code's requests carry what its default model needs: `{"role": "system"}` messages inside
 `messages`, `system` blocks with `cache_control`, adaptive `thinking`, `output_config`,
@@ -14,17 +15,20 @@ once (or taken from `CLAUDE_CODE_BIN`). In CI a failed install fails the test.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.servers import ROOT, serve, uvicorn
+from tests.servers import ROOT, free_port, serve, uvicorn
 
 PACKAGE = "@anthropic-ai/claude-code"
 TASK = "In {path} replace the word hello with goodbye, then run cat on the file and tell me what it says."
@@ -82,12 +86,29 @@ def blocks(events: list[dict[str, Any]], role: str, kind: str) -> list[dict[str,
     return out
 
 
-@pytest.mark.parametrize("host", ["chat_app", "messages_app"])
+@contextlib.contextmanager
+def stack(host: str) -> Iterator[str]:
+    """The base URL Claude Code is pointed at: the middleware in process over a host app, or
+    `toolcall-middleware serve --bridge messages-to-chat` in front of a Chat host of its own."""
+    if host != "serve":
+        command, port = uvicorn(f"tests.served.claude_code_hosts:{host}")
+        with serve(command, port) as base:
+            yield base
+        return
+    command, port = uvicorn("tests.served.claude_code_hosts:chat_host")
+    with serve(command, port) as upstream:
+        proxy_port = free_port()
+        proxy = [sys.executable, "-m", "toolcall_middleware.cli", "serve", "--upstream", upstream]
+        proxy += ["--bridge", "messages-to-chat", "--dialect", "hermes", "--port", str(proxy_port)]
+        with serve([*proxy, "--log-level", "warning"], proxy_port) as base:
+            yield base
+
+
+@pytest.mark.parametrize("host", ["chat_app", "messages_app", "serve"])
 def test_claude_code_completes_a_file_task(claude: str, host: str, tmp_path: Path) -> None:
-    command, port = uvicorn(f"tests.served.claude_code_hosts:{host}")
-    with serve(command, port) as base:
+    with stack(host) as base:
         done, events = run_claude(claude, base, tmp_path)
-        seen = httpx.get(base + "/seen").json()
+        seen = httpx.get(base + "/seen").json()  # (through serve, the proxy asks its upstream)
 
     assert done.returncode == 0, done.stderr[-2000:]
     result = next(e for e in events if e.get("type") == "result")
@@ -117,7 +138,7 @@ def test_claude_code_completes_a_file_task(claude: str, host: str, tmp_path: Pat
     text = json.dumps(last)
     assert "# Environment" in text  # Claude Code's system message, folded into the system prompt
     assert text.count("<tool_response>") == 3 and "goodbye world" in text
-    if host == "chat_app":
+    if host in ("chat_app", "serve"):
         assert last["chat_template_kwargs"] == {"enable_thinking": True, "thinking": True}
         assistant = [m for m in last["messages"] if m["role"] == "assistant"]
         assert [m["reasoning_content"] for m in assistant] == [
