@@ -21,6 +21,7 @@ test: $(BIN)/toolcall-middleware
 	$(BIN)/ruff check toolcall_middleware integrations tests benchmarks examples hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/pytest
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 bench: $(BIN)/toolcall-middleware
 	$(BIN)/python benchmarks/parse_throughput.py
