@@ -4,6 +4,7 @@
 - ```sh lines: `toolcall-middleware …` parses with the real argparse parser; `make` names a
   Makefile target, `pip install` extras that pyproject.toml has, `uvicorn` / `gunicorn` a module
   that exists; any other command is one of a few known ones;
+- ```console blocks: each `$ toolcall-middleware …` line runs, and prints the lines after it;
 - ```toml and ```json blocks parse.
 """
 
@@ -121,6 +122,17 @@ def test_shell_blocks_name_real_commands(block: Block) -> None:
                 _check_command(words, block)
 
 
+@pytest.mark.parametrize("block", [b for b in ALL if b.lang == "console"], ids=str)
+def test_console_blocks_print_what_they_show(block: Block) -> None:
+    command = Path(sys.executable).with_name("toolcall-middleware")
+    for session in block.code.split("$ ")[1:]:
+        line, _, expected = session.partition("\n")
+        words = shlex.split(line)
+        assert words[0] == "toolcall-middleware", f"{block}: only our command runs here"
+        done = subprocess.run([str(command), *words[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert (done.stdout + done.stderr).strip() == expected.strip(), f"{block}: `{line}`"
+
+
 @pytest.mark.parametrize("block", [b for b in ALL if b.lang in ("toml", "json")], ids=str)
 def test_data_blocks_parse(block: Block) -> None:
     if block.lang == "toml":
@@ -131,7 +143,7 @@ def test_data_blocks_parse(block: Block) -> None:
 
 def test_every_block_has_a_known_language() -> None:
     """A block is run or checked by its language; a bare one is output, shown as it is."""
-    unknown = [b for b in ALL if b.lang not in ("python", "sh", "toml", "json", "")]
+    unknown = [b for b in ALL if b.lang not in ("python", "sh", "console", "toml", "json", "")]
     assert not unknown, _ids(unknown)
 
 
@@ -153,3 +165,8 @@ def test_readme_links_reach_the_pages() -> None:
             headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
             slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
             assert anchor in slugs, f"{target}#{anchor}"
+
+
+def test_readme_stays_a_front_page() -> None:
+    """The README is the front page (issue #25: at most about 400 lines); the rest goes in docs/."""
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 400
