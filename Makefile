@@ -18,9 +18,10 @@ demo: $(BIN)/toolcall-middleware
 	$(BIN)/toolcall-middleware parse --model moonshotai/Kimi-K2.6 examples/samples/kimi_k2.txt
 
 test: $(BIN)/toolcall-middleware
-	$(BIN)/ruff check toolcall_middleware integrations tests benchmarks examples hatch_build.py
+	$(BIN)/ruff check toolcall_middleware integrations tests benchmarks examples docs hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/pytest
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 bench: $(BIN)/toolcall-middleware
 	$(BIN)/python benchmarks/parse_throughput.py

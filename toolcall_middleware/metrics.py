@@ -18,7 +18,7 @@ Each exchange's record (`on_report`) counts into:
 - `toolcall_policy_errors_total{api, dialect}`: answers that broke the request's tool rules;
 - `toolcall_unknown_tools_total{api, dialect}`: calls to tools the request did not offer;
 - `toolcall_exchange_seconds{api, stream}`: the exchange's time, request to last byte (the parse
-  is inside it: what the middleware adds is in the README's benchmarks);
+  is inside it: what the middleware adds is in docs/benchmarks.md);
 - `toolcall_request_bytes_total{api}`: the request bodies read.
 
 The routes are the configured ones (a client cannot make new label values).

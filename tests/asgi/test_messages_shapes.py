@@ -3,7 +3,7 @@
 reasons, stop sequences, usage, errors by status, token counts.
 
 The hosts record the body they get, so each test checks both what the client receives and what
-the host was sent (carried, translated or dropped, as the README says).
+the host was sent (carried, translated or dropped, as docs/bridges.md says).
 """
 
 from __future__ import annotations
