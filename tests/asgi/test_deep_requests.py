@@ -150,7 +150,9 @@ def test_an_agents_deep_tool_schema_goes_through(path: str, bridge: str | None) 
     seen: list[bytes] = []
     send = Recorder()
     call(middleware(bridge, seen), scope(path), Receive([request(deep_text(path, "tools", 60))]), send)
-    assert send.status == 200 and len(seen) == 1
+    assert len(seen) == 1  # the host was asked
+    # (its answer, `{"never": "read"}`, is no answer: a bridged client gets the 502 that says so)
+    assert send.status == (200 if bridge is None else 502)
 
 
 def test_the_limit_is_the_configured_one() -> None:

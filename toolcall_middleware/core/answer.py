@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
 from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
-from .emitters.meta import Upstream
+from .emitters.meta import Upstream, token_count, usage_details
 from .events import Event, TextDelta, TruncatedCall
 from .framing.sse import DONE, SSEEvent, encode_data, encode_event
 from .framing.utf8 import json_bytes
@@ -644,17 +644,19 @@ def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     if "prompt_tokens" in usage or "input_tokens" not in usage:
         return dict(usage)
-    cache_read = int(usage.get("cache_read_input_tokens") or 0)  # Anthropic counts cache apart
-    prompt = int(usage.get("input_tokens") or 0) + cache_read + int(usage.get("cache_creation_input_tokens") or 0)
-    completion = int(usage.get("output_tokens") or 0)
-    cached = (usage.get("input_tokens_details") or {}).get("cached_tokens", cache_read)
-    reasoning = (usage.get("output_tokens_details") or {}).get("reasoning_tokens", 0)
+    cache_read = token_count(usage, "cache_read_input_tokens")  # Anthropic counts cache apart
+    prompt = token_count(usage, "input_tokens") + cache_read + token_count(usage, "cache_creation_input_tokens")
+    completion = token_count(usage, "output_tokens")
+    in_details = usage_details(usage, "input_tokens_details")
+    cached = token_count(in_details, "cached_tokens") if "cached_tokens" in in_details else cache_read
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": int(cached or 0)},
-        "completion_tokens_details": {"reasoning_tokens": int(reasoning or 0)},
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens_details": {
+            "reasoning_tokens": token_count(usage_details(usage, "output_tokens_details"), "reasoning_tokens")
+        },
     }
 
 

@@ -38,7 +38,7 @@ from .inbound.base import decode_data
 from .inbound.chat import first_chunk_text
 from .inbound.events import Kind
 from .lane import Lane
-from .replaced import error_type, estimate_tokens, host_error
+from .replaced import error_body, error_type, estimate_tokens, host_error
 from .request import BadRequest
 from .request.body import read_request
 from .request.depth import check_depth, too_deep_error
@@ -377,7 +377,13 @@ class Exchange:
         out = self._feed_sse(tail) if tail else b""
         assert self._sse is not None
         if not self.passthrough:
-            held = self._sse.flush()
+            # The stream ended inside an event: an SSE client drops such a tail, and so do we,
+            # unless it is a whole event that lacks only its blank line (its data reads).
+            unterminated = self._sse.flush()
+            held = [e for e in unterminated if e.data is not None and decode_data(e.data) is not None]
+            if len(held) < len(unterminated):
+                self.report.notes.append("the host's stream ended inside an event: its unterminated tail was dropped")
+            self._held = bytearray(b"".join(e.raw for e in held))
             if held:
                 out += self._sse_events(held)
         if self._stream is not None and not self.passthrough and not self._stream.done:
@@ -472,6 +478,11 @@ class Exchange:
                     return self._stream.begin(obj, text)
             kind = self._answer_kind(obj)
             if kind is None:
+                if event.data.strip() != "[DONE]" and self.upstream != self.api:
+                    # A bridged client does not speak the host's API: its stream ends in its error.
+                    self.report.notes.append(f"the host's stream is not a {self.upstream} answer")
+                    self._stream = self._answer(stream=True, kind=self.upstream)
+                    return self._stream.abort(f"The host's stream could not be read as a {self.upstream} answer.")
                 if event.data.strip() != "[DONE]":
                     self.report.passthrough_reason = "the upstream stream is not an OpenAI-style answer"
                     self.passthrough = True
@@ -491,6 +502,11 @@ class Exchange:
         within = self._buffered <= self.settings.max_response_bytes
         obj = decode_data(raw.decode("utf-8", errors="replace")) if within else None
         kind = self._answer_kind(obj)
+        if kind is None and self.upstream != self.api:
+            # A bridged client does not speak the host's API: the host's bytes would mean nothing.
+            self.report.notes.append(f"the host's answer is not a {self.upstream} answer")
+            self.status = 502
+            return error_body(f"The host's answer could not be read as a {self.upstream} answer.", 502, self.api)
         if kind is None:
             self.report.passthrough_reason = "the upstream body is not an OpenAI-style answer"
             self.passthrough = True  # the caller sends the original bytes and headers

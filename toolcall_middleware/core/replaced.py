@@ -10,7 +10,8 @@ API's shape, and a token count the host could not give.
 - `host_error(raw, status, api)`: a host's error body, whatever its shape (OpenAI's `{"error":
   {"message": …}}`, Anthropic's, FastAPI's `{"detail": …}`, plain text), as the error body of
   client API `api`, keeping its message. The Anthropic SDK reads the `type` to pick its exception
-  and the message to show; the openai SDK the `message`.
+  and the message to show; the openai SDK the `message`. `error_body(message, status, api)` is
+  the same for a message of ours (a bridged host's answer that cannot be read is a 502).
 - `estimate_tokens(body)`: the input tokens of an Anthropic Messages body (the rewritten one, so
   the injected manifest counts): the characters of every text it holds (system, message text,
   tool results, tool definitions left in it) divided by four, rounded up, plus 1,600 per image or
@@ -70,7 +71,11 @@ def error_message(raw: bytes) -> str:
 
 def host_error(raw: bytes, status: int, api: str) -> bytes:
     """A bridged host's error body (`raw`, with `status`) as client API `api`'s error body."""
-    message = error_message(raw)
+    return error_body(error_message(raw), status, api)
+
+
+def error_body(message: str, status: int, api: str) -> bytes:
+    """An error body of client API `api` for `status`, saying `message`."""
     if api == "messages":
         return json_bytes(error_object(message, error_type(status)))
     kind = "invalid_request_error" if status < 500 else "server_error"
@@ -99,4 +104,4 @@ def estimate_tokens(body: Mapping[str, Any]) -> int:
     return -(-chars // CHARS_PER_TOKEN) + media * MEDIA_TOKENS
 
 
-__all__ = ["error_message", "error_type", "estimate_tokens", "host_error"]
+__all__ = ["error_body", "error_message", "error_type", "estimate_tokens", "host_error"]

@@ -10,6 +10,30 @@ from typing import Any
 from .ids import chat_completion_id
 
 
+def token_count(usage: Any, key: str, *more: str) -> int:
+    """The first of `key`, `more` that `usage` has as a count (a non-negative whole number), else
+    0: a host's usage object is read, never trusted (a list or a string there is no count)."""
+    if not isinstance(usage, Mapping):
+        return 0
+    for name in (key, *more):
+        value = usage.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            continue
+        if value >= 0 and value == int(value):
+            return int(value)
+    return 0
+
+
+def usage_details(usage: Any, key: str, *more: str) -> Mapping[str, Any]:
+    """The first of the usage's `…_details` objects named that is an object, else `{}`."""
+    if isinstance(usage, Mapping):
+        for name in (key, *more):
+            value = usage.get(name)
+            if isinstance(value, Mapping):
+                return value
+    return {}
+
+
 @dataclass
 class Upstream:
     """The upstream's metadata. Fields the upstream did not send get OpenAI-style defaults.

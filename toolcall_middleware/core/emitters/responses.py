@@ -21,7 +21,7 @@ from ..framing.utf8 import token_bytes
 from ..result import ParseResult
 from ..schema import JSON_OBJECT
 from .ids import CallIds, random_id, tool_call_id
-from .meta import Upstream
+from .meta import Upstream, token_count, usage_details
 
 _PROBE_TEXT = "toolcall-text-probe"
 _PROBE_SEQ = 918273645546372819  # a sequence number no response reaches
@@ -29,19 +29,18 @@ _PROBE_SEQ = 918273645546372819  # a sequence number no response reaches
 
 def responses_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
     """Chat-style or Responses-style upstream usage -> `ResponseUsage` with every required field."""
-    usage = usage or {}
-    inp = int(usage.get("input_tokens", usage.get("prompt_tokens", 0)) or 0)
-    out = int(usage.get("output_tokens", usage.get("completion_tokens", 0)) or 0)
-    in_details = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
-    out_details = usage.get("output_tokens_details") or usage.get("completion_tokens_details") or {}
+    inp = token_count(usage, "input_tokens", "prompt_tokens")
+    out = token_count(usage, "output_tokens", "completion_tokens")
+    in_details = usage_details(usage, "input_tokens_details", "prompt_tokens_details")
+    out_details = usage_details(usage, "output_tokens_details", "completion_tokens_details")
     return {
         "input_tokens": inp,
         "input_tokens_details": {
-            "cached_tokens": int(in_details.get("cached_tokens", 0) or 0),
-            "cache_write_tokens": int(in_details.get("cache_write_tokens", 0) or 0),
+            "cached_tokens": token_count(in_details, "cached_tokens"),
+            "cache_write_tokens": token_count(in_details, "cache_write_tokens"),
         },
         "output_tokens": out,
-        "output_tokens_details": {"reasoning_tokens": int(out_details.get("reasoning_tokens", 0) or 0)},
+        "output_tokens_details": {"reasoning_tokens": token_count(out_details, "reasoning_tokens")},
         "total_tokens": inp + out,
     }
 
