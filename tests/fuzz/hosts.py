@@ -8,6 +8,7 @@ a request for a whole answer), so any other status a client gets is the middlewa
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
@@ -75,14 +76,23 @@ def api_of(path: str) -> str:
     return "completions"
 
 
-def answer(path: str, body: bytes) -> tuple[bytes, bytes]:
-    """(content type, body) of the host's answer to a request at `path`."""
+def answer(path: str, body: bytes) -> tuple[bytes, bytes, list[tuple[bytes, bytes]]]:
+    """(content type, body, headers that say what the host was sent) of the host's answer to a
+    request at `path`: `x-fuzz-sent` is the sha256 of the body it got (its first 16 digits),
+    `x-fuzz-object` `1` when that body is a JSON object."""
     try:
-        streamed = json.loads(body).get("stream") is True
+        sent = json.loads(body)
     except Exception:  # any body the host cannot read: a whole answer
-        streamed = False
+        sent = None
+    said = [(b"x-fuzz-sent", sha(body).encode()), (b"x-fuzz-object", b"1" if isinstance(sent, dict) else b"0")]
     whole, stream = ANSWERS[api_of(path)]
-    return (b"text/event-stream", stream()) if streamed else (b"application/json", whole())
+    if isinstance(sent, dict) and sent.get("stream") is True:
+        return b"text/event-stream", stream(), said
+    return b"application/json", whole(), said
+
+
+def sha(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:16]
 
 
 async def asgi_host(
@@ -97,8 +107,8 @@ async def asgi_host(
         data += message.get("body", b"")
         if not message.get("more_body", False):
             break
-    ctype, out = answer(scope["path"], data)
-    headers = [(b"content-type", ctype), (b"content-length", str(len(out)).encode()), HOST_HEADER]
+    ctype, out, said = answer(scope["path"], data)
+    headers = [(b"content-type", ctype), (b"content-length", str(len(out)).encode()), HOST_HEADER, *said]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": out})
 
@@ -107,7 +117,8 @@ def wsgi_host(environ: dict[str, Any], start_response: Callable[..., Any]) -> It
     """The host as a WSGI app."""
     length = environ.get("CONTENT_LENGTH")
     data = environ["wsgi.input"].read(int(length)) if length else environ["wsgi.input"].read()
-    ctype, out = answer(environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""), data)
+    ctype, out, said = answer(environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""), data)
     headers = [("Content-Type", ctype.decode()), ("Content-Length", str(len(out))), ("X-Fuzz-Host", "1")]
+    headers += [(k.decode(), v.decode()) for k, v in said]
     start_response("200 OK", headers)
     return [out]

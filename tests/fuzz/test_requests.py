@@ -11,6 +11,7 @@ by values of the wrong type, removed or added.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from typing import Any
 
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 from toolcall_middleware import ToolCallMiddleware, ToolCallWSGIMiddleware
 
-from .hosts import asgi_host, wsgi_host
+from .hosts import asgi_host, sha, wsgi_host
 from .profile import fuzz
 
 # The three ways a deployment routes: the host serves every API; the host serves Chat only and
@@ -52,7 +53,10 @@ VALUES = st.recursive(
 KEYS = st.sampled_from(
     ["model", "messages", "input", "tools", "tool_choice", "stream", "parallel_tool_calls", "system", "role",
      "content", "type", "function", "name", "parameters", "input_schema", "arguments", "tool_call_id", "call_id",
-     "max_tokens", "instructions", "text", "id", "thinking", "stream_options", "n", "previous_response_id", "store"]
+     "max_tokens", "instructions", "text", "id", "thinking", "stream_options", "n", "previous_response_id", "store",
+     # (and a host answer's, for `test_streams.py`)
+     "choices", "delta", "message", "finish_reason", "index", "tool_calls", "reasoning_content", "item", "output",
+     "response", "partial_json", "content_block", "usage", "error", "object", "status", "logprobs"]
 )  # fmt: skip
 
 CHAT_TOOL = {
@@ -110,11 +114,10 @@ TEMPLATES["count_tokens"] = TEMPLATES["messages"]
 
 
 @st.composite
-def mutated(draw: Any, template: dict[str, Any]) -> Any:
-    """`template` (a copy) with a few places in it replaced by any value, removed, or added to."""
+def mutated(draw: Any, template: Any, most: int = 4) -> Any:
+    """`template` (a copy) with up to `most` places in it replaced by any value, removed, or added to."""
     body: Any = json.loads(json.dumps(template))
-    body["stream"] = draw(st.sampled_from([True, False, None, "yes", 1]))
-    for _ in range(draw(st.integers(0, 4))):
+    for _ in range(draw(st.integers(0, most))):
         parent: Any = None
         key: Any = None
         node = body
@@ -125,7 +128,8 @@ def mutated(draw: Any, template: dict[str, Any]) -> Any:
         if action == "add" and isinstance(node, dict):
             node[draw(KEYS)] = draw(VALUES)
         elif action == "add" and isinstance(node, list):
-            node.append(draw(VALUES | st.sampled_from([CHAT_TOOL, RESPONSES_TOOL, MESSAGES_TOOL, CALL])))
+            # (a copy: a later place may be inside it, and the templates are shared)
+            node.append(copy.deepcopy(draw(VALUES | st.sampled_from([CHAT_TOOL, RESPONSES_TOOL, MESSAGES_TOOL, CALL]))))
         elif parent is None:
             body = draw(VALUES)
         elif action == "remove":
@@ -148,7 +152,7 @@ def bodies(draw: Any, api: str) -> bytes:
         return draw(st.binary(max_size=64) | UNICODE.map(lambda t: t.encode("utf-8", "surrogatepass")))
     if kind == "json":
         return encode(draw(VALUES), style)
-    request = draw(mutated(TEMPLATES[api]))
+    request = draw(mutated({**TEMPLATES[api], "stream": draw(st.sampled_from([True, False, None, "yes", 1]))}))
     if kind == "request":
         return encode(request, style)
     if kind == "bom":
@@ -178,10 +182,13 @@ def bodies(draw: Any, api: str) -> bytes:
 # -- the invariant -------------------------------------------------------------------------------
 
 
-def check(api: str, status: int, headers: httpx.Headers, content: bytes) -> None:
+def check(api: str, status: int, headers: httpx.Headers, content: bytes, sent: bytes | None = None) -> None:
     assert status < 500, (status, content[:500])
     if status == 200:
         assert headers.get("x-fuzz-host") == "1", "a 200 the host never sent"
+        # The host got the client's body as it was, or one the middleware wrote: a JSON object.
+        if sent is not None and headers["x-fuzz-sent"] != sha(sent):
+            assert headers["x-fuzz-object"] == "1", "the host got a body the middleware broke"
         return
     assert 400 <= status < 500, status
     error = json.loads(content)
@@ -222,7 +229,7 @@ def test_any_body_through_asgi_gets_the_host_answer_or_a_4xx(
 ) -> None:
     api, raw = case
     response = asyncio.run(asyncio.wait_for(through_asgi(config, ROUTES[api], raw, chunked), 60))
-    check(api, response.status_code, response.headers, response.content)
+    check(api, response.status_code, response.headers, response.content, raw)
 
 
 @fuzz(60)
@@ -233,7 +240,7 @@ def test_any_body_through_wsgi_gets_the_host_answer_or_a_4xx(config: str, case: 
     api, raw = case
     with httpx.Client(transport=httpx.WSGITransport(app=WSGI[config]), base_url="http://fuzz") as client:
         response = client.post(ROUTES[api], content=raw, headers={"content-type": "application/json"})
-    check(api, response.status_code, response.headers, response.content)
+    check(api, response.status_code, response.headers, response.content, raw)
 
 
 @pytest.mark.parametrize("api", sorted(ROUTES))

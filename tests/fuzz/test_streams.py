@@ -43,7 +43,7 @@ from toolcall_middleware import ToolCallMiddleware, ToolCallWSGIMiddleware
 
 from .hosts import completions_answer, completions_stream, messages_answer, messages_stream
 from .profile import fuzz
-from .test_requests import CONFIGS, ROUTES, TEMPLATES
+from .test_requests import CONFIGS, ROUTES, TEMPLATES, mutated
 
 # -- the host's answer -----------------------------------------------------------------------------
 
@@ -92,7 +92,9 @@ def answers(draw: Any) -> dict[str, Any]:
     config, client = draw(st.sampled_from(CLIENTS[host]))
     text = "".join(draw(st.lists(PIECES, max_size=8)))
     data = WRITERS[host, streamed](text, draw(st.integers(1, 12)))
-    damage = draw(st.sampled_from(["none", "none", "none", "garbage", "truncated", "both"]))
+    damage = draw(st.sampled_from(["none", "none", "none", "garbage", "truncated", "both", "retyped", "retyped"]))
+    if damage == "retyped":
+        data = draw(retyped(data, streamed))
     if damage in ("garbage", "both"):
         at = draw(st.integers(0, len(data)))
         data = data[:at] + draw(GARBAGE) + data[at:]
@@ -108,6 +110,22 @@ def answers(draw: Any) -> dict[str, Any]:
         "damage": damage,
         "cuts": sorted(set(cuts)),
     }
+
+
+@st.composite
+def retyped(draw: Any, data: bytes, streamed: bool) -> bytes:
+    """A host answer with values of the wrong type (or removed, or added) in one or two events, or
+    in the whole answer: JSON still, in a shape no host should write."""
+    if not streamed:
+        return json.dumps(draw(mutated(json.loads(data), most=3))).encode()
+    events = data.split(b"\n\n")
+    for n in draw(st.lists(st.integers(0, len(events) - 1), min_size=1, max_size=2)):
+        lines = events[n].split(b"\n")
+        for i, line in enumerate(lines):
+            if line.startswith(b"data: {"):
+                lines[i] = b"data: " + json.dumps(draw(mutated(json.loads(line[6:]), most=2))).encode()
+        events[n] = b"\n".join(lines)
+    return b"\n\n".join(events)
 
 
 def pieces(data: bytes, cuts: list[int]) -> list[bytes]:
@@ -143,17 +161,33 @@ TERMINAL: dict[str, set[str]] = {
 }
 
 
+_LINE_END = re.compile(rb"\r\n?")
+
+
+def sse_blocks(data: bytes) -> list[bytes]:
+    """The events of an SSE body as the lines between blank lines (any line ending read as `\n`);
+    a last event that no blank line ends is not one (an SSE client drops it)."""
+    lines = _LINE_END.sub(b"\n", data).split(b"\n")
+    blocks, current = [], []
+    for line in lines[:-1]:  # (what follows the last line end is no whole line)
+        if line:
+            current.append(line)
+        elif current:
+            blocks.append(b"\n".join(current))
+            current = []
+    return blocks
+
+
 def sse_names(out: bytes, host: bytes = b"", typed: bool = False) -> list[str]:
     """The events of a well-formed SSE body, named by their `event:` field, or their `type`, or
     `[DONE]`; an event the host wrote that way and the middleware passed through as it was (one
-    it could not read) is `host`. Asserts that each event ends in a blank line, and that each of
-    the middleware's own has only SSE fields, JSON data and, `typed` (Responses and Messages),
+    it could not read) is `host`. Asserts that the body ends in a blank line, and that each event
+    of the middleware's own has only SSE fields, JSON data and, `typed` (Responses and Messages),
     its `type` in its `event:` field."""
-    assert out.endswith(b"\n\n"), out[-200:]
+    assert _LINE_END.sub(b"\n", out).endswith(b"\n\n"), out[-200:]
+    host_blocks = set(sse_blocks(host))
     names = []
-    for block in out[:-2].split(b"\n\n"):
-        if not block:
-            continue  # a blank line more: an SSE client dispatches nothing for it
+    for block in sse_blocks(out):
         fields: dict[bytes, list[bytes]] = {}
         for line in block.split(b"\n"):
             name, _, value = line.partition(b":")
@@ -168,7 +202,7 @@ def sse_names(out: bytes, host: bytes = b"", typed: bool = False) -> list[str]:
         except ValueError:
             value = None
         kind = value.get("type") if isinstance(value, dict) else None
-        if block in host and not (event and kind == event):
+        if block in host_blocks and not (event and kind == event):
             names.append("host")
             continue
         assert set(fields) <= {b"data", b"event", b"id", b"retry"}, block
@@ -202,7 +236,29 @@ def check(answer: dict[str, Any], status: int, ctype: str, out: bytes) -> None:
     assert names, out
     terminal = [n for n, name in enumerate(names) if name in TERMINAL[client]]
     assert terminal, f"a rewritten stream that never ends: {names}"
-    assert terminal[0] == len(names) - 1, f"events after the terminal one: {names}"
+    after = names[terminal[0] + 1 :]
+    if after and set(after) == {"host"} and writes_after_its_end(answer):
+        return  # the known bug below
+    assert not after, f"events after the terminal one: {names}"
+
+
+# A host that writes more after its own terminal event (`[DONE]`, `response.completed`,
+# `message_stop`): what of it the middleware cannot read (a comment, `data: junk`) it relays
+# after its own terminal event, which an SDK then reads (the openai SDK's Responses stream
+# and the anthropic SDK parse it, and fail); see
+# `test_nothing_the_host_writes_after_its_end_reaches_the_client`. Until that is fixed such
+# answers may have the host's own events after the end.
+def writes_after_its_end(answer: dict[str, Any]) -> bool:
+    names = []
+    for block in sse_blocks(answer["data"]):
+        fields = dict(line.partition(b":")[::2] for line in block.split(b"\n"))
+        data = fields.get(b"data", b"").strip()
+        try:
+            value = json.loads(data) if data != b"[DONE]" else None
+        except ValueError:
+            value = None
+        names.append("[DONE]" if data == b"[DONE]" else value.get("type") if isinstance(value, dict) else None)
+    return any(name in TERMINAL[answer["host"]] for name in names[:-1])
 
 
 # -- ASGI ----------------------------------------------------------------------------------------
@@ -281,3 +337,69 @@ def test_a_stream_that_stops_inside_an_event_ends_in_well_formed_sse_xfail(clien
     send = through_asgi(answer, cut=False)
     names = sse_names(send.body, cut, typed=client != "chat")
     assert names[-1] in TERMINAL[client], names
+
+
+@pytest.mark.xfail(strict=True, reason="what the host writes after its own end is relayed after ours")
+@pytest.mark.parametrize("junk", [b"data: junk\n\n", b": comment\n\n"])
+@pytest.mark.parametrize("host", ["chat", "responses", "messages"])
+def test_nothing_the_host_writes_after_its_end_reaches_the_client(host: str, junk: bytes) -> None:
+    """A host stream with more after its end: today the client gets `data: [DONE]` (or
+    `response.completed`, `message_stop`) and then the host's `data: junk`."""
+    data = WRITERS[host, True]("Hi", 2) + junk
+    answer = {"host": host, "streamed": True, "config": "native", "client": host, "data": data, "cuts": []}
+    send = through_asgi(answer, cut=False)
+    names = sse_names(send.body, data, typed=host != "chat")
+    assert names[-1] in TERMINAL[host], names
+
+
+# A bridged client (Responses or Messages in front of a Chat host, Chat or Responses in front of a
+# Messages host) gets an answer the middleware cannot read (a whole answer cut short or with a bad
+# byte, a stream whose first event is broken) passed through as the host wrote it: in the host's
+# API, which the client does not speak, with status 200. About one bridged answer in four that the
+# fuzzing damages goes this way; `check` accepts it (an untouched answer) until it is decided.
+def bridged_untouched_cases() -> list[tuple[str, str, bytes]]:
+    whole = chat_answer("Hi")
+    return [
+        ("chat", "responses", whole[: len(whole) // 2]),
+        ("chat", "messages", whole[:40]),
+        ("messages", "chat", messages_answer("Hi")[:40]),
+    ]
+
+
+@pytest.mark.xfail(strict=True, reason="a bridged client gets an unreadable host answer in the host's API")
+@pytest.mark.parametrize(("host", "client", "data"), bridged_untouched_cases())
+def test_a_bridged_client_never_gets_the_hosts_api(host: str, client: str, data: bytes) -> None:
+    config = "to-chat" if host == "chat" else "to-messages"
+    answer = {"host": host, "streamed": False, "config": config, "client": client, "data": data, "cuts": []}
+    send = through_asgi(answer, cut=False)
+    assert send.body != data, f"{client} client got the {host} host's bytes untouched, status {send.status}"
+
+
+@pytest.mark.xfail(strict=True, reason="a host usage that is no number makes the rewrite fail (TypeError)")
+@pytest.mark.parametrize("streamed", [True, False])
+def test_a_host_usage_of_the_wrong_type_does_not_stop_the_rewrite(streamed: bool) -> None:
+    """`core/emitters/responses.py` `responses_usage` does `int(usage.get("completion_tokens"))`:
+    a list there raises TypeError, the rewrite fails open, and this bridged Responses client gets
+    the host's raw Chat answer."""
+    if streamed:
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+        last = {
+            **chunk,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"completion_tokens": [1]},
+        }
+        data = chat_stream("Hi", 2).replace(
+            b"data: [DONE]\n\n", b"data: " + json.dumps(last).encode() + b"\n\ndata: [DONE]\n\n"
+        )
+    else:
+        data = json.dumps({**json.loads(chat_answer("Hi")), "usage": {"completion_tokens": [1]}}).encode()
+    answer = {
+        "host": "chat",
+        "streamed": streamed,
+        "config": "to-chat",
+        "client": "responses",
+        "data": data,
+        "cuts": [],
+    }
+    send = through_asgi(answer, cut=False)
+    assert b"response.completed" in send.body if streamed else send.json().get("object") == "response", send.body[:300]
