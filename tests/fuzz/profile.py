@@ -2,6 +2,8 @@
 
 Every fuzz test takes its settings from `fuzz(n)`: `n` examples in the `ci` profile (the
 default), 25 times as many in `long`, or exactly `TOOLCALL_FUZZ_EXAMPLES` each when that is set.
+The `ci` profile is derandomized (the same examples every run, so CI never fails on a change
+for an input a run happened to draw); `long` draws new ones each time.
 
 ```sh
 pytest tests/fuzz                                  # ci: what `make test` runs
@@ -36,4 +38,10 @@ def examples(ci: int) -> int:
 
 def fuzz(ci: int) -> settings:
     """The settings of a fuzz test that runs `ci` examples in CI."""
-    return settings(max_examples=examples(ci), deadline=None, suppress_health_check=_SLOW, print_blob=True)
+    return settings(
+        max_examples=examples(ci),
+        derandomize=PROFILE == "ci",
+        deadline=None,
+        suppress_health_check=_SLOW,
+        print_blob=True,
+    )
