@@ -377,10 +377,12 @@ class Exchange:
         out = self._feed_sse(tail) if tail else b""
         assert self._sse is not None
         if not self.passthrough:
-            # The stream ended inside an event: an SSE client drops such a tail, and so do we,
-            # unless it is a whole event that lacks only its blank line (its data reads).
+            # The stream ended inside an event: once our stream is under way, an SSE client drops
+            # such a tail, and so do we, unless it is a whole event lacking only its blank line
+            # (its data reads). Before it, the tail is read like any first event.
             unterminated = self._sse.flush()
-            held = [e for e in unterminated if e.data is not None and decode_data(e.data) is not None]
+            ours = self._stream is not None
+            held = [e for e in unterminated if not ours or (e.data is not None and decode_data(e.data) is not None)]
             if len(held) < len(unterminated):
                 self.report.notes.append("the host's stream ended inside an event: its unterminated tail was dropped")
             self._held = bytearray(b"".join(e.raw for e in held))
