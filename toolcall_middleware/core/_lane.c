@@ -33,6 +33,9 @@ cleared_dealloc(PyObject *self)
 #define STOP 1   /* a raw control character, or the first byte of a marker: not this lane's */
 #define ESCAPE 2 /* a backslash or a quote: the string is unescaped (`string_text`) */
 #define HIGH 4   /* part of a multi-byte UTF-8 character: the text must be valid UTF-8 */
+/* The most trailing whitespace a holder holds (`textscan.HELD_WHITESPACE`, checked by the tests):
+ * a chunk ending in more goes to the Python lane, which holds only that much of it. */
+#define HELD_WHITESPACE 128
 
 static PyObject *str_used, *str_held_ws, *str_prev, *str_last, *str_after_call, *str_space, *str_empty;
 
@@ -485,7 +488,7 @@ take_out(LaneState *s, PyObject *raw, PyObject *text)
     Py_ssize_t len = PyUnicode_GET_LENGTH(text), kept = len;
     while (kept > 0 && is_layout_ws(PyUnicode_READ_CHAR(text, kept - 1)))
         kept--;
-    if (kept == 0)
+    if (kept == 0 || (s->holder != NULL && s->holds_spaces && len - kept > HELD_WHITESPACE))
         return PyObject_CallOneArg(s->fallback, raw);
     PyObject *held = NULL, *emitted = NULL, *body = NULL, *new_held = NULL, *result = NULL;
     if (s->holder != NULL) {
@@ -621,7 +624,7 @@ lane_call(PyObject *self_, PyObject *raw)
             Py_ssize_t kept = n;
             while (kept > 0 && b[kept - 1] == ' ')
                 kept--;
-            if (!s->holds_spaces || kept == 0 || held == 2)
+            if (!s->holds_spaces || kept == 0 || held == 2 || n - kept > HELD_WHITESPACE)
                 return plain_take_out(s, raw, b, n);
             /* Held back: a block (or the reasoning's end) may follow; the rest goes as it came,
              * after a space held before it. */
@@ -1679,6 +1682,10 @@ PyInit__lane(void)
     PyObject *flags = Py_BuildValue("{sisisi}", "STOP", STOP, "ESCAPE", ESCAPE, "HIGH", HIGH);
     if (flags == NULL || PyModule_AddObject(m, "FLAGS", flags) < 0) {
         Py_XDECREF(flags);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "HELD_WHITESPACE", HELD_WHITESPACE) < 0) {
         Py_DECREF(m);
         return NULL;
     }

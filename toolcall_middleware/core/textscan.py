@@ -18,6 +18,19 @@ from enum import Enum
 from functools import lru_cache
 
 WHITESPACE = " \t\r\n"
+# Layout whitespace a parser holds back (a block or a closing marker may follow, which drops it):
+# at most this much of a run; what comes before goes out as text at once. A longer run is not
+# layout, and holding it all would copy it again with every piece of it (quadratic) and grow
+# memory with the output. The C lane (`_lane.c`) has the same figure.
+HELD_WHITESPACE = 128
+
+
+def hold_whitespace(ws: str) -> tuple[str, str]:
+    """Whitespace to hold back, as (what goes out now, what is held): the held part is its last
+    `HELD_WHITESPACE` characters, whatever pieces the run came in."""
+    if len(ws) <= HELD_WHITESPACE:
+        return "", ws
+    return ws[:-HELD_WHITESPACE], ws[-HELD_WHITESPACE:]
 
 
 @lru_cache(maxsize=512)
@@ -65,15 +78,13 @@ def partial_marker_len(text: str, markers: Sequence[str]) -> int:
 
 
 def find_first(text: str, markers: Sequence[str], start: int = 0) -> tuple[int, str] | None:
-    """The earliest occurrence of any marker at or after `start` (longest marker wins a tie)."""
-    best: tuple[int, str] | None = None
-    for marker in markers:
-        pos = text.find(marker, start)
-        if pos < 0:
-            continue
-        if best is None or pos < best[0] or (pos == best[0] and len(marker) > len(best[1])):
-            best = (pos, marker)
-    return best
+    """The earliest occurrence of any marker at or after `start` (longest marker wins a tie).
+
+    One pass that stops at the hit: a search per marker would run to the end of the text for
+    each marker absent from it, on every call, which is quadratic when a caller steps from one
+    hit to the next over a long text."""
+    m = alternation(markers).search(text, start)
+    return None if m is None else (m.start(), m.group())
 
 
 def alternation(markers: Sequence[str]) -> re.Pattern[str]:

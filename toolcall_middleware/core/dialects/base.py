@@ -18,7 +18,7 @@ from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from ..framing.utf8 import json_loads, json_text
 from ..lane import Hits, Lane, Output, pending_lane, quiet_lane, text_lane
 from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
+from ..textscan import WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
 
 FENCE = "```"
 
@@ -433,8 +433,10 @@ class BlockParser(PendingTextMachine):
             self._last, self._after_call = body[-1], False
         if len(body) == len(full):
             tail = ""  # no trailing whitespace: nothing to hold, whatever the format's layout
+        elif self.layout_before_block(self._last, self._after_call):
+            tail = hold_whitespace(full[len(body) :])[1]
         else:
-            tail = full[len(body) :] if self.layout_before_block(self._last, self._after_call) else ""
+            tail = ""
         if before_block:
             self._dropped_ws = tail  # given back if the block turns out malformed
         else:

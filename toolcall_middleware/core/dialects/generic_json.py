@@ -49,7 +49,7 @@ class GenericJsonParser:
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
         self._mode = "start"  # start -> object -> after (calls) | text
-        self._lead = ""
+        self._lead: list[str] = []  # whitespace before the object (a list: it may come in many pieces)
         self._body: list[str] = []
         self._json = JsonDepth(depth=0)  # the scan starts at the object's `{`
 
@@ -65,14 +65,14 @@ class GenericJsonParser:
         if self._mode == "start":
             stripped = text.lstrip(WHITESPACE)
             if not stripped:
-                self._lead += text
+                self._lead.append(text)
                 return out
             if not stripped.startswith("{"):
                 self._mode = "text"
-                out.append(TextDelta(self._lead + text))
-                self._lead = ""
+                out.append(TextDelta("".join(self._lead) + text))
+                self._lead = []
                 return out
-            self._lead += text[: len(text) - len(stripped)]
+            self._lead.append(text[: len(text) - len(stripped)])
             self._mode = "object"
             text = stripped
         end = self._json.advance(text, 0)
@@ -88,10 +88,11 @@ class GenericJsonParser:
     def close(self) -> list[Event]:
         if self._mode == "object":
             self._mode = "text"
-            return [TruncatedCall(self._lead + "".join(self._body))]
-        if self._mode == "start" and self._lead:
+            return [TruncatedCall("".join(self._lead) + "".join(self._body))]
+        lead = "".join(self._lead)
+        if self._mode == "start" and lead:
             self._mode = "text"
-            return [TextDelta(self._lead)]
+            return [TextDelta(lead)]
         return []
 
     def _decide(self, raw: str) -> list[Event]:
@@ -103,7 +104,7 @@ class GenericJsonParser:
         if isinstance(found, str):
             return [TextDelta(found)] if found else []
         if not found:
-            return [TextDelta(self._lead + raw)]
+            return [TextDelta("".join(self._lead) + raw)]
         out: list[Event] = []
         for call in found:
             out.extend(call_events(self.ctx, call))

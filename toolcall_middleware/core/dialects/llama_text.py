@@ -13,7 +13,7 @@ import re
 from typing import Protocol
 
 from ..events import Event, TextDelta, TruncatedCall
-from ..textscan import WHITESPACE
+from ..textscan import WHITESPACE, hold_whitespace
 from .base import FENCE, Call, ParseContext, PendingTextMachine, call_events
 
 PYTHON_TAG = "<|python_tag|>"
@@ -114,7 +114,8 @@ class TextMachine(PendingTextMachine):
                 j += 1
             else:
                 break
-        self._held += s[i:j]
+        given, self._held = hold_whitespace(self._held + s[i:j])  # (bounded: `HELD_WHITESPACE`)
+        self._emit(out, given)
         if j == n:
             return n, False
         c = s[j]
