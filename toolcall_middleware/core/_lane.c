@@ -723,10 +723,11 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
  * segment (its tracker's string state moved on, the piece appended to its parts) and the client
  * gets nothing (`b""`). A piece with a marker's first character in it, or after a part of one
  * carried over, is the Python lane's (`fallback`: it may still be one `feed_inside` takes, a
- * piece of the end marker); any other: `None`, nothing changed, as in Python.
+ * piece of the end marker); any other: `None`, nothing changed, as in Python. The segment's
+ * `size` counts what it takes; a piece that would take it past its `limit` is not taken (`None`).
  */
 
-static PyObject *str_carry, *str_in_string, *str_skip, *str_parts, *empty_bytes;
+static PyObject *str_carry, *str_in_string, *str_skip, *str_parts, *str_size, *empty_bytes;
 
 typedef struct {
     PyObject_HEAD
@@ -734,7 +735,8 @@ typedef struct {
     PyObject *tracker; /* the segment's JsonStringTracker: `in_string`, `_skip`, `_carry` */
     PyObject *segment; /* the JsonSegment: `_parts` */
     PyObject *fallback; /* the Python lane, for a piece a marker may be in */
-    Field carry, in_string, skip, parts;
+    Field carry, in_string, skip, parts, size;
+    Py_ssize_t limit; /* the segment's `limit`, or -1 for none */
 } QuietState;
 
 static int
@@ -782,9 +784,17 @@ quiet_call(PyObject *self_, PyObject *raw)
         Py_RETURN_NONE;
     }
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
-    PyObject *result = NULL, *carry = NULL, *state = NULL, *skip_obj = NULL, *parts = NULL;
+    PyObject *result = NULL, *carry = NULL, *state = NULL, *skip_obj = NULL, *parts = NULL, *size_obj = NULL;
     if (len == 0) {
         result = Py_NewRef(Py_None);
+        goto done;
+    }
+    size_obj = field_get(s->segment, &s->size);
+    Py_ssize_t size = size_obj == NULL ? -1 : PyLong_AsSsize_t(size_obj);
+    if (size == -1 && PyErr_Occurred())
+        goto done;
+    if (s->limit >= 0 && size + len > s->limit) {
+        result = Py_NewRef(Py_None); /* past the limit: the general path lets the call go */
         goto done;
     }
     /* `cannot_find`: nothing carried from the piece before, no marker's first character in it */
@@ -836,8 +846,14 @@ quiet_call(PyObject *self_, PyObject *raw)
     parts = field_get(s->segment, &s->parts);
     if (parts == NULL || PyList_Append(parts, text) < 0 || field_set(s->f.template_, &s->f.used, Py_True) < 0)
         goto done;
+    PyObject *size_new = PyLong_FromSsize_t(size + len);
+    failed = size_new == NULL || field_set(s->segment, &s->size, size_new) < 0;
+    Py_XDECREF(size_new);
+    if (failed)
+        goto done;
     result = Py_NewRef(empty_bytes);
 done:
+    Py_XDECREF(size_obj);
     Py_XDECREF(parts);
     Py_XDECREF(skip_obj);
     Py_XDECREF(state);
@@ -853,9 +869,9 @@ static PyObject *
 quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *head, *tail, *table, *tracker, *segment, *template_, *firsts, *fallback;
-    Py_ssize_t cap;
-    if (!PyArg_ParseTuple(args, "O!O!nO!OOOUO:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
-                          &PyBytes_Type, &table, &tracker, &segment, &template_, &firsts, &fallback))
+    Py_ssize_t cap, limit;
+    if (!PyArg_ParseTuple(args, "O!O!nO!OOOUOn:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+                          &PyBytes_Type, &table, &tracker, &segment, &template_, &firsts, &fallback, &limit))
         return NULL;
     QuietState *s = PyObject_GC_New(QuietState, &QuietStateType);
     if (s == NULL)
@@ -868,6 +884,8 @@ quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
     field_init(&s->in_string, tracker, str_in_string);
     field_init(&s->skip, tracker, str_skip);
     field_init(&s->parts, segment, str_parts);
+    field_init(&s->size, segment, str_size);
+    s->limit = limit;
     if (frame_init(&s->f, head, tail, cap, table, template_, firsts) < 0) {
         Py_DECREF(s);
         return NULL;
@@ -1610,7 +1628,7 @@ static PyMethodDef module_methods[] = {
      " firsts, simple_take, encode_basestring, encode_basestring_ascii)"
      " -> lane: see toolcall_middleware.core.lane."},
     {"quiet_lane", quiet_lane, METH_VARARGS,
-     "quiet_lane(head, tail, cap, table, tracker, segment, template, firsts, fallback) -> lane: see"
+     "quiet_lane(head, tail, cap, table, tracker, segment, template, firsts, fallback, limit) -> lane: see"
      " toolcall_middleware.core.lane.quiet_lane."},
     {"sender", sender, METH_VARARGS,
      "sender(request, route, send) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},
@@ -1648,8 +1666,9 @@ PyInit__lane(void)
     str_in_string = PyUnicode_InternFromString("in_string");
     str_skip = PyUnicode_InternFromString("_skip");
     str_parts = PyUnicode_InternFromString("_parts");
+    str_size = PyUnicode_InternFromString("size");
     empty_bytes = PyBytes_FromStringAndSize(NULL, 0);
-    if (!str_carry || !str_in_string || !str_skip || !str_parts || !empty_bytes)
+    if (!str_carry || !str_in_string || !str_skip || !str_parts || !str_size || !empty_bytes)
         return NULL;
     str_general = PyUnicode_InternFromString("_general");
     str_lane_failed = PyUnicode_InternFromString("_lane_failed");

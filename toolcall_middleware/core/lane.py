@@ -345,8 +345,9 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
     tracker = segment._tracker
     firsts = "".join(sorted(tracker._firsts))
     head, tail = frame_in
+    limit = -1 if segment.limit is None else segment.limit
     return _native.quiet_lane(  # type: ignore[no-any-return]
-        head, tail, cap, native_table(()), tracker, segment, template, firsts, lane
+        head, tail, cap, native_table(()), tracker, segment, template, firsts, lane, limit
     )
 
 

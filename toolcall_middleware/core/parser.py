@@ -65,6 +65,10 @@ class StreamParser:
     and a broken call's text follows as content as in whole mode; `PolicyFilter(streaming=
     "incremental")` fails the response on such a call.
 
+    `max_call_chars`: a call still open that holds more characters is let go at once, reported
+    as `OversizedCall`, and nothing after it is read (the parser's memory stays bounded however
+    long the output); `None`, the default: no limit.
+
     `model_ids=False` leaves `ToolCallStart.id` `None` where the format writes an id of its own
     (Kimi's `functions.f:0` restarts at 0 in every answer), so the emitters mint unique ones.
 
@@ -90,6 +94,7 @@ class StreamParser:
         arguments_streaming: ArgumentsStreaming = "whole",
         model_ids: bool = True,
         reasoning_calls: ReasoningCalls = "keep",
+        max_call_chars: int | None = None,
     ) -> None:
         if arguments_streaming not in ("whole", "incremental"):
             raise ValueError(f"arguments_streaming must be 'whole' or 'incremental', not {arguments_streaming!r}")
@@ -107,6 +112,7 @@ class StreamParser:
             model=model,
             incremental=arguments_streaming == "incremental",
             model_ids=model_ids,
+            max_call_chars=max_call_chars,
         )
         self._tools = self.dialect.machine(self.context)
         self._splitter: ReasoningSplitter | None = None

@@ -256,15 +256,21 @@ class JsonStringTracker:
 
 
 class JsonSegment:
-    """Like `MarkerSegment`, but a marker inside a JSON string literal does not count."""
+    """Like `MarkerSegment`, but a marker inside a JSON string literal does not count.
 
-    __slots__ = ("__dict__", "_parts")  # the C lane's per-chunk field (see `BlockParser`)
+    `size` counts the characters it was given; `feed_inside` takes none past `limit` (the caller
+    then feeds the piece, sees the size and lets the segment go)."""
 
-    def __init__(self, markers: tuple[str, ...]) -> None:
+    __slots__ = ("__dict__", "_parts", "size")  # the C lane's per-chunk fields (see `BlockParser`)
+
+    def __init__(self, markers: tuple[str, ...], limit: int | None = None) -> None:
         self._tracker = JsonStringTracker(markers)
         self._parts: list[str] = []
+        self.size = 0
+        self.limit = limit
 
     def feed(self, text: str) -> tuple[str, str, str] | None:
+        self.size += len(text)
         hit = self._tracker.find(text)
         if hit is None:
             self._parts.append(text)
@@ -278,10 +284,15 @@ class JsonSegment:
 
     def feed_inside(self, text: str) -> bool:
         """`feed(text)` for a piece that cannot end the segment (`JsonStringTracker.find_nothing`);
-        `False`, with nothing consumed, for any other piece."""
+        `False`, with nothing consumed, for any other piece (and one that would take it past
+        `limit`)."""
+        limit = self.limit
+        if limit is not None and self.size + len(text) > limit:
+            return False
         if not self._tracker.find_nothing(text):
             return False
         self._parts.append(text)
+        self.size += len(text)
         return True
 
     def text(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..events import Event, TextDelta, TruncatedCall
+from ..events import Event, OversizedCall, TextDelta, TruncatedCall
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth
 from .base import Call, Dialect, ParseContext, call_events
@@ -48,13 +48,16 @@ def _one_call(value: Any) -> Call | None:
 class GenericJsonParser:
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
-        self._mode = "start"  # start -> object -> after (calls) | text
+        self._mode = "start"  # start -> object -> after (calls) | text | spent (a call over the limit)
         self._lead: list[str] = []  # whitespace before the object (a list: it may come in many pieces)
         self._body: list[str] = []
         self._json = JsonDepth(depth=0)  # the scan starts at the object's `{`
+        self._body_chars = 0
 
     def feed(self, text: str) -> list[Event]:
         out: list[Event] = []
+        if self._mode == "spent":  # (after a call over `ctx.max_call_chars`)
+            return out
         if self._mode == "after":  # whitespace after a call object is layout
             text = text.lstrip(WHITESPACE)
             if not text:
@@ -78,6 +81,11 @@ class GenericJsonParser:
         end = self._json.advance(text, 0)
         if end < 0:
             self._body.append(text)
+            self._body_chars += len(text)
+            limit = self.ctx.max_call_chars
+            if limit is not None and self._body_chars > limit:  # let it go; read nothing more
+                self._mode, self._body, self._lead = "spent", [], []
+                out.append(OversizedCall(self._body_chars))
             return out
         self._body.append(text[:end])
         self._mode = "text"

@@ -35,7 +35,16 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ..events import (
+    Event,
+    OversizedCall,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    TruncatedCall,
+)
 from ..memo import remembered
 from . import errors
 from .calls import CallJudge, PendingCall, Rejected
@@ -78,13 +87,15 @@ class PolicyFilter:
             raise ValueError(f"streaming must be 'whole' or 'incremental', not {streaming!r}")
         if rejected not in ("text", "drop"):
             raise ValueError(f"rejected must be 'text' or 'drop', not {rejected!r}")
+        limits = limits if limits is not None else PolicyLimits()
         self._judge = CallJudge(
             remembered("rules", (tools, tool_choice), lambda: ToolRules.read(tools, tool_choice)),
             strict=strict,
             repair=repair,
             rejected=rejected,
-            limits=limits if limits is not None else PolicyLimits(),
+            limits=limits,
         )
+        self._max_arguments_bytes = limits.max_arguments_bytes
         if parallel_tool_calls is False:
             self._judge.serial()
         self._streaming = streaming
@@ -199,6 +210,9 @@ class PolicyFilter:
         queue = self._queue
         while queue and self._error is None:
             item = queue[0]
+            if type(item) is OversizedCall:
+                self._oversized(item, out)
+                return
             if not isinstance(item, PendingCall):
                 out.append(item)
                 queue.popleft()
@@ -213,6 +227,17 @@ class PolicyFilter:
                 continue  # it could not go out after all: settle it
             queue.popleft()
             self._emit(call, out)
+
+    def _oversized(self, event: OversizedCall, out: list[PolicyEvent]) -> None:
+        """A call the parser let go while it was still open, over `max_call_chars`: the error a
+        closed call over `max_arguments_bytes` gives (the parser reads nothing after it)."""
+        cap = self._max_arguments_bytes
+        limit = f"the limit of {cap} bytes" if cap is not None else "the parser's limit"
+        message = f"The arguments of a tool call grew past {limit} before the call ended."
+        self._error = PolicyError(message, errors.TOOL_ARGUMENTS_TOO_LARGE)
+        self._judge.notes.append(PolicyNote("error", "max_arguments_bytes", -1, "", message))
+        out.append(self._error)
+        self._queue.clear()
 
     def _stream(self, call: PendingCall, out: list[PolicyEvent]) -> None:
         if call.live is None:
