@@ -250,5 +250,8 @@ class ReasoningSplitter:
             return ""
         body = text.rstrip(WHITESPACE)
         held = self._held_ws
-        given, self._held_ws = hold_whitespace(held + text[len(body) :] if not body else text[len(body) :])
-        return given if not body else held + body + given
+        if not body:  # whitespace only: the run held grows (and its start goes out past the cap)
+            given, self._held_ws = hold_whitespace(held + text)
+            return given
+        given, self._held_ws = hold_whitespace(text[len(body) :])
+        return held + body + given

@@ -118,10 +118,13 @@ class AutoParser:
     def _text(self, out: list[Event], text: str) -> None:
         body = text.rstrip(WHITESPACE)
         held = self._held_ws
-        given, self._held_ws = hold_whitespace(text[len(body) :] if body else held + text)
-        text = held + body + given if body else given
-        if text:
-            out.append(TextDelta(text))
+        if body:
+            given, self._held_ws = hold_whitespace(text[len(body) :])
+            out.append(TextDelta(held + body + given))
+            return
+        given, self._held_ws = hold_whitespace(held + text)  # whitespace only: the run held grows
+        if given:
+            out.append(TextDelta(given))
 
 
 class _Closed:
