@@ -259,6 +259,7 @@ class BlockParser(PendingTextMachine):
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
         self._heads = head_pattern(self._markers)
         self._block_chars = 0  # what the open block was given the general way (`ctx.max_call_chars`)
+        self._limit = ctx.max_call_chars
 
     def feed(self, text: str) -> list[Event]:
         plain = self.feed_plain(text)
@@ -385,7 +386,8 @@ class BlockParser(PendingTextMachine):
                 self._pending = ""
                 self._take(out)
                 if rest is None:
-                    self._bound_block(out)
+                    if self._limit is not None:
+                        self._bound_block(out, self._limit)
                     return
                 self._block = None
                 self._pending = rest
@@ -412,11 +414,10 @@ class BlockParser(PendingTextMachine):
             self._block_chars = 0
             self._pending = s[pos + len(opener) :]
 
-    def _bound_block(self, out: list[Event]) -> None:
-        """The open block over `ctx.max_call_chars`: let it go (`OversizedCall`); the rest of the
-        output goes to a block that keeps nothing."""
-        limit = self.ctx.max_call_chars
-        if limit is None or self._block is None or self._block is _SPENT:
+    def _bound_block(self, out: list[Event], limit: int) -> None:
+        """The open block over `limit` (`ctx.max_call_chars`): let it go (`OversizedCall`); the
+        rest of the output goes to a block that keeps nothing."""
+        if self._block is None or self._block is _SPENT:
             return
         size = getattr(self._block, "size", self._block_chars)
         if size > limit:
