@@ -14,7 +14,7 @@ from typing import Any
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
 from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, JsonDepth
+from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
 from .base import Call, Dialect, ParseContext, call_events
 from .hermes import call_from_object
 
@@ -49,7 +49,7 @@ class GenericJsonParser:
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
         self._mode = "start"  # start -> object -> after (calls) | text | spent (a call over the limit)
-        self._lead: list[str] = []  # whitespace before the object (a list: it may come in many pieces)
+        self._lead = ""  # whitespace before the object: layout if a call follows (`hold_whitespace`)
         self._body: list[str] = []
         self._json = JsonDepth(depth=0)  # the scan starts at the object's `{`
         self._body_chars = 0
@@ -68,14 +68,18 @@ class GenericJsonParser:
         if self._mode == "start":
             stripped = text.lstrip(WHITESPACE)
             if not stripped:
-                self._lead.append(text)
+                given, self._lead = hold_whitespace(self._lead + text)  # (bounded: the rest is text)
+                if given:
+                    out.append(TextDelta(given))
                 return out
             if not stripped.startswith("{"):
                 self._mode = "text"
-                out.append(TextDelta("".join(self._lead) + text))
-                self._lead = []
+                out.append(TextDelta(self._lead + text))
+                self._lead = ""
                 return out
-            self._lead.append(text[: len(text) - len(stripped)])
+            given, self._lead = hold_whitespace(self._lead + text[: len(text) - len(stripped)])
+            if given:
+                out.append(TextDelta(given))
             self._mode = "object"
             text = stripped
         end = self._json.advance(text, 0)
@@ -84,7 +88,7 @@ class GenericJsonParser:
             self._body_chars += len(text)
             limit = self.ctx.max_call_chars
             if limit is not None and self._body_chars > limit:  # let it go; read nothing more
-                self._mode, self._body, self._lead = "spent", [], []
+                self._mode, self._body, self._lead = "spent", [], ""
                 out.append(OversizedCall(self._body_chars))
             return out
         self._body.append(text[:end])
@@ -96,11 +100,10 @@ class GenericJsonParser:
     def close(self) -> list[Event]:
         if self._mode == "object":
             self._mode = "text"
-            return [TruncatedCall("".join(self._lead) + "".join(self._body))]
-        lead = "".join(self._lead)
-        if self._mode == "start" and lead:
+            return [TruncatedCall(self._lead + "".join(self._body))]
+        if self._mode == "start" and self._lead:
             self._mode = "text"
-            return [TextDelta(lead)]
+            return [TextDelta(self._lead)]
         return []
 
     def _decide(self, raw: str) -> list[Event]:
@@ -112,7 +115,7 @@ class GenericJsonParser:
         if isinstance(found, str):
             return [TextDelta(found)] if found else []
         if not found:
-            return [TextDelta("".join(self._lead) + raw)]
+            return [TextDelta(self._lead + raw)]
         out: list[Event] = []
         for call in found:
             out.extend(call_events(self.ctx, call))
