@@ -154,3 +154,22 @@ def test_an_endless_body_or_event_passes_through_and_memory_stays_bounded(stream
     # Over its cap the body is the host's, byte for byte (DESIGN: pass through what is not ours).
     assert send.start["status"] == 200 and send.head.startswith(head) and send.size == len(head) + TOTAL
     assert peak < 4 * LIMIT, f"peak {peak} bytes"
+
+
+def test_a_call_streaming_its_arguments_fails_at_the_limit_too() -> None:
+    host = EndlessCall("x" * PIECE)
+    app = ToolCallMiddleware(
+        host, dialect="hermes", arguments_streaming="incremental", limits={"max_call_bytes": LIMIT}
+    )
+    written_at_error: list[int] = []
+
+    def on_send(recorder: Recorder, message: Any) -> None:
+        if b"tool_arguments_too_large" in message.get("body", b"") and not written_at_error:
+            written_at_error.append(host.written)
+
+    send = Recorder(on_send)
+    call(app, scope(), Receive([request(chat_request(stream=True))]), send)
+    assert written_at_error and written_at_error[0] <= LIMIT < written_at_error[0] + PIECE + len(OPENING)
+    events = sse_events(send.body)
+    assert [e["error"]["code"] for e in events if isinstance(e, dict) and "error" in e] == ["tool_arguments_too_large"]
+    assert events[-1] == "[DONE]"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.conftest import split_at
 from tests.core import adversarial
 from toolcall_middleware import StreamParser, list_dialects
-from toolcall_middleware.core.events import OversizedCall, TextDelta
+from toolcall_middleware.core.events import OversizedCall, TextDelta, ToolCallDelta, ToolCallStart
 from toolcall_middleware.core.policy import PolicyError, PolicyFilter
 from toolcall_middleware.core.policy.errors import TOOL_ARGUMENTS_TOO_LARGE
 from toolcall_middleware.core.result import merge_events
@@ -72,3 +72,12 @@ def test_a_limit_not_reached_changes_nothing(dialect: str, data: st.DataObject) 
         return merge_events(events)
 
     assert run(len(text) + 1) == run(None)
+
+
+def test_a_call_streaming_its_arguments_fails_at_once_when_let_go() -> None:
+    policy = PolicyFilter([{"type": "function", "function": {"name": "f"}}], streaming="incremental")
+    out = policy.feed([TextDelta("Hi"), ToolCallStart(0, None, "f"), ToolCallDelta(0, '{"a": "')])
+    assert [type(e) for e in out] == [TextDelta, ToolCallStart, ToolCallDelta]
+    out = policy.feed([OversizedCall(LIMIT + 1)])
+    assert len(out) == 1 and isinstance(out[0], PolicyError) and out[0].code == TOOL_ARGUMENTS_TOO_LARGE
+    assert policy.close() == []

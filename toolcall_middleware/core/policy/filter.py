@@ -192,6 +192,13 @@ class PolicyFilter:
                 call.arguments = event.arguments
                 if call.fate == "go":
                     self._judge.check_arguments(call)
+        elif type(event) is OversizedCall and self._open:
+            # The call let go is one streaming already (its start went out): it fails where it
+            # stands in the queue, at once, rather than wait for an end that never comes.
+            message = self._oversized_message()
+            for call in self._open.values():
+                self._judge.fail(call, "max_arguments_bytes", errors.TOOL_ARGUMENTS_TOO_LARGE, message)
+            self._open.clear()
         else:
             if isinstance(event, TruncatedCall):
                 self._truncated = True
@@ -228,12 +235,15 @@ class PolicyFilter:
             queue.popleft()
             self._emit(call, out)
 
+    def _oversized_message(self) -> str:
+        cap = self._max_arguments_bytes
+        limit = f"the limit of {cap} bytes" if cap is not None else "the parser's limit"
+        return f"The arguments of a tool call grew past {limit} before the call ended."
+
     def _oversized(self, event: OversizedCall, out: list[PolicyEvent]) -> None:
         """A call the parser let go while it was still open, over `max_call_chars`: the error a
         closed call over `max_arguments_bytes` gives (the parser reads nothing after it)."""
-        cap = self._max_arguments_bytes
-        limit = f"the limit of {cap} bytes" if cap is not None else "the parser's limit"
-        message = f"The arguments of a tool call grew past {limit} before the call ended."
+        message = self._oversized_message()
         self._error = PolicyError(message, errors.TOOL_ARGUMENTS_TOO_LARGE)
         self._judge.notes.append(PolicyNote("error", "max_arguments_bytes", -1, "", message))
         out.append(self._error)
