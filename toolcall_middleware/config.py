@@ -45,7 +45,9 @@ class Limits(BaseModel):
         64 * 1024 * 1024, gt=0, description="whole JSON bodies larger than this pass through"
     )
     max_call_bytes: int = Field(
-        4 * 1024 * 1024, gt=0, description="the arguments of one call; a larger call fails the response"
+        4 * 1024 * 1024,
+        gt=0,
+        description="the arguments of one call; a larger call fails the response, an open one as it passes this",
     )
     max_calls: int = Field(128, gt=0, description="calls per response")
     max_sse_event_bytes: int = Field(8 * 1024 * 1024, gt=0, description="one upstream SSE event")

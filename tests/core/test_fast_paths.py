@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core import answer as answer_module
-from toolcall_middleware.core import lane as lane_module
 from toolcall_middleware.core import pipeline as pipeline_module
 from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.emitters.meta import Upstream
@@ -433,17 +432,6 @@ LANE_PIECE = st.one_of(
     st.sampled_from(["word ", " word", "two  ", "café ", 'say "hi" ', "a\\b", "tab\t", "é", "  ", "[TOOL_CALLS]"]),
     st.sampled_from(["<|tool_call>call:f{a:1}<tool_call|>", "<|tool_call>", "Done.", "ok"]),
 )
-
-
-@pytest.fixture(scope="module", params=["c", "python"])
-def lane_kind(request: pytest.FixtureRequest) -> Any:
-    """The lane tests run on both lanes: the C one (where it is built) and the Python one."""
-    if request.param == "c" and lane_module._native is None:
-        pytest.skip("the C lane is not built here")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "python":
-            patch.setattr(lane_module, "_native", None)
-        yield request.param
 
 
 def _encode_chunk(event: dict[str, Any], style: str) -> bytes:

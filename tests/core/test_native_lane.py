@@ -21,6 +21,7 @@ from toolcall_middleware.core import lane as lane_module
 from toolcall_middleware.core.inbound.template import TextTemplate
 from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.reasoning import ReasoningSplitter, ReasoningSyntax
+from toolcall_middleware.core.textscan import HELD_WHITESPACE
 
 pytestmark = pytest.mark.skipif(lane_module._native is None, reason="the C lane is not built here")
 
@@ -61,7 +62,11 @@ ESCAPES = st.lists(
     ),
     max_size=6,
 ).map("".join)
-WORDS = st.sampled_from(["word", "two words", "end. ", "x  ", " ", "  ", "café", "日本語 ", "é", "a\n", "<tool", "`"])
+# (and runs of whitespace longer than a holder holds: `HELD_WHITESPACE`)
+LONG_WS = ["y" + " " * (HELD_WHITESPACE + 2), " " * (HELD_WHITESPACE + 1), "z" + "\n" * (HELD_WHITESPACE + 9)]
+WORDS = st.sampled_from(
+    ["word", "two words", "end. ", "x  ", " ", "  ", "café", "日本語 ", "é", "a\n", "<tool", "`", *LONG_WS]
+)
 PIECE = st.one_of(TEXT, WORDS, st.lists(st.one_of(TEXT, WORDS), max_size=3).map("".join))
 
 
@@ -124,6 +129,7 @@ DIALECTS = ["hermes", "gemma4", "mistral", "kimi_k2", "deepseek_v32", "glm45", "
 )
 @example("hermes", [HEAD + b"Hi " + TAIL, HEAD + b"there" + TAIL, HEAD + b"caf\xc3\xa9  " + TAIL], [], False)
 @example("hermes", [HEAD + b"a\xff" + TAIL, HEAD + b"\xe6\x97\xa5 " + TAIL, HEAD + b"b" + TAIL], [" "], True)
+@example("hermes", [HEAD + LONG_WS[0].encode() + TAIL, HEAD + b"    " + TAIL, HEAD + b"b" + TAIL], [], False)
 def test_the_c_text_lane_is_the_python_one(dialect: str, raws: list[bytes], held: list[str], write: bool) -> None:
     def build(output: Any) -> tuple[Any, Any, Template]:
         parser = StreamParser(dialect)
@@ -151,6 +157,11 @@ def test_the_c_reasoning_lane_is_the_python_one(
         return splitter, lane_module.reasoning_lane(splitter, (HEAD, TAIL), output, 1 << 20, template), template
 
     _compare(build, raws, held if with_splitter else [], write)
+
+
+def test_the_c_lane_holds_as_much_whitespace_as_python() -> None:
+    assert lane_module._native is not None
+    assert lane_module._native.HELD_WHITESPACE == HELD_WHITESPACE
 
 
 def test_the_c_lane_keeps_the_cap_and_the_frame() -> None:

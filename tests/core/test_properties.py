@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 
 from canitoolcall.fixtures import load_fixtures
@@ -18,7 +19,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import split_at, stream_parse
+from tests.core import adversarial
 from toolcall_middleware import StreamParser, TextDelta, list_dialects, parse
+from toolcall_middleware.core.dialects import ParseContext, get_dialect
+from toolcall_middleware.core.parser import PIECE, _in_pieces
+from toolcall_middleware.core.result import merge_events
 
 SAMPLES = load_fixtures()
 
@@ -147,3 +152,36 @@ def test_a_json_segment_takes_a_piece_quietly_only_as_feeding_it_would(pieces: l
             assert quiet.feed(piece) == hit
         state = [(s._tracker.in_string, s._tracker._skip, s._tracker._carry, s.text()) for s in (quiet, fed)]
         assert state[0] == state[1]
+
+
+# -- long texts: parsed in pieces -------------------------------------------------------------
+
+
+def _alphabet(dialect: str) -> list[str]:
+    """Each dialect's markers, their parts and look-alikes, and the characters its bodies weigh."""
+    openers, head, end, inner = adversarial.SHAPES[dialect]
+    marks = [*openers, head, end, *inner, *(o[:-1] for o in openers), *(o[1:] for o in openers)]
+    return [m for m in marks if m] + ['"', "\\", "{", "}", "[", "]", "\n", " ", "```", "word ", "<think>", "</think>"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(list_dialects()), st.data())
+def test_a_long_text_parsed_in_pieces_is_parsed_as_one_feed(dialect: str, data: st.DataObject) -> None:
+    """A text longer than `PIECE` goes to the machines in pieces (linear work): the events are
+    those of one feed of the whole, and any split of it still gives the whole parse."""
+    units = data.draw(st.lists(st.sampled_from(_alphabet(dialect)), min_size=1, max_size=24))
+    unit = "".join(units)
+    text = unit * (2 * PIECE // len(unit) + 2)
+    one = get_dialect(dialect).machine(ParseContext())
+    pieced = get_dialect(dialect).machine(ParseContext())
+    assert merge_events(_in_pieces(pieced.feed, text) + pieced.close()) == merge_events(one.feed(text) + one.close())
+    cuts = data.draw(st.lists(st.integers(min_value=0, max_value=10**6), max_size=20))
+    assert stream_parse(split_at(text, cuts), dialect=dialect) == parse(text, dialect)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(alphabet="<tool_call>{}\" \nab", min_size=PIECE + 1, max_size=4 * PIECE))
+def test_a_long_feed_gives_its_text_in_one_delta_per_run(text: str) -> None:
+    events = StreamParser("hermes").feed(text)
+    kinds = [type(e) for e in events]
+    assert all(not (a is b is TextDelta) for a, b in pairwise(kinds))

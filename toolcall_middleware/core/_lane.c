@@ -33,6 +33,9 @@ cleared_dealloc(PyObject *self)
 #define STOP 1   /* a raw control character, or the first byte of a marker: not this lane's */
 #define ESCAPE 2 /* a backslash or a quote: the string is unescaped (`string_text`) */
 #define HIGH 4   /* part of a multi-byte UTF-8 character: the text must be valid UTF-8 */
+/* The most trailing whitespace a holder holds (`textscan.HELD_WHITESPACE`, checked by the tests):
+ * a chunk ending in more goes to the Python lane, which holds only that much of it. */
+#define HELD_WHITESPACE 128
 
 static PyObject *str_used, *str_held_ws, *str_prev, *str_last, *str_after_call, *str_space, *str_empty;
 
@@ -485,7 +488,7 @@ take_out(LaneState *s, PyObject *raw, PyObject *text)
     Py_ssize_t len = PyUnicode_GET_LENGTH(text), kept = len;
     while (kept > 0 && is_layout_ws(PyUnicode_READ_CHAR(text, kept - 1)))
         kept--;
-    if (kept == 0)
+    if (kept == 0 || (s->holder != NULL && s->holds_spaces && len - kept > HELD_WHITESPACE))
         return PyObject_CallOneArg(s->fallback, raw);
     PyObject *held = NULL, *emitted = NULL, *body = NULL, *new_held = NULL, *result = NULL;
     if (s->holder != NULL) {
@@ -621,7 +624,7 @@ lane_call(PyObject *self_, PyObject *raw)
             Py_ssize_t kept = n;
             while (kept > 0 && b[kept - 1] == ' ')
                 kept--;
-            if (!s->holds_spaces || kept == 0 || held == 2)
+            if (!s->holds_spaces || kept == 0 || held == 2 || n - kept > HELD_WHITESPACE)
                 return plain_take_out(s, raw, b, n);
             /* Held back: a block (or the reasoning's end) may follow; the rest goes as it came,
              * after a space held before it. */
@@ -720,10 +723,11 @@ text_lane(PyObject *Py_UNUSED(module), PyObject *args)
  * segment (its tracker's string state moved on, the piece appended to its parts) and the client
  * gets nothing (`b""`). A piece with a marker's first character in it, or after a part of one
  * carried over, is the Python lane's (`fallback`: it may still be one `feed_inside` takes, a
- * piece of the end marker); any other: `None`, nothing changed, as in Python.
+ * piece of the end marker); any other: `None`, nothing changed, as in Python. The segment's
+ * `size` counts what it takes; a piece that would take it past its `limit` is not taken (`None`).
  */
 
-static PyObject *str_carry, *str_in_string, *str_skip, *str_parts, *empty_bytes;
+static PyObject *str_carry, *str_in_string, *str_skip, *str_parts, *str_size, *empty_bytes;
 
 typedef struct {
     PyObject_HEAD
@@ -731,7 +735,8 @@ typedef struct {
     PyObject *tracker; /* the segment's JsonStringTracker: `in_string`, `_skip`, `_carry` */
     PyObject *segment; /* the JsonSegment: `_parts` */
     PyObject *fallback; /* the Python lane, for a piece a marker may be in */
-    Field carry, in_string, skip, parts;
+    Field carry, in_string, skip, parts, size;
+    Py_ssize_t limit; /* the segment's `limit`, or -1 for none */
 } QuietState;
 
 static int
@@ -779,9 +784,17 @@ quiet_call(PyObject *self_, PyObject *raw)
         Py_RETURN_NONE;
     }
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
-    PyObject *result = NULL, *carry = NULL, *state = NULL, *skip_obj = NULL, *parts = NULL;
+    PyObject *result = NULL, *carry = NULL, *state = NULL, *skip_obj = NULL, *parts = NULL, *size_obj = NULL;
     if (len == 0) {
         result = Py_NewRef(Py_None);
+        goto done;
+    }
+    size_obj = field_get(s->segment, &s->size);
+    Py_ssize_t size = size_obj == NULL ? -1 : PyLong_AsSsize_t(size_obj);
+    if (size == -1 && PyErr_Occurred())
+        goto done;
+    if (s->limit >= 0 && size + len > s->limit) {
+        result = Py_NewRef(Py_None); /* past the limit: the general path lets the call go */
         goto done;
     }
     /* `cannot_find`: nothing carried from the piece before, no marker's first character in it */
@@ -833,8 +846,14 @@ quiet_call(PyObject *self_, PyObject *raw)
     parts = field_get(s->segment, &s->parts);
     if (parts == NULL || PyList_Append(parts, text) < 0 || field_set(s->f.template_, &s->f.used, Py_True) < 0)
         goto done;
+    PyObject *size_new = PyLong_FromSsize_t(size + len);
+    failed = size_new == NULL || field_set(s->segment, &s->size, size_new) < 0;
+    Py_XDECREF(size_new);
+    if (failed)
+        goto done;
     result = Py_NewRef(empty_bytes);
 done:
+    Py_XDECREF(size_obj);
     Py_XDECREF(parts);
     Py_XDECREF(skip_obj);
     Py_XDECREF(state);
@@ -850,9 +869,9 @@ static PyObject *
 quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *head, *tail, *table, *tracker, *segment, *template_, *firsts, *fallback;
-    Py_ssize_t cap;
-    if (!PyArg_ParseTuple(args, "O!O!nO!OOOUO:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
-                          &PyBytes_Type, &table, &tracker, &segment, &template_, &firsts, &fallback))
+    Py_ssize_t cap, limit;
+    if (!PyArg_ParseTuple(args, "O!O!nO!OOOUOn:quiet_lane", &PyBytes_Type, &head, &PyBytes_Type, &tail, &cap,
+                          &PyBytes_Type, &table, &tracker, &segment, &template_, &firsts, &fallback, &limit))
         return NULL;
     QuietState *s = PyObject_GC_New(QuietState, &QuietStateType);
     if (s == NULL)
@@ -865,6 +884,8 @@ quiet_lane(PyObject *Py_UNUSED(module), PyObject *args)
     field_init(&s->in_string, tracker, str_in_string);
     field_init(&s->skip, tracker, str_skip);
     field_init(&s->parts, segment, str_parts);
+    field_init(&s->size, segment, str_size);
+    s->limit = limit;
     if (frame_init(&s->f, head, tail, cap, table, template_, firsts) < 0) {
         Py_DECREF(s);
         return NULL;
@@ -1607,7 +1628,7 @@ static PyMethodDef module_methods[] = {
      " firsts, simple_take, encode_basestring, encode_basestring_ascii)"
      " -> lane: see toolcall_middleware.core.lane."},
     {"quiet_lane", quiet_lane, METH_VARARGS,
-     "quiet_lane(head, tail, cap, table, tracker, segment, template, firsts, fallback) -> lane: see"
+     "quiet_lane(head, tail, cap, table, tracker, segment, template, firsts, fallback, limit) -> lane: see"
      " toolcall_middleware.core.lane.quiet_lane."},
     {"sender", sender, METH_VARARGS,
      "sender(request, route, send) -> the ASGI send for toolcall_middleware.asgi's request: see _Request._send."},
@@ -1645,8 +1666,9 @@ PyInit__lane(void)
     str_in_string = PyUnicode_InternFromString("in_string");
     str_skip = PyUnicode_InternFromString("_skip");
     str_parts = PyUnicode_InternFromString("_parts");
+    str_size = PyUnicode_InternFromString("size");
     empty_bytes = PyBytes_FromStringAndSize(NULL, 0);
-    if (!str_carry || !str_in_string || !str_skip || !str_parts || !empty_bytes)
+    if (!str_carry || !str_in_string || !str_skip || !str_parts || !str_size || !empty_bytes)
         return NULL;
     str_general = PyUnicode_InternFromString("_general");
     str_lane_failed = PyUnicode_InternFromString("_lane_failed");
@@ -1679,6 +1701,10 @@ PyInit__lane(void)
     PyObject *flags = Py_BuildValue("{sisisi}", "STOP", STOP, "ESCAPE", ESCAPE, "HIGH", HIGH);
     if (flags == NULL || PyModule_AddObject(m, "FLAGS", flags) < 0) {
         Py_XDECREF(flags);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "HELD_WHITESPACE", HELD_WHITESPACE) < 0) {
         Py_DECREF(m);
         return NULL;
     }

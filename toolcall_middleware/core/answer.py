@@ -92,6 +92,8 @@ def parser_for(exchange: Exchange, streaming: ArgumentsStreaming) -> StreamParse
         # ones. Ids a host gives its calls in its protocol (`tool_use.id`) are kept either way.
         model_ids=settings.call_ids == "model",
         reasoning_calls=settings.reasoning_calls,
+        # A call that never closes is let go as it passes the limit, not held to the stream's end.
+        max_call_chars=settings.max_call_bytes,
     )
 
 

@@ -64,10 +64,21 @@ class TruncatedCall:
     text: str
 
 
-Event = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | TruncatedCall
+@dataclass(frozen=True, slots=True)
+class OversizedCall:
+    """A call still open grew past the parser's `max_call_chars` (`ParseContext`): its text was
+    let go as it passed the limit, and nothing the output writes after it is read. Only a parser
+    given a limit reports one (the middleware's, from `Limits.max_call_bytes`); the policy stage
+    fails the response with `tool_arguments_too_large`, as for a closed call over the limit."""
+
+    chars: int
+
+
+Event = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | TruncatedCall | OversizedCall
 
 __all__ = [
     "Event",
+    "OversizedCall",
     "ReasoningDelta",
     "TextDelta",
     "ToolCallDelta",

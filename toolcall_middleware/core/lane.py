@@ -43,7 +43,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from .framing.utf8 import token_bytes
-from .textscan import WHITESPACE, JsonSegment, marker_starts
+from .textscan import HELD_WHITESPACE, WHITESPACE, JsonSegment, marker_starts
 
 if TYPE_CHECKING:
     from .dialects.base import BlockParser
@@ -141,6 +141,8 @@ def text_lane(
         if not hold_spaces or len(kept) == len(text):
             machine._held_ws = ""
             return held + text
+        if len(text) - len(kept) > HELD_WHITESPACE:
+            return piece(text)  # (what is held is bounded)
         machine._held_ws = text[len(kept) :]  # held back: a block may follow
         return held + kept
 
@@ -165,15 +167,7 @@ def reasoning_lane(
 
     def take(text: str) -> str:
         """`_emit_reasoning(text, closing=False)`."""
-        if splitter is None:
-            return text
-        held = splitter._held_ws
-        kept = text.rstrip(WHITESPACE)
-        if not kept:
-            splitter._held_ws = held + text
-            return ""
-        splitter._held_ws = text[len(kept) :]
-        return held + kept
+        return text if splitter is None else splitter.reasoning_text(text)
 
     return _lane(frame_in, output, cap, template, markers, splitter, take, None, splitter is not None, True)
 
@@ -240,7 +234,7 @@ def _lane(
         if holder is not None:
             if body[-1] == 32:
                 kept = text.rstrip(" ")
-                if not holds_spaces or not kept or holder._held_ws:
+                if not holds_spaces or not kept or holder._held_ws or len(text) - len(kept) > HELD_WHITESPACE:
                     return out(take(text))
                 # Held back: a block (or the reasoning's end) may follow; the rest goes as it came.
                 holder._held_ws = text[len(kept) :]
@@ -351,8 +345,9 @@ def quiet_lane(quiet_feed: Callable[[str], bool], frame_in: tuple[bytes, bytes],
     tracker = segment._tracker
     firsts = "".join(sorted(tracker._firsts))
     head, tail = frame_in
+    limit = -1 if segment.limit is None else segment.limit
     return _native.quiet_lane(  # type: ignore[no-any-return]
-        head, tail, cap, native_table(()), tracker, segment, template, firsts, lane
+        head, tail, cap, native_table(()), tracker, segment, template, firsts, lane, limit
     )
 
 

@@ -12,7 +12,7 @@ from .lane import Hits, Lane, Output, reasoning_lane
 from .memo import remembered
 from .policy.repair import repair_arguments
 from .reasoning import Channel, ReasoningSplitter
-from .result import ParseResult, merge_events
+from .result import ParseResult, join_text, merge_events
 from .schema import JSON_OBJECT
 
 
@@ -38,7 +38,11 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | Mapping[str, Any] | None) 
 ArgumentsStreaming = Literal["whole", "incremental"]
 ReasoningCalls = Literal["keep", "fallback"]
 MAX_DRAFT_CHARS = 1 << 20  # reasoning kept for `reasoning_calls="fallback"`; a longer one gives no drafts
-_DRAFT_PIECE = 1024
+# A longer piece of text is parsed in pieces of this size (`_in_pieces`). The machines hand the
+# rest of a piece along at every marker (`text[end:]`) and search it again for each marker: on a
+# piece of bounded size that is bounded work per character, on a whole answer of megabytes of
+# repeated markers it was quadratic. Any split gives the same events (split invariance).
+PIECE = 1024
 
 
 class StreamParser:
@@ -60,6 +64,10 @@ class StreamParser:
     body, a repeated key) or that breaks after its start: it is left without its `ToolCallEnd`,
     and a broken call's text follows as content as in whole mode; `PolicyFilter(streaming=
     "incremental")` fails the response on such a call.
+
+    `max_call_chars`: a call still open that holds more characters is let go at once, reported
+    as `OversizedCall`, and nothing after it is read (the parser's memory stays bounded however
+    long the output); `None`, the default: no limit.
 
     `model_ids=False` leaves `ToolCallStart.id` `None` where the format writes an id of its own
     (Kimi's `functions.f:0` restarts at 0 in every answer), so the emitters mint unique ones.
@@ -86,6 +94,7 @@ class StreamParser:
         arguments_streaming: ArgumentsStreaming = "whole",
         model_ids: bool = True,
         reasoning_calls: ReasoningCalls = "keep",
+        max_call_chars: int | None = None,
     ) -> None:
         if arguments_streaming not in ("whole", "incremental"):
             raise ValueError(f"arguments_streaming must be 'whole' or 'incremental', not {arguments_streaming!r}")
@@ -103,6 +112,7 @@ class StreamParser:
             model=model,
             incremental=arguments_streaming == "incremental",
             model_ids=model_ids,
+            max_call_chars=max_call_chars,
         )
         self._tools = self.dialect.machine(self.context)
         self._splitter: ReasoningSplitter | None = None
@@ -131,6 +141,8 @@ class StreamParser:
         """Parse the next piece of the output's text."""
         if self._closed:
             raise RuntimeError("feed() after close()")
+        if len(delta) > PIECE:
+            return _in_pieces(self.feed, delta)
         self._content_fed = True
         splitter = self._splitter
         direct = self._past_reasoning or splitter is None or splitter.passes_through
@@ -155,6 +167,9 @@ class StreamParser:
         as events (a `list`): the exchange's per-chunk path in one call, without trying the plain
         way twice on a piece it declines."""
         plain = self._plain_text
+        if len(delta) > PIECE:
+            text = self.feed_text(delta)  # (one pass when it is plain text)
+            return self.feed(delta) if text is None else text
         if plain is None or self._closed or not delta or not self._past_reasoning or self._marked is None:
             text = self.feed_text(delta)
             return self.feed(delta) if text is None else text
@@ -233,6 +248,8 @@ class StreamParser:
         """
         if self._closed:
             raise RuntimeError("feed_reasoning() after close()")
+        if len(delta) > PIECE:
+            return _in_pieces(self.feed_reasoning, delta)
         syntax = self.dialect.reasoning
         if syntax is None:
             if self._drafts is not None and delta:
@@ -283,13 +300,12 @@ class StreamParser:
     def _drafted_calls(self, pieces: list[str]) -> list[Event]:
         """The complete calls in the reasoning's text, read by a tool machine of their own (its
         text and unfinished calls are left out: they are reasoning, already given). The text goes
-        in pieces of at most `_DRAFT_PIECE` characters: the same result as whole (any split is),
+        in pieces of at most `PIECE` characters: the same result as whole (any split is),
         without a machine scanning one long buffer again for every marker in it."""
         machine = self.dialect.machine(self.context)
         events: list[Event] = []
         for piece in pieces:
-            for start in range(0, len(piece), _DRAFT_PIECE):
-                events += machine.feed(piece[start : start + _DRAFT_PIECE])
+            events += _in_pieces(machine.feed, piece)
         events += machine.close()
         complete = {e.index for e in events if isinstance(e, ToolCallEnd)}
         out: list[Event] = []
@@ -323,6 +339,15 @@ class StreamParser:
             self._drafts = None  # (the reasoning lanes may run again)
             return
         drafts.append(text)
+
+
+def _in_pieces(feed: Callable[[str], list[Event]], text: str) -> list[Event]:
+    """`feed(text)`, fed `PIECE` characters at a time; adjacent text (and reasoning) deltas joined,
+    as one feed of the whole gives them."""
+    out: list[Event] = []
+    for start in range(0, len(text), PIECE):
+        out += feed(text[start : start + PIECE])
+    return join_text(out)
 
 
 def parse(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .textscan import WHITESPACE, Match, match_spaced, partial_marker_len
+from .textscan import WHITESPACE, Match, hold_whitespace, match_spaced, partial_marker_len
 
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
     ("<think>", "</think>"),
@@ -144,6 +144,10 @@ class ReasoningSplitter:
     def _start(self, out: list[tuple[Channel, str]], final: bool) -> bool:
         s = self._pending
         body = s.lstrip(WHITESPACE)
+        given, held = hold_whitespace(s[: len(s) - len(body)])
+        if given:  # a long run of whitespace first: the most of it is content (`HELD_WHITESPACE`)
+            out.append((Channel.CONTENT, given))
+            s = self._pending = held + body
         for open_marker, close_marker in self._syntax.pairs:
             if body.startswith(open_marker):
                 self._state = _State.REASONING
@@ -234,11 +238,20 @@ class ReasoningSplitter:
             if text:
                 out.append((Channel.REASONING, text))
             return
+        given = self.reasoning_text(text)
+        if given:
+            out.append((Channel.REASONING, given))
+
+    def reasoning_text(self, text: str) -> str:
+        """Reasoning `text` that does not close the block: what goes out now, after the
+        whitespace held before it; its trailing whitespace is held back (a closing marker that
+        follows drops it), at most `HELD_WHITESPACE` of it (`hold_whitespace`)."""
         if not text:
-            return
+            return ""
         body = text.rstrip(WHITESPACE)
-        if body:
-            out.append((Channel.REASONING, self._held_ws + body))
-            self._held_ws = text[len(body) :]
-        else:
-            self._held_ws += text
+        held = self._held_ws
+        if not body:  # whitespace only: the run held grows (and its start goes out past the cap)
+            given, self._held_ws = hold_whitespace(held + text)
+            return given
+        given, self._held_ws = hold_whitespace(text[len(body) :])
+        return held + body + given

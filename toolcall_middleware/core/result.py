@@ -79,3 +79,24 @@ def merge_events(events: Iterable[Event]) -> ParseResult:
         tool_calls=calls,
         truncated="".join(truncated) or None,
     )
+
+
+def join_text(events: list[Event]) -> list[Event]:
+    """`events` with each run of adjacent `TextDelta`s (or `ReasoningDelta`s) joined into one."""
+    out: list[Event] = []
+    run: list[str] = []
+    kind: type[TextDelta] | type[ReasoningDelta] | None = None
+    for event in events:
+        if kind is not None and type(event) is kind:
+            run.append(event.text)
+            continue
+        if kind is not None:
+            out.append(kind("".join(run)))
+            kind, run = None, []
+        if type(event) is TextDelta or type(event) is ReasoningDelta:
+            kind, run = type(event), [event.text]
+        else:
+            out.append(event)
+    if kind is not None:
+        out.append(kind("".join(run)))
+    return out

@@ -18,6 +18,19 @@ from enum import Enum
 from functools import lru_cache
 
 WHITESPACE = " \t\r\n"
+# Layout whitespace a parser holds back (a block or a closing marker may follow, which drops it):
+# at most this much of a run; what comes before goes out as text at once. A longer run is not
+# layout, and holding it all would copy it again with every piece of it (quadratic) and grow
+# memory with the output. The C lane (`_lane.c`) has the same figure.
+HELD_WHITESPACE = 128
+
+
+def hold_whitespace(ws: str) -> tuple[str, str]:
+    """Whitespace to hold back, as (what goes out now, what is held): the held part is its last
+    `HELD_WHITESPACE` characters, whatever pieces the run came in."""
+    if len(ws) <= HELD_WHITESPACE:
+        return "", ws
+    return ws[:-HELD_WHITESPACE], ws[-HELD_WHITESPACE:]
 
 
 @lru_cache(maxsize=512)
@@ -65,15 +78,13 @@ def partial_marker_len(text: str, markers: Sequence[str]) -> int:
 
 
 def find_first(text: str, markers: Sequence[str], start: int = 0) -> tuple[int, str] | None:
-    """The earliest occurrence of any marker at or after `start` (longest marker wins a tie)."""
-    best: tuple[int, str] | None = None
-    for marker in markers:
-        pos = text.find(marker, start)
-        if pos < 0:
-            continue
-        if best is None or pos < best[0] or (pos == best[0] and len(marker) > len(best[1])):
-            best = (pos, marker)
-    return best
+    """The earliest occurrence of any marker at or after `start` (longest marker wins a tie).
+
+    One pass that stops at the hit: a search per marker would run to the end of the text for
+    each marker absent from it, on every call, which is quadratic when a caller steps from one
+    hit to the next over a long text."""
+    m = alternation(markers).search(text, start)
+    return None if m is None else (m.start(), m.group())
 
 
 def alternation(markers: Sequence[str]) -> re.Pattern[str]:
@@ -245,15 +256,21 @@ class JsonStringTracker:
 
 
 class JsonSegment:
-    """Like `MarkerSegment`, but a marker inside a JSON string literal does not count."""
+    """Like `MarkerSegment`, but a marker inside a JSON string literal does not count.
 
-    __slots__ = ("__dict__", "_parts")  # the C lane's per-chunk field (see `BlockParser`)
+    `size` counts the characters it was given; `feed_inside` takes none past `limit` (the caller
+    then feeds the piece, sees the size and lets the segment go)."""
 
-    def __init__(self, markers: tuple[str, ...]) -> None:
+    __slots__ = ("__dict__", "_parts", "size")  # the C lane's per-chunk fields (see `BlockParser`)
+
+    def __init__(self, markers: tuple[str, ...], limit: int | None = None) -> None:
         self._tracker = JsonStringTracker(markers)
         self._parts: list[str] = []
+        self.size = 0
+        self.limit = limit
 
     def feed(self, text: str) -> tuple[str, str, str] | None:
+        self.size += len(text)
         hit = self._tracker.find(text)
         if hit is None:
             self._parts.append(text)
@@ -267,10 +284,15 @@ class JsonSegment:
 
     def feed_inside(self, text: str) -> bool:
         """`feed(text)` for a piece that cannot end the segment (`JsonStringTracker.find_nothing`);
-        `False`, with nothing consumed, for any other piece."""
+        `False`, with nothing consumed, for any other piece (and one that would take it past
+        `limit`)."""
+        limit = self.limit
+        if limit is not None and self.size + len(text) > limit:
+            return False
         if not self._tracker.find_nothing(text):
             return False
         self._parts.append(text)
+        self.size += len(text)
         return True
 
     def text(self) -> str:

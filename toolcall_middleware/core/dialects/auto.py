@@ -13,7 +13,7 @@ import re
 
 from ..events import Event, TextDelta
 from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, find_first, partial_marker_len
+from ..textscan import WHITESPACE, find_first, hold_whitespace, partial_marker_len
 from .base import Dialect, ParseContext, ToolMachine
 
 # Markers one format alone writes, longest first where one is a prefix of another.
@@ -42,17 +42,19 @@ _AFTER_FUNCTION = re.compile(r"[\w.\-]+>[ \t\r\n]*(?:(\{)|(<parameter=|</functio
 _LOOKAHEAD = 128  # a shared marker still undecided after this much text is text
 
 
-def _decide(marker: str, rest: str, final: bool) -> str | bool | None:
-    """The dialect a shared marker starts, `None` while undecided, `False` when it starts none."""
+def _decide(marker: str, text: str, at: int, final: bool) -> str | bool | None:
+    """The dialect a shared marker starts (what follows it is `text[at:]`), `None` while
+    undecided, `False` when it starts none. (`at`, not a slice: a rest copied at every marker
+    of a long text is quadratic.)"""
     pattern = _AFTER_TOOL_CALL if marker == "<tool_call>" else _AFTER_FUNCTION
-    m = pattern.match(rest)
+    m = pattern.match(text, at)
     if m is not None:
         if marker == "<tool_call>":
             if m.group(1) or m.group(2):
                 return "hermes" if m.group(1) else "qwen3_coder"
             return "glm45" if m.group(3) else "glm47"  # GLM-4.5 writes each key on a line
         return "llama_function" if m.group(1) else "qwen3_coder"
-    return False if final or len(rest) > _LOOKAHEAD else None
+    return False if final or len(text) - at > _LOOKAHEAD else None
 
 
 class AutoParser:
@@ -93,7 +95,7 @@ class AutoParser:
             pos, marker = hit
             name: str | bool | None = UNIQUE.get(marker)
             if name is None:
-                name = _decide(marker, s[pos + len(marker) :], final)
+                name = _decide(marker, s, pos + len(marker), final)
             if name is None:  # undecided: hold from the marker on
                 self._text(out, s[:pos])
                 self._pending = s[pos:]
@@ -115,11 +117,14 @@ class AutoParser:
 
     def _text(self, out: list[Event], text: str) -> None:
         body = text.rstrip(WHITESPACE)
+        held = self._held_ws
         if body:
-            out.append(TextDelta(self._held_ws + body))
-            self._held_ws = text[len(body) :]
-        else:
-            self._held_ws += text
+            given, self._held_ws = hold_whitespace(text[len(body) :])
+            out.append(TextDelta(held + body + given))
+            return
+        given, self._held_ws = hold_whitespace(held + text)  # whitespace only: the run held grows
+        if given:
+            out.append(TextDelta(given))
 
 
 class _Closed:

@@ -14,11 +14,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.utf8 import json_loads, json_text
 from ..lane import Hits, Lane, Output, pending_lane, quiet_lane, text_lane
 from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, find_first, head_pattern, partial_marker_len
+from ..textscan import WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
 
 FENCE = "```"
 
@@ -42,6 +42,10 @@ class ParseContext:
     incremental: bool = False  # blocks that can report `Opened` and `Fragment` items do so
     model_ids: bool = True  # False: calls go out without the id the model wrote (the emitter mints one)
     stopped: bool = False  # the output ended because the model stopped, not cut off (`StreamParser.close`)
+    # A call still open that holds more characters than this is let go (`OversizedCall`): what
+    # a parser holds of a call is bounded while it arrives, not only checked at its end. (Each
+    # character is at least one UTF-8 byte: a call over it is over a byte limit of the figure.)
+    max_call_chars: int | None = None
 
     def schema_for(self, tool: str) -> Mapping[str, Any] | None:
         return self.tools.get(tool)
@@ -111,7 +115,8 @@ class Block(Protocol):
 
     A block may also have `quiet_feed` (`HermesBlock.quiet_feed`): `feed` for a piece that can
     neither end it nor report anything, or `None` when it has none now; `BlockParser.text_lane`
-    builds the block's lane from it. Blocks without it take every piece the general way.
+    builds the block's lane from it. Blocks without it take every piece the general way. A block
+    with it has `size` too: the characters it was given either way (for `max_call_chars`).
     """
 
     def feed(self, text: str) -> str | None:
@@ -253,6 +258,8 @@ class BlockParser(PendingTextMachine):
         self._markers: tuple[str, ...] = (*self.openers, FENCE)
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
         self._heads = head_pattern(self._markers)
+        self._block_chars = 0  # what the open block was given the general way (`ctx.max_call_chars`)
+        self._limit = ctx.max_call_chars
 
     def feed(self, text: str) -> list[Event]:
         plain = self.feed_plain(text)
@@ -374,10 +381,13 @@ class BlockParser(PendingTextMachine):
     def _run(self, out: list[Event], final: bool) -> None:
         while self._pending:
             if self._block is not None:
+                self._block_chars += len(self._pending)
                 rest = self._block.feed(self._pending)
                 self._pending = ""
                 self._take(out)
                 if rest is None:
+                    if self._limit is not None:
+                        self._bound_block(out, self._limit)
                     return
                 self._block = None
                 self._pending = rest
@@ -401,7 +411,18 @@ class BlockParser(PendingTextMachine):
             self._text(out, s[:pos], before_block=True)
             self._prev = opener[-1]
             self._block = self.open_block(opener)
+            self._block_chars = 0
             self._pending = s[pos + len(opener) :]
+
+    def _bound_block(self, out: list[Event], limit: int) -> None:
+        """The open block over `limit` (`ctx.max_call_chars`): let it go (`OversizedCall`); the
+        rest of the output goes to a block that keeps nothing."""
+        if self._block is None or self._block is _SPENT:
+            return
+        size = getattr(self._block, "size", self._block_chars)
+        if size > limit:
+            self._block, self._live, self._dropped_ws = _SPENT, None, ""
+            out.append(OversizedCall(size))
 
     def _find_opener(self, s: str) -> tuple[int, str] | None:
         start = 0
@@ -433,8 +454,10 @@ class BlockParser(PendingTextMachine):
             self._last, self._after_call = body[-1], False
         if len(body) == len(full):
             tail = ""  # no trailing whitespace: nothing to hold, whatever the format's layout
+        elif self.layout_before_block(self._last, self._after_call):
+            tail = hold_whitespace(full[len(body) :])[1]
         else:
-            tail = full[len(body) :] if self.layout_before_block(self._last, self._after_call) else ""
+            tail = ""
         if before_block:
             self._dropped_ws = tail  # given back if the block turns out malformed
         else:
@@ -501,6 +524,23 @@ class BlockParser(PendingTextMachine):
 
     def emit_call(self, call: Call) -> list[Event]:
         return call_events(self.ctx, call)
+
+
+class _Spent:
+    """The block after a call that grew past the limit: it takes the rest of the output and keeps
+    none of it (the response has failed; nothing after the call is read)."""
+
+    def feed(self, text: str) -> str | None:
+        return None
+
+    def take(self) -> list[BlockItem]:
+        return []
+
+    def finish(self) -> str | None:
+        return None
+
+
+_SPENT = _Spent()
 
 
 def call_events(ctx: ParseContext, call: Call) -> list[Event]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..events import Event, TextDelta, TruncatedCall
+from ..events import Event, OversizedCall, TextDelta, TruncatedCall
 from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, JsonDepth
+from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
 from .base import Call, Dialect, ParseContext, call_events
 from .hermes import call_from_object
 
@@ -48,13 +48,16 @@ def _one_call(value: Any) -> Call | None:
 class GenericJsonParser:
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
-        self._mode = "start"  # start -> object -> after (calls) | text
-        self._lead = ""
+        self._mode = "start"  # start -> object -> after (calls) | text | spent (a call over the limit)
+        self._lead = ""  # whitespace before the object: layout if a call follows (`hold_whitespace`)
         self._body: list[str] = []
         self._json = JsonDepth(depth=0)  # the scan starts at the object's `{`
+        self._body_chars = 0
 
     def feed(self, text: str) -> list[Event]:
         out: list[Event] = []
+        if self._mode == "spent":  # (after a call over `ctx.max_call_chars`)
+            return out
         if self._mode == "after":  # whitespace after a call object is layout
             text = text.lstrip(WHITESPACE)
             if not text:
@@ -65,19 +68,28 @@ class GenericJsonParser:
         if self._mode == "start":
             stripped = text.lstrip(WHITESPACE)
             if not stripped:
-                self._lead += text
+                given, self._lead = hold_whitespace(self._lead + text)  # (bounded: the rest is text)
+                if given:
+                    out.append(TextDelta(given))
                 return out
             if not stripped.startswith("{"):
                 self._mode = "text"
                 out.append(TextDelta(self._lead + text))
                 self._lead = ""
                 return out
-            self._lead += text[: len(text) - len(stripped)]
+            given, self._lead = hold_whitespace(self._lead + text[: len(text) - len(stripped)])
+            if given:
+                out.append(TextDelta(given))
             self._mode = "object"
             text = stripped
         end = self._json.advance(text, 0)
         if end < 0:
             self._body.append(text)
+            self._body_chars += len(text)
+            limit = self.ctx.max_call_chars
+            if limit is not None and self._body_chars > limit:  # let it go; read nothing more
+                self._mode, self._body, self._lead = "spent", [], ""
+                out.append(OversizedCall(self._body_chars))
             return out
         self._body.append(text[:end])
         self._mode = "text"

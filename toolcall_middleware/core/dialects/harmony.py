@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 
-from ..events import Event, ReasoningDelta, TextDelta, TruncatedCall
+from ..events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
 from ..textscan import JsonStringTracker, alternation, partial_marker_len
 from .base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
 
@@ -64,6 +64,7 @@ class _Mode(Enum):
     CONTENT = "content"
     CALL = "call"
     SKIP = "skip"  # the body of a message to a built-in tool
+    SPENT = "spent"  # after a call over `ctx.max_call_chars`: nothing more is read
 
 
 def classify(header: str) -> tuple[str, str | None] | None:
@@ -107,6 +108,7 @@ class HarmonyParser:
         self._name = ""  # the function a call body belongs to
         self._head = ""  # the raw header of that call, `<|message|>` included
         self._body: list[str] = []
+        self._body_chars = 0
         self._tracker = JsonStringTracker(MARKERS)
 
     def feed(self, text: str) -> list[Event]:
@@ -150,6 +152,9 @@ class HarmonyParser:
             return self._read_header(out, final)
         if mode is _Mode.CALL:
             return self._read_call(out)
+        if mode is _Mode.SPENT:
+            self._pending = ""
+            return False
         if not self._pending:
             return False
         if mode is _Mode.LOOSE:
@@ -254,6 +259,7 @@ class HarmonyParser:
             self._name = recipient[len(FUNCTIONS) :]
             self._head = raw
             self._body = []
+            self._body_chars = 0
             self._tracker = JsonStringTracker(MARKERS)
         elif recipient == FUNCTIONS.rstrip("."):
             self._text(out, raw)  # `to=functions` without a name: malformed, shown as is
@@ -271,6 +277,11 @@ class HarmonyParser:
         hit = self._tracker.find(text)
         self._body.append(text)
         if hit is None:
+            self._body_chars += len(text)
+            limit = self.ctx.max_call_chars
+            if limit is not None and self._body_chars > limit:  # let it go (`OversizedCall`)
+                out.append(OversizedCall(self._body_chars))
+                self._mode, self._body = _Mode.SPENT, []
             return False
         end, marker = hit
         full = "".join(self._body)

@@ -55,7 +55,7 @@ class HermesBlock:
 
     def __init__(self, opener: str, close: str = CLOSE, ctx: ParseContext | None = None) -> None:
         self._opener = opener
-        self._body = JsonSegment((close,))
+        self._body = JsonSegment((close,), ctx.max_call_chars if ctx is not None else None)
         self._items: list[BlockItem] = []
         self._watch = CallObjectWatcher(self._items) if ctx is not None and ctx.incremental else None
 
@@ -79,6 +79,11 @@ class HermesBlock:
         `None` while a call streams as it comes (every piece may report). For the block's lane
         (`BlockParser.text_lane`)."""
         return self._body.feed_inside if self._watch is None else None
+
+    @property
+    def size(self) -> int:
+        """The characters of the body so far, its quiet pieces included (`Block`)."""
+        return self._body.size
 
     def take(self) -> list[BlockItem]:
         items = self._items[:]

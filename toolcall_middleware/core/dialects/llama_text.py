@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from ..events import Event, TextDelta, TruncatedCall
-from ..textscan import WHITESPACE
+from ..events import Event, OversizedCall, TextDelta, TruncatedCall
+from ..textscan import WHITESPACE, hold_whitespace
 from .base import FENCE, Call, ParseContext, PendingTextMachine, call_events
 
 PYTHON_TAG = "<|python_tag|>"
@@ -39,6 +39,23 @@ class Segment(Protocol):
         ...
 
 
+class _Spent:
+    """The segment after a call that grew past the limit: it takes the rest of the output and
+    keeps none of it (the response has failed)."""
+
+    def feed(self, text: str, start: int) -> int | None:
+        return None
+
+    def take(self) -> list[Call | str]:
+        return []
+
+    def finish(self) -> tuple[str, bool]:
+        return "", True
+
+
+_SPENT = _Spent()
+
+
 class TextMachine(PendingTextMachine):
     """Text mode: stop tokens vanish, openings start a `Segment`, other text streams at once.
 
@@ -60,6 +77,7 @@ class TextMachine(PendingTextMachine):
         self._edge: str | None = "start"  # "start", "call", or None in running text
         self._held = ""
         self._seg_held = ""  # what was held when the open segment began
+        self._seg_chars = 0
         self._sep_seen = False
         self._in_fence = False
         self._prev = "\n"  # the character before `_pending`, for fences at a line start
@@ -93,6 +111,8 @@ class TextMachine(PendingTextMachine):
                 end = self._segment.feed(s, i)
                 self._take(out)
                 if end is None:
+                    self._seg_chars += n - i
+                    self._bound_segment(out)
                     i = n
                     break
                 self._end_segment(out)
@@ -114,7 +134,8 @@ class TextMachine(PendingTextMachine):
                 j += 1
             else:
                 break
-        self._held += s[i:j]
+        given, self._held = hold_whitespace(self._held + s[i:j])  # (bounded: `HELD_WHITESPACE`)
+        self._emit(out, given)
         if j == n:
             return n, False
         c = s[j]
@@ -195,6 +216,15 @@ class TextMachine(PendingTextMachine):
     def _open(self, opener: str) -> None:
         self._segment = self.open_segment(opener)
         self._seg_held, self._held = self._held, ""
+        self._seg_chars = 0  # what the open segment was given (`ctx.max_call_chars`)
+
+    def _bound_segment(self, out: list[Event]) -> None:
+        """The open segment over `ctx.max_call_chars`: let it go (`OversizedCall`); the rest of
+        the output goes to a segment that keeps nothing."""
+        limit = self.ctx.max_call_chars
+        if limit is not None and self._seg_chars > limit and self._segment is not _SPENT:
+            out.append(OversizedCall(self._seg_chars))
+            self._segment, self._seg_held = _SPENT, ""
 
     def _take(self, out: list[Event]) -> None:
         assert self._segment is not None

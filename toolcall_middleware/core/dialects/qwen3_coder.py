@@ -66,16 +66,16 @@ class Qwen3CoderBlock:
 
     def __init__(self, ctx: ParseContext) -> None:
         self._ctx = ctx
-        self._lead = ""  # whitespace after the opener, while undecided
+        self._lead: list[str] = []  # whitespace after the opener, while undecided (parts: joined once)
         self._body: Block | None = None
 
     def feed(self, text: str) -> str | None:
         if self._body is None:
-            text, self._lead = self._lead + text, ""
             body = text.lstrip(WHITESPACE)
             if not body:
-                self._lead = text
+                self._lead.append(text)
                 return None
+            text, self._lead = "".join(self._lead) + text, []
             if body[0] == "{":
                 self._body = HermesBlock(OPEN, ctx=self._ctx)
             else:
@@ -86,7 +86,7 @@ class Qwen3CoderBlock:
         return self._body.take() if self._body is not None else []
 
     def finish(self) -> str | None:
-        return self._body.finish() if self._body is not None else OPEN + self._lead
+        return self._body.finish() if self._body is not None else OPEN + "".join(self._lead)
 
 
 class Qwen3CoderParser(XmlCallParser):

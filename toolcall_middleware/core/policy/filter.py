@@ -35,7 +35,16 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ..events import (
+    Event,
+    OversizedCall,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    TruncatedCall,
+)
 from ..memo import remembered
 from . import errors
 from .calls import CallJudge, PendingCall, Rejected
@@ -78,13 +87,15 @@ class PolicyFilter:
             raise ValueError(f"streaming must be 'whole' or 'incremental', not {streaming!r}")
         if rejected not in ("text", "drop"):
             raise ValueError(f"rejected must be 'text' or 'drop', not {rejected!r}")
+        limits = limits if limits is not None else PolicyLimits()
         self._judge = CallJudge(
             remembered("rules", (tools, tool_choice), lambda: ToolRules.read(tools, tool_choice)),
             strict=strict,
             repair=repair,
             rejected=rejected,
-            limits=limits if limits is not None else PolicyLimits(),
+            limits=limits,
         )
+        self._max_arguments_bytes = limits.max_arguments_bytes
         if parallel_tool_calls is False:
             self._judge.serial()
         self._streaming = streaming
@@ -181,6 +192,13 @@ class PolicyFilter:
                 call.arguments = event.arguments
                 if call.fate == "go":
                     self._judge.check_arguments(call)
+        elif type(event) is OversizedCall and self._open:
+            # The call let go is one streaming already (its start went out): it fails where it
+            # stands in the queue, at once, rather than wait for an end that never comes.
+            message = self._oversized_message()
+            for call in self._open.values():
+                self._judge.fail(call, "max_arguments_bytes", errors.TOOL_ARGUMENTS_TOO_LARGE, message)
+            self._open.clear()
         else:
             if isinstance(event, TruncatedCall):
                 self._truncated = True
@@ -199,6 +217,9 @@ class PolicyFilter:
         queue = self._queue
         while queue and self._error is None:
             item = queue[0]
+            if type(item) is OversizedCall:
+                self._oversized(item, out)
+                return
             if not isinstance(item, PendingCall):
                 out.append(item)
                 queue.popleft()
@@ -213,6 +234,20 @@ class PolicyFilter:
                 continue  # it could not go out after all: settle it
             queue.popleft()
             self._emit(call, out)
+
+    def _oversized_message(self) -> str:
+        cap = self._max_arguments_bytes
+        limit = f"the limit of {cap} bytes" if cap is not None else "the parser's limit"
+        return f"The arguments of a tool call grew past {limit} before the call ended."
+
+    def _oversized(self, event: OversizedCall, out: list[PolicyEvent]) -> None:
+        """A call the parser let go while it was still open, over `max_call_chars`: the error a
+        closed call over `max_arguments_bytes` gives (the parser reads nothing after it)."""
+        message = self._oversized_message()
+        self._error = PolicyError(message, errors.TOOL_ARGUMENTS_TOO_LARGE)
+        self._judge.notes.append(PolicyNote("error", "max_arguments_bytes", -1, "", message))
+        out.append(self._error)
+        self._queue.clear()
 
     def _stream(self, call: PendingCall, out: list[PolicyEvent]) -> None:
         if call.live is None:

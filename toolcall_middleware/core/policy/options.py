@@ -18,7 +18,9 @@ class PolicyLimits:
     `max_calls` counts the calls that go out; `max_arguments_bytes` is one call's arguments in
     UTF-8. A call over a cap fails the response with a `PolicyError` (`on_exceed="error"`) or is
     dropped and reported (`"drop"`); a call whose arguments were already streamed always fails,
-    since what went out cannot be taken back. Either way the stage stops buffering that call.
+    since what went out cannot be taken back. Either way the stage stops buffering that call. A
+    call the parser let go while still open (`OversizedCall`, past its `max_call_chars`) always
+    fails: nothing after it was read, so there is no answer to go on with.
     """
 
     max_calls: int | None = 128
