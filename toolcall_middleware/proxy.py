@@ -38,6 +38,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the proxy needs httpx: pip install 'toolcall-middleware[serve]'") from e
 
+from .core.pipeline import PROXY_ERROR
 from .exchange import UpstreamFailure
 
 Scope = MutableMapping[str, Any]
@@ -189,12 +190,12 @@ class ProxyApp:
         except httpx.TimeoutException as e:
             logger.warning("upstream %s timed out: %r", request.url, e)
             message = f"The upstream {self.upstream} did not answer in time ({type(e).__name__})."
-            await _respond(send, 504, error_body(message, "upstream_timeout"))
+            await _respond(send, 504, error_body(message, "upstream_timeout"), own=True)
             return
         except httpx.HTTPError as e:
             logger.warning("upstream %s failed: %r", request.url, e)
             message = f"The upstream {self.upstream} could not be reached: {e or type(e).__name__}."
-            await _respond(send, 502, error_body(message, "upstream_unreachable"))
+            await _respond(send, 502, error_body(message, "upstream_unreachable"), own=True)
             return
         try:
             await self._relay(response, receive, send, body_done)
@@ -276,8 +277,12 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-async def _respond(send: Send, status: int, body: bytes) -> None:
+async def _respond(send: Send, status: int, body: bytes, *, own: bool = False) -> None:
+    """A JSON answer of the proxy's own; `own` marks an error of the proxy's (not the upstream's),
+    which the middleware writes in the client API's error shape (`PROXY_ERROR`)."""
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if own:
+        headers.append((PROXY_ERROR, b"1"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

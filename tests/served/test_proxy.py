@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -327,3 +328,17 @@ def test_readyz_says_the_upstream_is_down() -> None:
         proc.communicate(timeout=10)
     assert ready.status_code == 503 and ready.json()["status"] == "unavailable" and "Connect" in ready.json()["error"]
     assert healthy.status_code == 200  # the proxy itself is alive
+
+
+def test_the_proxys_own_errors_reach_anthropic_clients_in_their_shape() -> None:
+    """An upstream that cannot be reached: a 502 in the client API's error shape, Anthropic's for
+    an Anthropic client (the proxy's own error is OpenAI-shaped; the middleware writes it anew)."""
+    down = f"http://127.0.0.1:{free_port()}"
+    with serve(*proxy(down, "--dialect", "hermes")) as base:
+        anthropic_client = anthropic.Anthropic(base_url=base, api_key="none", max_retries=0)
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            anthropic_client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == 502
+    body = caught.value.body
+    assert isinstance(body, dict) and body["type"] == "error" and body["error"]["type"] == "api_error"
+    assert down in body["error"]["message"]

@@ -12,7 +12,8 @@ The request is translated first, then rewritten for the host's API (`core.reques
 answer, once it is known to be ours, is `core.answer.Answer`'s.
 
 Two answers are the middleware's own rather than the host's (`core.replaced`): a bridged host's
-error is written in the client API's error shape, and an Anthropic `/count_tokens` request
+error, and the reverse proxy's own 502 / 504 (marked with `PROXY_ERROR`), are written in the client
+API's error shape, and an Anthropic `/count_tokens` request
 (`count_tokens=True`: the Messages body rewritten as for `/v1/messages`, then forwarded to the
 same path) that the host does not serve (404, 405, 501) is answered with an estimate.
 
@@ -47,6 +48,7 @@ from .request.host import REWRITES, for_host, request_dialect
 from .request.render import manifest_token
 
 Api = Literal["chat", "responses", "completions", "messages"]
+PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
 SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
 
@@ -249,10 +251,12 @@ class Exchange:
         `prepare=False`: the answer's parts are not made here; the caller calls `prepare` once it
         has sent a head that was final (`head_final`), so that the head goes out first."""
         self.report.status = status
-        if self.report.dialect and self._replace(status):
+        if self.report.dialect and self._replace(status, header(headers, PROXY_ERROR) is not None):
             self._mode, self.passthrough = Body.JSON, False
             self._decoder = ContentDecoder(header(headers, b"content-encoding"))
-            kept = without(headers, b"content-length", b"transfer-encoding", b"content-encoding", b"content-type")
+            kept = without(
+                headers, b"content-length", b"transfer-encoding", b"content-encoding", b"content-type", PROXY_ERROR
+            )
             return [*kept, (b"content-type", b"application/json")]
         self._mode = classify(method, status, headers)
         if self.count_tokens or self._mode is Body.PASS or not self.report.dialect:
@@ -277,12 +281,13 @@ class Exchange:
             self.prepare()
         return new
 
-    def _replace(self, status: int) -> bool:
-        """Whether the body of a host answer with `status` is replaced by ours (see the module doc)."""
+    def _replace(self, status: int, ours: bool = False) -> bool:
+        """Whether the body of a host answer with `status` is replaced by ours (see the module doc);
+        `ours`: the error is the reverse proxy's own (`PROXY_ERROR`), not the host's."""
         self._host_status = status
         if self.count_tokens and status in (404, 405, 501) and self._counted is not None:
             self._replacing, self.status = "estimate", 200
-        elif status >= 400 and self.upstream != self.api:
+        elif status >= 400 and (self.upstream != self.api or (ours and self.api == "messages")):
             self._replacing = "error"
         return self._replacing is not None
 

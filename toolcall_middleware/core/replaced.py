@@ -70,8 +70,20 @@ def error_message(raw: bytes) -> str:
 
 
 def host_error(raw: bytes, status: int, api: str) -> bytes:
-    """A bridged host's error body (`raw`, with `status`) as client API `api`'s error body."""
+    """A bridged host's error body (`raw`, with `status`) as client API `api`'s error body; one
+    already in OpenAI's shape goes to an OpenAI client as it is (its `code` and `param` kept)."""
+    if api != "messages" and _openai_error(raw):
+        return raw
     return error_body(error_message(raw), status, api)
+
+
+def _openai_error(raw: bytes) -> bool:
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return False
+    inner = obj.get("error") if isinstance(obj, JSON_OBJECT) else None
+    return isinstance(inner, JSON_OBJECT) and isinstance(inner.get("message"), str) and obj.get("type") != "error"
 
 
 def error_body(message: str, status: int, api: str) -> bytes:
