@@ -11,7 +11,6 @@ added with `arguments: ""`, an `fc_…` id and a distinct `call_…` call id tha
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -88,7 +87,9 @@ class _ResponseShell:
             "id": self.id,
             "object": "response",
             "created_at": self.upstream.created,
-            "completed_at": int(time.time()) if status == "completed" else None,
+            # The host's answer time stands for the completion (a chat host stamps each chunk with
+            # its start): a clock read here would make the same answer come out two ways.
+            "completed_at": self.upstream.created if status == "completed" else None,
             "status": status,
             "background": False,
             "error": None,
