@@ -118,3 +118,15 @@ def test_a_bridged_stream_that_is_no_answer_ends_in_the_clients_error(client: st
     names = [e["type"] for e in sse_events(sent.body)]
     assert names[-1] in ("response.failed", "error"), names
     assert b"not a chat chunk" not in sent.body
+
+
+@pytest.mark.parametrize(
+    "data", [b"d", b": only a comment\n\n", b"", b"data: [DONE]\n\n", b'\x00data: {"x": 1}\n\ndata: [DONE]\n\n']
+)
+@pytest.mark.parametrize("client", ["responses", "messages"])
+def test_a_bridged_stream_that_ends_before_any_answer_ends_in_the_clients_error(client: str, data: bytes) -> None:
+    sent = through(client, [start(200, SSE), body(data)], stream=True)
+    names = [e["type"] for e in sse_events(sent.body)]
+    assert names[-1] in ("response.failed", "error"), names
+    assert b"ended before any chat answer" in sent.body
+    assert not sent.body.startswith(b"d") and sent.body.endswith(b"\n\n")

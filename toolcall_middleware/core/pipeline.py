@@ -382,17 +382,22 @@ class Exchange:
         out = self._feed_sse(tail) if tail else b""
         assert self._sse is not None
         if not self.passthrough:
-            # The stream ended inside an event: once our stream is under way, an SSE client drops
-            # such a tail, and so do we, unless it is a whole event lacking only its blank line
-            # (its data reads). Before it, the tail is read like any first event.
+            # The stream ended inside an event: an SSE client drops such a tail, and so do we,
+            # unless it is a whole event lacking only its blank line (its data reads). Only on a
+            # native route with nothing of ours sent yet does it go as it came (a pass-through).
             unterminated = self._sse.flush()
-            ours = self._stream is not None
-            held = [e for e in unterminated if not ours or (e.data is not None and decode_data(e.data) is not None)]
-            if len(held) < len(unterminated):
+            held = [e for e in unterminated if e.data is not None and decode_data(e.data) is not None]
+            if self._stream is None and self.upstream == self.api and not held:
+                held = unterminated
+            elif len(held) < len(unterminated):
                 self.report.notes.append("the host's stream ended inside an event: its unterminated tail was dropped")
             self._held = bytearray(b"".join(e.raw for e in held))
             if held:
                 out += self._sse_events(held)
+        if self._stream is None and not self.passthrough and self.upstream != self.api and not self._ended_first:
+            # A bridged client whose host's stream ended before any answer: its API's error.
+            self._stream = self._answer(stream=True, kind=self.upstream)
+            return out + (self._stream.abort(f"The host's stream ended before any {self.upstream} answer.") or b"")
         if self._stream is not None and not self.passthrough and not self._stream.done:
             out += self._stream.finish(UpstreamDone(complete=False))  # the stream ended without its end
         return out
@@ -474,6 +479,8 @@ class Exchange:
 
     def _sse_event(self, event: SSEEvent) -> bytes:
         if event.data is None:
+            if self.upstream != self.api and not event.raw.startswith(b":"):
+                return b""  # a field of the host's API that a bridged client does not speak
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
             obj = decode_data(event.data)
@@ -485,11 +492,13 @@ class Exchange:
                     return self._stream.begin(obj, text)
             kind = self._answer_kind(obj)
             if kind is None:
-                if event.data.strip() != "[DONE]" and self.upstream != self.api:
+                if self.upstream != self.api:
                     # A bridged client does not speak the host's API: its stream ends in its error.
                     self.report.notes.append(f"the host's stream is not a {self.upstream} answer")
                     self._stream = self._answer(stream=True, kind=self.upstream)
-                    return self._stream.abort(f"The host's stream could not be read as a {self.upstream} answer.")
+                    ended = event.data.strip() == "[DONE]"
+                    said = "ended before any" if ended else "could not be read as a"
+                    return self._stream.abort(f"The host's stream {said} {self.upstream} answer.")
                 if event.data.strip() != "[DONE]":
                     self.report.passthrough_reason = "the upstream stream is not an OpenAI-style answer"
                     self.passthrough = True
