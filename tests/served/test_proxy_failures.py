@@ -159,7 +159,8 @@ def test_a_route_passed_through_is_cut_not_ended(upstream: str, tmp_path: Path) 
     log = tmp_path / "proxy.log"
     command, port = proxy(upstream, "--dialect", "hermes")
     request = {"model": "break-off", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    with serve(["sh", "-c", shlex.join(command) + " 2>" + shlex.quote(str(log))], port) as base:
+    # (`exec`: the server replaces the shell, so stopping it stops the server, not only the shell)
+    with serve(["sh", "-c", "exec " + shlex.join(command) + " 2>" + shlex.quote(str(log))], port) as base:
         with pytest.raises(httpx.RemoteProtocolError):
             httpx.post(base + "/v2/chat/completions", json=request, timeout=20)
     logged = log.read_text()
