@@ -33,6 +33,7 @@ from .logprobs import LogprobQueue
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyError, PolicyFilter, PolicyLimits
 from .reasoning import Channel
+from .request.bridge_messages import template_thinking
 from .result import merge_events
 
 if TYPE_CHECKING:
@@ -85,7 +86,8 @@ def parser_for(exchange: Exchange, streaming: ArgumentsStreaming) -> StreamParse
         model=report.model,
         tools=rules.get("tools") or rules.get("functions"),
         generation_prompt=settings.generation_prompt,
-        thinking=settings.thinking if settings.thinking is not None else requested_thinking(rules),
+        # (the request's own switch tells whether the template opened a reasoning block)
+        thinking=settings.thinking if settings.thinking is not None else template_thinking(rules),
         repair=settings.repair,
         arguments_streaming=streaming,
         # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
@@ -95,18 +97,6 @@ def parser_for(exchange: Exchange, streaming: ArgumentsStreaming) -> StreamParse
         # A call that never closes is let go as it passes the limit, not held to the stream's end.
         max_call_chars=settings.max_call_bytes,
     )
-
-
-def requested_thinking(rules: Mapping[str, Any]) -> bool | None:
-    """The request's own thinking switch, where it has one: the chat template's `enable_thinking`
-    (or DeepSeek's `thinking`) in `chat_template_kwargs`; an Anthropic request's `thinking` reads
-    as those in its Chat view. It tells whether the template opened a reasoning block."""
-    kwargs = rules.get("chat_template_kwargs")
-    if isinstance(kwargs, dict):
-        for key in ("enable_thinking", "thinking"):
-            if isinstance(kwargs.get(key), bool):
-                return bool(kwargs[key])
-    return None
 
 
 def policy_for(exchange: Exchange, streaming: ArgumentsStreaming) -> PolicyFilter:

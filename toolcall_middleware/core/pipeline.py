@@ -137,6 +137,8 @@ class Exchange:
     ) -> None:
         self.api = api
         self.upstream: Api = upstream or api
+        # A bridged client does not speak the host's API: nothing of the host's goes to it as it came.
+        self.bridged = self.upstream != api
         self.count_tokens = count_tokens
         self._counted: Mapping[str, Any] | None = None  # a count request's body as the host gets it
         self._replacing: Literal["error", "estimate"] | None = None  # the body we answer instead
@@ -174,7 +176,6 @@ class Exchange:
         A bridged request always comes back translated: its host does not serve the client's API,
         so a body the bridge cannot read is a `BadRequest` here rather than the host's 404.
         """
-        bridged = self.upstream != self.api
         self.report.request_bytes = len(raw)
         try:
             body = read_request(raw)
@@ -183,11 +184,11 @@ class Exchange:
             # (the host's decoder may well fail the same way, as a 500).
             raise too_deep_error(self.settings.max_depth) from None
         except (ValueError, UnicodeDecodeError):
-            if bridged:
+            if self.bridged:
                 raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
             return None  # the host app owns the 400 for a body that is not JSON
         if not isinstance(body, dict):
-            if bridged:
+            if self.bridged:
                 raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
             return None
         check_depth(body, self.settings.max_depth)  # before anything below walks it
@@ -211,7 +212,7 @@ class Exchange:
         )
         self.report.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
         self.report.echoed_function_calls = result.calls_flattened
-        if not result.changed and not bridged:
+        if not result.changed and not self.bridged:
             return None
         self.report.rewritten_request = True
         manifest = result.manifest
@@ -287,7 +288,7 @@ class Exchange:
         self._host_status = status
         if self.count_tokens and status in (404, 405, 501) and self._counted is not None:
             self._replacing, self.status = "estimate", 200
-        elif status >= 400 and (self.upstream != self.api or (ours and self.api == "messages")):
+        elif status >= 400 and (self.bridged or (ours and self.api == "messages")):
             self._replacing = "error"
         return self._replacing is not None
 
@@ -387,14 +388,14 @@ class Exchange:
             # native route with nothing of ours sent yet does it go as it came (a pass-through).
             unterminated = self._sse.flush()
             held = [e for e in unterminated if e.data is not None and decode_data(e.data) is not None]
-            if self._stream is None and self.upstream == self.api and not held:
+            if self._stream is None and not self.bridged and not held:
                 held = unterminated
             elif len(held) < len(unterminated):
                 self.report.notes.append("the host's stream ended inside an event: its unterminated tail was dropped")
             self._held = bytearray(b"".join(e.raw for e in held))
             if held:
                 out += self._sse_events(held)
-        if self._stream is None and not self.passthrough and self.upstream != self.api and not self._ended_first:
+        if self._stream is None and not self.passthrough and self.bridged and not self._ended_first:
             # A bridged client whose host's stream ended before any answer: its API's error.
             self._stream = self._answer(stream=True, kind=self.upstream)
             return out + (self._stream.abort(f"The host's stream ended before any {self.upstream} answer.") or b"")
@@ -479,7 +480,7 @@ class Exchange:
 
     def _sse_event(self, event: SSEEvent) -> bytes:
         if event.data is None:
-            if self.upstream != self.api and not event.raw.startswith(b":"):
+            if self.bridged and not event.raw.startswith(b":"):
                 return b""  # a field of the host's API that a bridged client does not speak
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
@@ -492,7 +493,7 @@ class Exchange:
                     return self._stream.begin(obj, text)
             kind = self._answer_kind(obj)
             if kind is None:
-                if self.upstream != self.api:
+                if self.bridged:
                     # A bridged client does not speak the host's API: its stream ends in its error.
                     self.report.notes.append(f"the host's stream is not a {self.upstream} answer")
                     self._stream = self._answer(stream=True, kind=self.upstream)
@@ -518,7 +519,7 @@ class Exchange:
         within = self._buffered <= self.settings.max_response_bytes
         obj = decode_data(raw.decode("utf-8", errors="replace")) if within else None
         kind = self._answer_kind(obj)
-        if kind is None and self.upstream != self.api:
+        if kind is None and self.bridged:
             # A bridged client does not speak the host's API: the host's bytes would mean nothing.
             self.report.notes.append(f"the host's answer is not a {self.upstream} answer")
             self.status = 502

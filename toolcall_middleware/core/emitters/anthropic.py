@@ -22,9 +22,8 @@ from typing import Any, Literal
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..result import ParseResult
-from ..schema import JSON_OBJECT
 from .ids import random_id
-from .meta import Upstream
+from .meta import Upstream, token_count, usage_details
 
 StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal"]
 
@@ -68,14 +67,6 @@ def stop_fields(upstream: Upstream, *, called: bool, truncated: bool) -> dict[st
     return {"stop_reason": stop, "stop_sequence": upstream.stop_sequence if stop == "stop_sequence" else None}
 
 
-def _count(usage: Mapping[str, Any], *keys: str) -> int | None:
-    for key in keys:
-        value = usage.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
 def anthropic_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
     """Chat-style, Responses-style or Anthropic-style usage -> Anthropic's `usage` object.
 
@@ -85,19 +76,18 @@ def anthropic_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
     includes the cached tokens while Anthropic's `input_tokens` does not, so they are taken out.
     """
     usage = usage or {}
-    out_tokens = _count(usage, "output_tokens", "completion_tokens") or 0
+    out_tokens = token_count(usage, "output_tokens", "completion_tokens")
     if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
         # Already Anthropic's shape (an Anthropic upstream): the counts are its own.
         return {
-            "input_tokens": _count(usage, "input_tokens") or 0,
+            "input_tokens": token_count(usage, "input_tokens"),
             "output_tokens": out_tokens,
-            "cache_creation_input_tokens": _count(usage, "cache_creation_input_tokens") or 0,
-            "cache_read_input_tokens": _count(usage, "cache_read_input_tokens") or 0,
+            "cache_creation_input_tokens": token_count(usage, "cache_creation_input_tokens"),
+            "cache_read_input_tokens": token_count(usage, "cache_read_input_tokens"),
         }
-    in_tokens = _count(usage, "input_tokens", "prompt_tokens") or 0
-    details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
-    cached = (_count(details, "cached_tokens") or 0) if isinstance(details, JSON_OBJECT) else 0
-    cached = min(cached, in_tokens)
+    in_tokens = token_count(usage, "input_tokens", "prompt_tokens")
+    details = usage_details(usage, "prompt_tokens_details", "input_tokens_details")
+    cached = min(token_count(details, "cached_tokens"), in_tokens)
     return {
         "input_tokens": in_tokens - cached,
         "output_tokens": out_tokens,

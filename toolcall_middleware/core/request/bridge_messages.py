@@ -44,6 +44,7 @@ from ..schema import JSON_OBJECT
 from .anthropic_content import block_text, chat_part, read_content
 from .bridge import Bridged
 from .errors import invalid, invalid_body, missing, required_array
+from .fields import check_anthropic_messages
 from .rewrite import content_text
 from .tools import partition_tools
 
@@ -60,6 +61,7 @@ def messages_to_chat(body: Any) -> Bridged:
         raise invalid_body()
     out: dict[str, Any] = {k: body[k] for k in SAMPLING if k in body}
     raw = required_array(body, "messages", "expected an array of messages")
+    check_anthropic_messages(raw)  # (the shapes below are then sure)
     system = [_system_text(body.get("system"), "system")]
     messages: list[dict[str, Any]] = []
     dropped_items: list[str] = []
@@ -127,17 +129,11 @@ def _output_config(config: Any) -> dict[str, Any]:
     return out
 
 
-def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[str, Any]]:
-    if not isinstance(message, JSON_OBJECT):
-        raise invalid(where, "expected a message object")
-    role = message.get("role")
-    if role not in ("user", "assistant"):
-        raise invalid(f"{where}.role", "expected 'user', 'assistant' or 'system'")
-    content = message.get("content")
+def _chat_messages(message: Mapping[str, Any], where: str, dropped: list[str]) -> list[dict[str, Any]]:
+    """One user or assistant message (checked by `check_anthropic_messages`) as Chat messages."""
+    role, content = message["role"], message["content"]
     if isinstance(content, str):
         return [{"role": role, "content": content}]
-    if not isinstance(content, list):
-        raise invalid(f"{where}.content", "expected a string or an array of content blocks")
     parts: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -145,21 +141,13 @@ def _chat_messages(message: Any, where: str, dropped: list[str]) -> list[dict[st
     reasoning: list[str] = []
     for j, block in enumerate(content):
         at = f"{where}.content.{j}"
-        if not isinstance(block, JSON_OBJECT):
-            raise invalid(at, "expected a content block object")
         kind = block.get("type")
         if kind == "tool_use":
-            name, call_id = block.get("name"), block.get("id")
-            if not isinstance(call_id, str) or not call_id:
-                raise missing(f"{at}.id")
-            if not isinstance(name, str) or not name:
-                raise missing(f"{at}.name")
             arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
-            calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            function = {"name": block["name"], "arguments": arguments}
+            calls.append({"id": block["id"], "type": "function", "function": function})
         elif kind == "tool_result":
-            call_id = block.get("tool_use_id")
-            if not isinstance(call_id, str) or not call_id:
-                raise missing(f"{at}.tool_use_id")
+            call_id = block["tool_use_id"]
             output, media = read_content(block.get("content"), f"{at}.content")
             if block.get("is_error"):
                 output = f"[error] {output}"
@@ -303,13 +291,22 @@ THINKING_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384, "xhigh": 32768}
 MIN_THINKING_BUDGET = 1024  # Anthropic's least `budget_tokens`, which must stay under `max_tokens`
 
 
-def _anthropic_thinking(body: Mapping[str, Any], max_tokens: int) -> dict[str, Any] | None:
-    """The chat template's thinking switch (`chat_template_kwargs`) or `reasoning_effort` as
-    Anthropic's `thinking`: off, or on with the effort's budget (as much as `max_tokens` leaves)."""
+def template_thinking(body: Mapping[str, Any]) -> bool | None:
+    """A Chat body's chat-template thinking switch, where it has one: `enable_thinking` (Qwen3,
+    GLM) or `thinking` (DeepSeek V3.1) in `chat_template_kwargs`. (An Anthropic body's `thinking`
+    reads as these in its Chat view, `messages_to_chat`.)"""
     kwargs = body.get("chat_template_kwargs")
-    switch = None
     if isinstance(kwargs, JSON_OBJECT):
-        switch = next((kwargs[k] for k in ("enable_thinking", "thinking") if isinstance(kwargs.get(k), bool)), None)
+        for key in ("enable_thinking", "thinking"):
+            if isinstance(kwargs.get(key), bool):
+                return bool(kwargs[key])
+    return None
+
+
+def _anthropic_thinking(body: Mapping[str, Any], max_tokens: int) -> dict[str, Any] | None:
+    """The chat template's thinking switch (`template_thinking`) or `reasoning_effort` as
+    Anthropic's `thinking`: off, or on with the effort's budget (as much as `max_tokens` leaves)."""
+    switch = template_thinking(body)
     effort = body.get("reasoning_effort")
     if switch is False or effort in ("none", "minimal"):
         return {"type": "disabled"}
@@ -412,4 +409,4 @@ def _anthropic_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
     return out
 
 
-__all__ = ["DEFAULT_MAX_TOKENS", "chat_to_messages", "messages_to_chat"]
+__all__ = ["DEFAULT_MAX_TOKENS", "chat_to_messages", "messages_to_chat", "template_thinking"]
