@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.utf8 import json_loads, json_text
 from ..lane import Hits, Lane, Output, pending_lane, quiet_lane, text_lane
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
+
+if TYPE_CHECKING:
+    from ..request.render_base import Renderer
 
 FENCE = "```"
 
@@ -99,7 +102,8 @@ class Dialect:
 
     `models` are lower-case substrings or regular expressions matched against the served model
     name. `prefills_reasoning(model, thinking)` says whether the model's chat template opens the
-    reasoning block itself when no generation prompt is given.
+    reasoning block itself when no generation prompt is given. `renderer` writes the format's
+    request side (calls, tool results, the tool manifest); a dialect defines it in its own module.
     """
 
     name: str
@@ -108,6 +112,7 @@ class Dialect:
     models: tuple[str, ...] = ()
     reasoning: ReasoningSyntax | None = field(default_factory=ReasoningSyntax)
     prefills_reasoning: Callable[[str | None, bool | None], bool] = lambda model, thinking: False
+    renderer: Renderer | None = None
 
 
 class Block(Protocol):

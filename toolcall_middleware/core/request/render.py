@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 
-from ..dialects import UnknownDialectError, get_dialect
+from ..dialects import UnknownDialectError, get_dialect, list_dialects
 from ..memo import MAX_ENTRIES
 from .render_base import CallText, Renderer, ToolResult, decode_calls, fallback_result
 from .render_dsml import RENDERERS as _DSML
@@ -44,7 +44,9 @@ def renderer(dialect: str) -> Renderer:
     found = _RENDERERS.get(dialect)
     if found is not None:
         return found  # (every request asks, some more than once)
-    get_dialect(dialect)  # the registry's error names the dialects
+    own = get_dialect(dialect).renderer  # the registry's error names the dialects
+    if own is not None:
+        return own
     try:
         return _RENDERERS[dialect]
     except KeyError:
@@ -55,7 +57,8 @@ def renderer(dialect: str) -> Renderer:
 
 def rendered_dialects() -> list[str]:
     """The dialects requests can be rendered in."""
-    return sorted(_RENDERERS)
+    own = {name for name in list_dialects() if get_dialect(name).renderer is not None}
+    return sorted(own | set(_RENDERERS))
 
 
 def render_calls(dialect: str, calls: Sequence[CallText]) -> str:
