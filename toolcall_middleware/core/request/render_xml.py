@@ -30,7 +30,10 @@ def _qwen_xml_ok(call: Call) -> bool:
     names = [call.name, *call.arguments]
     if any(ch in n for n in names for ch in "<>\n") or any(n != n.strip() or not n for n in names):
         return False
-    return not any(m in value_text(v) for v in call.arguments.values() for m in _QWEN_UNSAFE)
+    values = call.arguments.values()
+    if any(isinstance(v, str) and v.strip().lower() == "null" for v in values):
+        return False  # the text `null` reads back as a null
+    return not any(m in value_text(v) for v in values for m in _QWEN_UNSAFE)
 
 
 def _qwen_call(call: Call) -> str:
