@@ -19,6 +19,13 @@ content type (`<|constrain|>json`, or a bare `json`). What a message is follows 
   unknown channels are content. Text bodies end only at `<|end|>` or `<|return|>`: a model that
   writes `<|call|>` or `<|channel|>` inside its reasoning wrote text (it cannot emit the token).
 
+A host that decodes with `skip_special_tokens=True` strips every marker, and the output collapses
+to `analysisWe need…assistantfinalThe answer…`, as SGLang's text fallback reads it. Where that is
+unambiguous it is read back: an output that begins with `analysis` directly followed by a capital
+letter or a digit (prose has a space there) is reasoning up to `assistantfinal`, and content after
+it. Calls cannot be recovered from such text (their JSON runs into the header words), so the host
+should keep the special tokens: `skip_special_tokens=False` (see the docs' dialect page).
+
 Malformed markup never becomes a call. A header whose words are not header words comes back raw
 as content, and so does one with no `<|message|>` within `HEADER_CAP` characters, or a call body
 that is not a JSON object. A header of header words that breaks off (at `<|end|>`, a new
@@ -47,6 +54,8 @@ MARKERS = (START, END, MESSAGE, CHANNEL, CONSTRAIN, CALL, RETURN)
 TEXT_ENDS = (END, RETURN)
 SKIP_ENDS = (END, CALL, RETURN)
 ROLE_RECIPIENT = " to="  # the output's first header may start in the role part: ` to=functions.f`
+STRIPPED_ANALYSIS = "analysis"  # what `<|channel|>analysis<|message|>` leaves with its tokens stripped
+STRIPPED_FINAL = "assistantfinal"  # what `<|end|><|start|>assistant<|channel|>final<|message|>` leaves
 HEADER_CAP = 512  # a header longer than this is not one: the model is writing text
 
 _ANY = alternation(MARKERS)
@@ -65,6 +74,7 @@ class _Mode(Enum):
     CALL = "call"
     SKIP = "skip"  # the body of a message to a built-in tool
     SPENT = "spent"  # after a call over `ctx.max_call_chars`: nothing more is read
+    STRIPPED = "stripped"  # reasoning of an output whose special tokens the host stripped
 
 
 def classify(header: str) -> tuple[str, str | None] | None:
@@ -92,6 +102,13 @@ def classify(header: str) -> tuple[str, str | None] | None:
         if limit == 2 and words:
             channel = words[0]  # the first word after <|channel|>; a second is the content type
     return channel, recipient
+
+
+def _stripped_start(text: str) -> bool:
+    """Whether the output begins as one whose special tokens were stripped: `analysis` and then,
+    with no space, a capital letter or a digit (`analysisWe need to…`)."""
+    n = len(STRIPPED_ANALYSIS)
+    return len(text) > n and text.startswith(STRIPPED_ANALYSIS) and (text[n].isupper() or text[n].isdigit())
 
 
 class HarmonyParser:
@@ -143,11 +160,16 @@ class HarmonyParser:
             s = self._pending
             if s.startswith(ROLE_RECIPIENT):
                 self._open_header("")
-            elif final or not ROLE_RECIPIENT.startswith(s):
+            elif _stripped_start(s):
+                self._pending = s[len(STRIPPED_ANALYSIS) :]
+                self._mode = _Mode.STRIPPED
+            elif final or not (ROLE_RECIPIENT.startswith(s) or STRIPPED_ANALYSIS.startswith(s)):
                 self._mode = _Mode.LOOSE
             else:
                 return False
             return True
+        if mode is _Mode.STRIPPED:
+            return self._read_stripped(out, final)
         if mode is _Mode.HEADER:
             return self._read_header(out, final)
         if mode is _Mode.CALL:
@@ -189,6 +211,20 @@ class HarmonyParser:
         elif marker in (START, CHANNEL):
             self._open_header(marker)
         # Any other marker between messages is a stray end or header part: markup, dropped.
+        return True
+
+    def _read_stripped(self, out: list[Event], final: bool) -> bool:
+        """Reasoning up to `assistantfinal` (a partial one held back), content after it."""
+        s = self._pending
+        at = s.find(STRIPPED_FINAL)
+        stop = at if at >= 0 else len(s) - (0 if final else partial_marker_len(s, (STRIPPED_FINAL,)))
+        if stop:
+            out.append(ReasoningDelta(s[:stop]))
+        if at < 0:
+            self._pending = s[stop:]
+            return False
+        self._pending = s[at + len(STRIPPED_FINAL) :]
+        self._mode = _Mode.CONTENT
         return True
 
     # -- headers ---------------------------------------------------------------------------
