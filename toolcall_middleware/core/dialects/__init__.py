@@ -76,14 +76,45 @@ def normalize_model(model: str) -> str:
     return model.strip().lower().rsplit("/", 1)[-1]
 
 
+# Model families whose names we know. A name of one of them that no dialect's variant patterns
+# select (a vision, older or side model, such as Kimi-VL or Qwen-7B-Chat, whose format differs
+# from the family's current one) gets `auto`: the output itself shows its format. Handing it the
+# family's newest format instead could read its text as markup.
+FAMILIES = (
+    "kimi",
+    "moonshot",
+    "qwen",
+    "qwq",
+    "deepseek",
+    "glm",
+    "gemma",
+    "llama",
+    "mistral",
+    "minimax",
+    "hunyuan",
+    "granite",
+    "phi-",
+    "internlm",
+    "command-",
+    "nemotron",
+    "seed",
+    "ernie",
+    "hermes",
+    "gpt-oss",
+)
+
+
 @lru_cache(maxsize=256)
 def dialect_for_model(model: str) -> Dialect | None:
-    """The dialect whose model patterns match the served model name first, if any."""
+    """The dialect whose model patterns match the served model name first; `auto` for another
+    model of a known family (`FAMILIES`); `None` for a name of no family we know."""
     name = normalize_model(model)
     for dialect in _registry().values():
         for pattern in dialect.models:
             if re.search(pattern, name):
                 return dialect
+    if any(family in name for family in FAMILIES):
+        return _registry()["auto"]
     return None
 
 

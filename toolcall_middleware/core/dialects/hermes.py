@@ -132,7 +132,7 @@ DIALECTS = [
         name="hermes",
         description="<tool_call>{json}</tool_call>: Hermes 2 Pro/3, Qwen2.5, Qwen3, QwQ, Granite 4",
         machine=HermesParser,
-        models=(r"hermes", r"qwq", r"qwen2\.5", r"qwen-?2\.5", r"qwen3", r"qwen", r"granite-?4", r"ernie"),
+        models=(r"hermes", r"qwq", r"qwen-?2", r"qwen3", r"granite-?4", r"ernie"),
         reasoning=ReasoningSyntax(),
         prefills_reasoning=_prefills,
     )

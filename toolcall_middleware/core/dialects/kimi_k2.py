@@ -207,7 +207,7 @@ DIALECTS = [
             "<|tool_call_end|><|tool_calls_section_end|>: Kimi-K2, K2-Thinking, K2.5, K2.6"
         ),
         machine=KimiK2Parser,
-        models=(r"kimi",),
+        models=(r"kimi-?k2",),
         reasoning=ReasoningSyntax(
             pairs=(THINK,),
             implicit_ends=tuple((begin,) for begin in SECTION_BEGINS),
