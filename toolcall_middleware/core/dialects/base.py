@@ -21,7 +21,7 @@ from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
 
 if TYPE_CHECKING:
-    from ..request.render_base import Renderer
+    from .rendering import Renderer
 
 FENCE = "```"
 
@@ -96,14 +96,25 @@ class ToolMachine(Protocol):
     def close(self) -> list[Event]: ...
 
 
+def never_prefills(model: str | None, thinking: bool | None) -> bool:
+    """`Dialect.prefills_reasoning` of a format whose template never opens the reasoning block."""
+    return False
+
+
 @dataclass(frozen=True)
 class Dialect:
-    """A registered format: its name, the served models that write it, and its parser factory.
+    """A registered format, declared whole in its own module: its name, the served models that
+    write it, its parser, its reasoning syntax and its request side.
 
     `models` are lower-case substrings or regular expressions matched against the served model
-    name. `prefills_reasoning(model, thinking)` says whether the model's chat template opens the
+    name. `machine(ctx)` makes the parser of the content stream. `reasoning`: how the output marks
+    reasoning (`None`: the parser reads it itself, as harmony's channels do).
+    `prefills_reasoning(model, thinking)` says whether the model's chat template opens the
     reasoning block itself when no generation prompt is given. `renderer` writes the format's
-    request side (calls, tool results, the tool manifest); a dialect defines it in its own module.
+    request side (calls, tool results, the tool manifest; `None` only for `auto`, which is not a
+    format to write). `incremental`: the parser streams a call's arguments as they arrive with
+    `StreamParser(arguments_streaming="incremental")` (its blocks report `Opened` and `Fragment`);
+    the others emit each call whole at its end in either mode.
     """
 
     name: str
@@ -111,8 +122,9 @@ class Dialect:
     machine: Callable[[ParseContext], ToolMachine]
     models: tuple[str, ...] = ()
     reasoning: ReasoningSyntax | None = field(default_factory=ReasoningSyntax)
-    prefills_reasoning: Callable[[str | None, bool | None], bool] = lambda model, thinking: False
+    prefills_reasoning: Callable[[str | None, bool | None], bool] = never_prefills
     renderer: Renderer | None = None
+    incremental: bool = False
 
 
 class Block(Protocol):
