@@ -247,3 +247,15 @@ class ToolCallConfig(BaseModel):
 
         found = dialect_for_model(model) if model else None
         return found.name if found is not None else "auto"
+
+
+__all__ = [
+    "BRIDGE_ROUTES",
+    "COUNT_TOKENS",
+    "Bridge",
+    "BridgeTarget",
+    "Limits",
+    "Profile",
+    "RouteMatch",
+    "ToolCallConfig",
+]

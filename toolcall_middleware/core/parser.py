@@ -372,3 +372,14 @@ def parse(
         reasoning_calls=reasoning_calls,
     )
     return merge_events(parser.feed(text) + parser.close())
+
+
+__all__ = [
+    "MAX_DRAFT_CHARS",
+    "PIECE",
+    "ArgumentsStreaming",
+    "ReasoningCalls",
+    "StreamParser",
+    "parse",
+    "tool_schemas",
+]

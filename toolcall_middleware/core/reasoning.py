@@ -258,3 +258,11 @@ class ReasoningSplitter:
             return given
         given, self._held_ws = hold_whitespace(text[len(body) :])
         return held + body + given
+
+
+__all__ = [
+    "DEFAULT_PAIRS",
+    "Channel",
+    "ReasoningSplitter",
+    "ReasoningSyntax",
+]

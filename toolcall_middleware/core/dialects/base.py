@@ -569,3 +569,24 @@ def call_events(ctx: ParseContext, call: Call) -> list[Event]:
         ToolCallDelta(index=index, arguments=call.arguments),
         ToolCallEnd(index=index, arguments=call.arguments),
     ]
+
+
+__all__ = [
+    "FENCE",
+    "Block",
+    "BlockItem",
+    "BlockParser",
+    "Call",
+    "Dialect",
+    "Fragment",
+    "Opened",
+    "ParseContext",
+    "PendingTextMachine",
+    "ToolMachine",
+    "arguments_object",
+    "call_events",
+    "dump_arguments",
+    "load_object",
+    "never_prefills",
+    "repairing",
+]

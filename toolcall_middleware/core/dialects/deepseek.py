@@ -360,3 +360,26 @@ DIALECTS = [
         prefills_reasoning=_prefills_r1,
     ),
 ]
+
+
+__all__ = [
+    "CALLS_BEGIN",
+    "CALLS_END",
+    "CALL_BEGIN",
+    "CALL_END",
+    "DEEPSEEK_V3",
+    "DEEPSEEK_V31",
+    "DIALECTS",
+    "OUTPUTS_BEGIN",
+    "OUTPUTS_END",
+    "OUTPUT_BEGIN",
+    "OUTPUT_END",
+    "SEP",
+    "THINK",
+    "CallStream",
+    "DeepSeekV3Parser",
+    "Section",
+    "ToolCallsBlock",
+    "parse_call",
+    "prefills_when_thinking",
+]

@@ -300,3 +300,22 @@ DIALECTS = [
         prefills_reasoning=prefills_when_thinking,
     ),
 ]
+
+
+__all__ = [
+    "DEEPSEEK_V4",
+    "DEEPSEEK_V32",
+    "DIALECTS",
+    "DSML",
+    "INVOKE_CLOSES",
+    "INVOKE_OPENS",
+    "PARAM_CLOSES",
+    "PARAM_OPENS",
+    "V4_CLOSES",
+    "V4_OPENS",
+    "V32_CLOSES",
+    "V32_OPEN",
+    "DsmlBlock",
+    "DsmlV4Parser",
+    "DsmlV32Parser",
+]

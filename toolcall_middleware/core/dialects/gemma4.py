@@ -428,3 +428,19 @@ DIALECTS = [
         reasoning=ReasoningSyntax(pairs=(("<|channel>thought", "<channel|>"),)),
     )
 ]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "GEMMA4",
+    "OPEN",
+    "PREFIX",
+    "SENTENCE_END",
+    "STR",
+    "Gemma4Block",
+    "Gemma4Parser",
+    "gemma_value",
+    "parse_arguments",
+    "read_header",
+]

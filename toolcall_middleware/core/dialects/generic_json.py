@@ -168,3 +168,11 @@ DIALECTS = [
         reasoning=ReasoningSyntax(),
     )
 ]
+
+
+__all__ = [
+    "DIALECTS",
+    "GENERIC_JSON",
+    "GenericJsonParser",
+    "calls_from_value",
+]

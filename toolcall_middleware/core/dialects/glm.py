@@ -402,3 +402,19 @@ DIALECTS = [
         prefills_reasoning=_template_opens_think,
     ),
 ]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "GLM45",
+    "GLM47",
+    "KEY",
+    "KEY_END",
+    "OPEN",
+    "VALUE",
+    "VALUE_END",
+    "GlmBlock",
+    "GlmParser",
+    "typed_value",
+]

@@ -419,3 +419,24 @@ DIALECTS = [
         reasoning=None,
     )
 ]
+
+
+__all__ = [
+    "CALL",
+    "CHANNEL",
+    "CONSTRAIN",
+    "DIALECTS",
+    "END",
+    "FUNCTIONS",
+    "GPT_OSS",
+    "HEADER_CAP",
+    "MARKERS",
+    "MESSAGE",
+    "RETURN",
+    "ROLE_RECIPIENT",
+    "SKIP_ENDS",
+    "START",
+    "TEXT_ENDS",
+    "HarmonyParser",
+    "classify",
+]

@@ -168,3 +168,15 @@ DIALECTS = [
         prefills_reasoning=_prefills,
     )
 ]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "HERMES",
+    "OPEN",
+    "HermesBlock",
+    "HermesParser",
+    "call_from_object",
+    "hermes_tools",
+]

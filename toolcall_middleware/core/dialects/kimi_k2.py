@@ -264,3 +264,18 @@ DIALECTS = [
         prefills_reasoning=_prefills,
     )
 ]
+
+
+__all__ = [
+    "ARGUMENT_BEGIN",
+    "CALL_BEGIN",
+    "CALL_END",
+    "DIALECTS",
+    "KIMI_K2",
+    "SECTION_BEGINS",
+    "SECTION_ENDS",
+    "THINK",
+    "KimiK2Parser",
+    "KimiSectionBlock",
+    "name_from_id",
+]

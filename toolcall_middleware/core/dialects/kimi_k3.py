@@ -400,3 +400,30 @@ DIALECTS = [
         prefills_reasoning=_prefills,
     )
 ]
+
+
+__all__ = [
+    "ARGUMENT_OPEN",
+    "CALL_CLOSE",
+    "CALL_OPEN",
+    "DIALECTS",
+    "END_OF_MESSAGE",
+    "FOLLOWERS",
+    "JSON_OPEN",
+    "KIMI_K3",
+    "LAYOUT",
+    "MESSAGE_CLOSE",
+    "OPEN",
+    "RESPONSE_CLOSE",
+    "RESPONSE_OPEN",
+    "SEP",
+    "THINK_CLOSE",
+    "THINK_OPEN",
+    "TOOLS_CLOSE",
+    "TOOLS_OPEN",
+    "VALUE_CLOSES",
+    "KimiK3Parser",
+    "XtmlToolsBlock",
+    "attributes",
+    "typed_value",
+]

@@ -288,3 +288,13 @@ DIALECTS = [
         reasoning=ReasoningSyntax(),
     )
 ]
+
+
+__all__ = [
+    "DIALECTS",
+    "LLAMA3_JSON",
+    "Llama3Parser",
+    "Llama3Segment",
+    "builtin_call",
+    "call_from_json",
+]

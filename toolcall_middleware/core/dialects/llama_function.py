@@ -121,3 +121,13 @@ DIALECTS = [
         reasoning=ReasoningSyntax(),
     )
 ]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "LLAMA_FUNCTION",
+    "OPEN",
+    "LlamaFunctionBlock",
+    "LlamaFunctionParser",
+]

@@ -108,3 +108,11 @@ DIALECTS = [
         prefills_reasoning=_prefills,
     )
 ]
+
+
+__all__ = [
+    "DIALECTS",
+    "MINIMAX",
+    "MINIMAX_M2",
+    "MinimaxM2Parser",
+]

@@ -295,3 +295,14 @@ DIALECTS = [
         reasoning=ReasoningSyntax(pairs=(("[THINK]", "[/THINK]"), ("<think>", "</think>"))),
     )
 ]
+
+
+__all__ = [
+    "ARGS",
+    "CALL_ID",
+    "DIALECTS",
+    "MISTRAL",
+    "OPEN",
+    "MistralBlock",
+    "MistralParser",
+]

@@ -380,3 +380,16 @@ DIALECTS = [
         reasoning=ReasoningSyntax(),
     )
 ]
+
+
+__all__ = [
+    "DIALECTS",
+    "PYTHONIC",
+    "CallListSegment",
+    "PyScanner",
+    "PythonicParser",
+    "Scan",
+    "calls_from_list",
+    "keyword_arguments",
+    "parse_source",
+]

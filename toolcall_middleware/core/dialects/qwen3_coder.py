@@ -205,3 +205,15 @@ DIALECTS = [
         prefills_reasoning=_prefills,
     )
 ]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "FUNCTION",
+    "OPEN",
+    "QWEN3_CODER",
+    "QWEN3_CODER_RENDERER",
+    "Qwen3CoderBlock",
+    "Qwen3CoderParser",
+]

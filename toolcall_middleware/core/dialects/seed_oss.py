@@ -129,3 +129,11 @@ DIALECTS = [
         reasoning=ReasoningSyntax(pairs=(("<seed:think>", "</seed:think>"),)),
     )
 ]
+
+
+__all__ = [
+    "DIALECTS",
+    "SEED",
+    "SEED_OSS",
+    "SeedOssParser",
+]

@@ -333,3 +333,19 @@ def choices_meta(obj: Mapping[str, Any], kind: Api) -> UpstreamMeta:
         system_fingerprint=fingerprint if isinstance(fingerprint, str) else None,
         service_tier=tier if isinstance(tier, str) else None,
     )
+
+
+__all__ = [
+    "DONE",
+    "NOT_DECODED",
+    "Reader",
+    "ReaderBase",
+    "choices_meta",
+    "content_texts",
+    "decode_data",
+    "error_from",
+    "int_or_none",
+    "reasoning_text",
+    "str_or_none",
+    "upstream_error",
+]

@@ -225,3 +225,12 @@ class ChatReader(ReaderBase):
         if refusal or (isinstance(message.get("refusal"), str) and message["refusal"]):
             self._refusal = True
         return out
+
+
+__all__ = [
+    "ChatReader",
+    "Shape",
+    "chat_shape",
+    "first_chunk_text",
+    "with_logprobs",
+]

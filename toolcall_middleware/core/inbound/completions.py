@@ -60,3 +60,9 @@ class CompletionsReader(ReaderBase):
         if not self._stream:
             out.extend(self._end(complete=True))
         return out
+
+
+__all__ = [
+    "CompletionsReader",
+    "is_text_completion",
+]

@@ -90,3 +90,11 @@ def reader_for(kind: Api, *, stream: bool = True) -> Reader:
     if kind == "messages":
         return MessagesReader()
     return CompletionsReader(stream=stream)
+
+
+__all__ = [
+    "detect",
+    "kind_of",
+    "kind_of_route",
+    "reader_for",
+]

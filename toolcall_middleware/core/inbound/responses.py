@@ -274,3 +274,11 @@ class ResponsesReader(ReaderBase):
         self._note_usage(response.get("usage"))
         self._finished(0, finish_reason_of(response))
         return out + self._end(complete=True)
+
+
+__all__ = [
+    "PartKey",
+    "ResponsesReader",
+    "finish_reason_of",
+    "responses_meta",
+]
