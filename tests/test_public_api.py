@@ -9,28 +9,13 @@ lists. Read from the source with `ast`, so no optional dependency is imported.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
-from tests.docs_snippets import ROOT, blocks, doc_files
+from tests.docs_snippets import blocks, doc_files
+from tests.modules import package_modules
 
-PACKAGE = ROOT / "toolcall_middleware"
-
-
-def module_files() -> dict[str, Path]:
-    """Each module by its dotted name."""
-    found: dict[str, Path] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    for path in sorted((ROOT / "integrations").glob("*.py")):
-        name = "toolcall_middleware.integrations" + ("" if path.stem == "__init__" else f".{path.stem}")
-        found[name] = path
-    return found
-
-
-MODULES = module_files()
+MODULES = package_modules()
 
 
 def top_level(tree: ast.Module) -> tuple[set[str], set[str]]:
