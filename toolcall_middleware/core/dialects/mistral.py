@@ -237,6 +237,7 @@ class MistralParser(BlockParser):
 
 # -- request side: the chat template's text --------------------------------------------------------
 
+# Written in the v3 tokenizer's layout (`[TOOL_CALLS] [...]`); the parser reads the v11 layout too.
 _MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
 
 

@@ -39,7 +39,7 @@ from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import Block, BlockItem, Dialect, ParseContext
-from .hermes import HermesBlock
+from .hermes import HERMES, HermesBlock
 from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, tool_response, value_text
 from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 
@@ -128,8 +128,7 @@ def _qwen_xml_ok(call: CallToRender) -> bool:
 
 def _qwen_call(call: CallToRender) -> str:
     if not _qwen_xml_ok(call):
-        # The same block also reads hermes JSON, which carries any value.
-        return f'<tool_call>\n{{"name": {dumps(call.name)}, "arguments": {dumps(dict(call.arguments))}}}\n</tool_call>'
+        return HERMES.calls([call])  # the same block also reads hermes JSON, which carries any value
     params = "".join(f"<parameter={k}>\n{value_text(v)}\n</parameter>\n" for k, v in call.arguments.items())
     return f"<tool_call>\n<function={call.name}>\n{params}</function>\n</tool_call>"
 
