@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from toolcall_middleware import list_dialects, parse
 from toolcall_middleware.core.dialects import UnknownDialectError
+from toolcall_middleware.core.dialects.rendering import value_text
 from toolcall_middleware.core.request import (
     BadRequest,
     ToolResult,
@@ -33,7 +34,6 @@ from toolcall_middleware.core.request import (
     render_tool_results,
     rendered_dialects,
 )
-from toolcall_middleware.core.request.render_base import value_text
 
 DIALECTS = [d for d in list_dialects() if d != "auto"]
 

@@ -52,7 +52,10 @@ class ReasoningSyntax:
         return last_open >= 0 and last_open > last_close
 
 
-class Channel(Enum):
+class Channel(str, Enum):
+    """Where a piece of model text goes: the reasoning or the answer's content. A `str`, so a
+    channel also compares equal to its name (`Channel.CONTENT == "content"`)."""
+
     REASONING = "reasoning"
     CONTENT = "content"
 
@@ -255,3 +258,11 @@ class ReasoningSplitter:
             return given
         given, self._held_ws = hold_whitespace(text[len(body) :])
         return held + body + given
+
+
+__all__ = [
+    "DEFAULT_PAIRS",
+    "Channel",
+    "ReasoningSplitter",
+    "ReasoningSyntax",
+]

@@ -1,4 +1,10 @@
-"""The dialect registry: every format by name, and selection by served model name."""
+"""The dialect registry: every format by name, and selection by served model name.
+
+Each format is declared whole in one module of this package (its parser, reasoning syntax,
+incremental-streaming support and request-side renderer, on its `Dialect`); a module lists its
+dialects in `DIALECTS`, and `_MODULES` below names the modules. Adding a format is adding a
+module and its line there.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import importlib
 import re
 from functools import lru_cache
 
-from .base import Call, Dialect, ParseContext, ToolMachine
+from .dialect import Call, Dialect, ParseContext, ToolMachine
 
 # Modules in the order their model patterns are tried: the specific ones first
 # (`qwen3-coder` before `qwen3`, `deepseek-v3.1` before `deepseek-v3`).
@@ -29,15 +35,6 @@ _MODULES = (
     "llama_function",
     "generic_json",
     "auto",
-)
-
-
-# The dialects that stream a call's arguments as they arrive with
-# `StreamParser(arguments_streaming="incremental")` (see `base.Block.take`): the JSON bodies of
-# hermes, kimi_k2 and deepseek V3/V3.1 as the model's own text, the parameter-tagged formats one
-# typed member per completed parameter. The others emit each call whole at its end in either mode.
-INCREMENTAL_DIALECTS = frozenset(
-    {"hermes", "kimi_k2", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2", "seed_oss", "glm45", "glm47"}
 )
 
 
@@ -137,7 +134,6 @@ def resolve(dialect: str | None, model: str | None) -> Dialect:
 
 
 __all__ = [
-    "INCREMENTAL_DIALECTS",
     "Call",
     "Dialect",
     "ParseContext",
@@ -146,5 +142,6 @@ __all__ = [
     "dialect_for_model",
     "get_dialect",
     "list_dialects",
+    "normalize_model",
     "resolve",
 ]

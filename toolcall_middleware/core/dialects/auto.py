@@ -144,3 +144,11 @@ DIALECTS = [
         reasoning=ReasoningSyntax(),
     )
 ]
+
+
+__all__ = [
+    "DIALECTS",
+    "SHARED",
+    "UNIQUE",
+    "AutoParser",
+]

@@ -37,11 +37,19 @@ dialect splits reasoning itself (`reasoning=None`): reasoning streams as it arri
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from ..events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
+from ..schema import JSON_OBJECT
 from ..textscan import JsonStringTracker, alternation, partial_marker_len
 from .base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
+from .rendering import CallToRender, Renderer, dumps
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 START = "<|start|>"
 END = "<|end|>"
@@ -342,12 +350,129 @@ class HarmonyParser:
             out.append(TextDelta(text))
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _harmony_calls(calls: Sequence[CallToRender]) -> str:
+    # The prompt ends with `<|start|>assistant`: the first message continues that header.
+    return "<|start|>assistant".join(
+        f"<|channel|>commentary to=functions.{c.name} <|constrain|>json<|message|>{dumps(dict(c.arguments))}<|call|>"
+        for c in calls
+    )
+
+
+def _harmony_turn(content: str, calls: str) -> str:
+    if not content:
+        return calls
+    preamble = f"<|channel|>commentary<|message|>{content}<|end|>"
+    return preamble + ("<|start|>assistant" + calls if calls else "")
+
+
+def _ts_type(spec: Any) -> str:
+    """The gpt-oss template's `render_typescript_type`."""
+    if not isinstance(spec, JSON_OBJECT):
+        return "any"
+    kind = spec.get("type")
+    nullable = " | null" if spec.get("nullable") else ""
+    if kind == "array":
+        items = spec.get("items")
+        if not isinstance(items, JSON_OBJECT):
+            return "any[]" + nullable
+        simple = {"string": "string[]", "number": "number[]", "integer": "number[]", "boolean": "boolean[]"}
+        item_kind = items.get("type")
+        if isinstance(item_kind, str) and item_kind in simple:
+            return simple[item_kind] + nullable
+        inner = _ts_type(items)
+        return ("any[]" if inner == "object | object" or len(inner) > 50 else inner + "[]") + nullable
+    if isinstance(kind, list) and kind:
+        return " | ".join(str(k) for k in kind)
+    variants = spec.get("oneOf")
+    if isinstance(variants, list) and variants:
+        if len(variants) > 1 and any(isinstance(v, JSON_OBJECT) and v.get("type") == "object" for v in variants):
+            return "any"
+        return " | ".join(_ts_type(v) for v in variants)
+    if kind == "string":
+        enum = spec.get("enum")
+        if isinstance(enum, list) and enum:
+            return " | ".join(f'"{v}"' for v in enum)
+        return "string" + nullable
+    if kind in ("number", "integer"):
+        return "number"
+    if kind == "boolean":
+        return "boolean"
+    if kind == "object":
+        props = spec.get("properties")
+        if isinstance(props, JSON_OBJECT) and props:
+            required = spec.get("required") or []
+            fields = ", ".join(f"{k}{'' if k in required else '?'}: {_ts_type(v)}" for k, v in props.items())
+            return "{\n" + fields + "}"
+        return "object"
+    return "any"
+
+
+def _harmony_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    out = ["Calls to these tools must go to the commentary channel: 'functions'.\n\n# Tools\n\n"]
+    out.append("## functions\n\nnamespace functions {\n\n")
+    for tool in tools:
+        if tool.description:
+            out.append(f"// {tool.description}\n")
+        schema = tool.schema()
+        props = schema.get("properties")
+        if not isinstance(props, JSON_OBJECT) or not props:
+            out.append(f"type {tool.name} = () => any;\n\n")
+            continue
+        required = schema.get("required") or []
+        out.append(f"type {tool.name} = (_: {{\n")
+        for name, spec in props.items():
+            spec = spec if isinstance(spec, JSON_OBJECT) else {}
+            if spec.get("description"):
+                out.append(f"// {spec['description']}\n")
+            line = f"{name}{'' if name in required else '?'}: {_ts_type(spec)}"
+            if "default" in spec:
+                default = spec["default"] if spec.get("enum") else dumps(spec["default"])
+                line += f", // default: {default}"
+            out.append(line + ",\n")
+        out.append("}) => any;\n\n")
+    out.append("} // namespace functions")
+    return "".join(out)
+
+
+def _harmony_reasoning(text: str) -> str:
+    # Reasoning is a message on the analysis channel; the next message continues the header.
+    return f"<|channel|>analysis<|message|>{text}<|end|><|start|>assistant"
+
+
+GPT_OSS = Renderer(calls=_harmony_calls, tools=_harmony_tools, assistant=_harmony_turn, reasoning=_harmony_reasoning)
+
+
 DIALECTS = [
     Dialect(
         name="gpt_oss",
         description="harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}: gpt-oss",
         machine=HarmonyParser,
+        renderer=GPT_OSS,
         models=(r"gpt-?oss", r"gpt_oss"),
         reasoning=None,
     )
+]
+
+
+__all__ = [
+    "CALL",
+    "CHANNEL",
+    "CONSTRAIN",
+    "DIALECTS",
+    "END",
+    "FUNCTIONS",
+    "GPT_OSS",
+    "HEADER_CAP",
+    "MARKERS",
+    "MESSAGE",
+    "RETURN",
+    "ROLE_RECIPIENT",
+    "SKIP_ENDS",
+    "START",
+    "TEXT_ENDS",
+    "HarmonyParser",
+    "classify",
 ]
