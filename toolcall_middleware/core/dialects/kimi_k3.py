@@ -395,7 +395,8 @@ DIALECTS = [
         models=(r"kimi-?k3",),
         reasoning=ReasoningSyntax(
             pairs=((THINK_OPEN, THINK_CLOSE),),
-            implicit_ends=((RESPONSE_OPEN,), (TOOLS_OPEN,)),
+            implicit_ends=((TOOLS_OPEN,),),
+            answer_starts=((RESPONSE_OPEN,),),
         ),
         prefills_reasoning=_prefills,
     )
