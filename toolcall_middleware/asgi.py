@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from time import monotonic
 from typing import Any
 
+from .compact import compact_route, serve_compact
 from .config import Route, ToolCallConfig
 from .core import lane as lane_module
 from .core.http import headers_named, without
@@ -37,6 +38,7 @@ from .core.lane import Lane
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, UpstreamFailure, settings_from
 from .keepalive import KeepAlive, ping_for
+from .websocket import ResponsesSocket
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -79,6 +81,9 @@ class ToolCallMiddleware:
         if self.misconfigured is not None:
             await self._refuse(scope, receive, send)
             return
+        if scope["type"] == "websocket" and self._route(scope.get("path", "")) is not None:
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -87,10 +92,22 @@ class ToolCallMiddleware:
         # (a compressed request body is left alone: `route` reads the coding; most requests have none)
         route = self._route(path) if coding is None else ToolCallExchange.route(self.config, "POST", path, coding)
         if route is None:
+            compacted = compact_route(self.config, "POST", path)
+            if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
+                await serve_compact(self, scope, receive, send, compacted, self.config.limits.max_request_bytes)
+                return
             await self.app(scope, receive, send)
             return
         exchange = ToolCallExchange(self.config, route, self._settings)
         await _Request(self, exchange, scope, receive, send).run(length)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """WebSocket mode on the Responses routes (`websocket.py`); on another API's route, the app's."""
+        if self._route(scope.get("path", "")).api != "responses":  # type: ignore[union-attr]
+            await self.app(scope, receive, send)
+            return
+        limit = self.config.limits.max_request_bytes
+        await ResponsesSocket(self, scope, receive, send, max_message_bytes=limit).run()
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A misconfigured middleware's answer: the startup fails, a request is a 500, with the message."""
