@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..emitters.ids import random_id
+from ..emitters.responses import responses_usage
 from ..schema import JSON_OBJECT
 from .errors import BadRequest, invalid, invalid_body, missing
 
@@ -103,13 +104,12 @@ def compacted(body: Mapping[str, Any], response: Mapping[str, Any], *, now: floa
     `summary_request`), from the host's answer to the summary request."""
     kept = [_as_output(item) for item in input_items(body.get("input")) if _user_message(item)]
     item = {"id": random_id("cmp_"), "type": "compaction", "encrypted_content": seal(answer_text(response))}
-    usage = response.get("usage")
     return {
         "id": random_id("resp_"),
         "object": "response.compaction",
         "created_at": int(now if now is not None else time.time()),
         "output": [*kept, item],
-        "usage": usage if isinstance(usage, JSON_OBJECT) else _no_usage(),
+        "usage": responses_usage(response.get("usage")),
     }
 
 
@@ -171,16 +171,6 @@ def _as_output(message: Mapping[str, Any]) -> dict[str, Any]:
         "status": "completed",
         "role": "user",
         "content": parts,
-    }
-
-
-def _no_usage() -> dict[str, Any]:
-    return {
-        "input_tokens": 0,
-        "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 0,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 0,
     }
 
 
