@@ -15,8 +15,9 @@ SSE is decoded and relayed: every format, bridge and policy works as over HTTP.
 - A continuation whose `function_call_output` answers no call of the conversation fails; a failed
   turn (an error, `response.failed`) forgets the response it continued from, so a client cannot
   go on from state the failure may have left stale.
-- Faults are `error` events with the HTTP status they would have had (`{"type": "error",
-  "status": 400, "error": {"type", "code", "message", "param"}}`); the socket stays open.
+- `background` and `generate: false` (a warm-up) are refused. Faults are `error` events with
+  the HTTP status they would have had (`{"type": "error", "status": 400, "error": {"type",
+  "code", "message", "param"}}`); the socket stays open.
 - The client leaving cancels the running turn (and so the host's work) and drops queued ones.
 
 WSGI has no WebSockets: this is the ASGI middleware's and `serve`'s.
@@ -97,7 +98,8 @@ class ResponsesSocket:
                 try:
                     self.turns.put_nowait(text)
                 except asyncio.QueueFull:
-                    await self._send(TurnError(429, "too_many_requests", f"Over {MAX_QUEUED} turns queued.").event)
+                    refused = TurnError(429, "too_many_requests", f"Over {MAX_QUEUED} turns queued.")
+                    await self.send_event(refused.event)
         finally:
             worker.cancel()  # the client left: the running turn stops, and with it the host's work
             with contextlib.suppress(asyncio.CancelledError):
@@ -109,17 +111,17 @@ class ResponsesSocket:
             try:
                 await self._turn(text)
             except TurnError as error:
-                await self._send(error.event)
+                await self.send_event(error.event)
             except asyncio.CancelledError:
                 raise
             except Exception:  # a bug of ours: said, and the socket closed, rather than hang
                 logger.exception("toolcall-middleware: a WebSocket turn failed")
                 with contextlib.suppress(Exception):
-                    await self._send(TurnError(500, "server_error", "The turn failed.").event)
+                    await self.send_event(TurnError(500, "server_error", "The turn failed.").event)
                     await self.send({"type": "websocket.close", "code": 1011})
                 return
 
-    async def _send(self, event: dict[str, Any] | str) -> None:
+    async def send_event(self, event: dict[str, Any] | str) -> None:
         text = event if isinstance(event, str) else json_text(event)
         async with self.sending:
             await self.send({"type": "websocket.send", "text": text})
@@ -127,7 +129,7 @@ class ResponsesSocket:
     # -- one turn --------------------------------------------------------------------------------
 
     async def _turn(self, text: str) -> None:
-        if len(text) > self.max_message_bytes:
+        if len(text.encode()) > self.max_message_bytes:
             raise TurnError(400, "request_too_large", f"The message is over {self.max_message_bytes} bytes.")
         try:
             event = json.loads(text)
@@ -141,6 +143,9 @@ class ResponsesSocket:
         if event.get("background"):
             message = "'background' is not supported in WebSocket mode."
             raise TurnError(400, "unsupported_parameter", message, "background")
+        if event.get("generate") is False:
+            message = "'generate: false' (a warm-up without an answer) is not supported here."
+            raise TurnError(400, "unsupported_parameter", message, "generate")
         lane = event.get("stream_id") if isinstance(event.get("stream_id"), str) else None
         body = {k: v for k, v in event.items() if k not in _TRANSPORT_FIELDS and k != "background"}
         continued = self._continue(body, lane)
@@ -232,7 +237,7 @@ class _Relay:
             response = obj.get("response") if isinstance(obj, dict) else None
             if self.continued is not None and isinstance(response, dict):
                 response["previous_response_id"] = self.continued.id  # as the client asked
-        await self.socket._send(data if obj is None else obj)
+        await self.socket.send_event(data if obj is None else obj)
         if name == "response.completed" or name == "response.incomplete":
             self.ended = True
             self._keep(obj["response"])

@@ -9,11 +9,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from openai import OpenAI
 from openai.types.responses.responses_server_event import ResponsesServerEvent
 from pydantic import TypeAdapter
 
+from tests.asgi.harness import sse_events
 from tests.asgi.ws_host import WEATHER, RecordingHost
 from tests.servers import uvicorn_thread
 from toolcall_middleware import ToolCallMiddleware
@@ -30,14 +32,20 @@ def served(request: pytest.FixtureRequest) -> Iterator[tuple[OpenAI, RecordingHo
         yield OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0), host
 
 
-def turn(connection: Any) -> list[Any]:
-    """The events of one turn, up to its terminal event, each validated by the SDK's types."""
+def raw_turn(connection: Any) -> list[dict[str, Any]]:
+    """The events of one turn as sent, up to its terminal event, each validated by the SDK's types."""
     events = []
     while True:
         data = json.loads(connection.recv_bytes())
-        events.append(EVENTS.validate_python(data))
+        EVENTS.validate_python(data)
+        events.append(data)
         if data["type"] in TERMINAL:
             return events
+
+
+def turn(connection: Any) -> list[Any]:
+    """The events of one turn, as the SDK's types."""
+    return [EVENTS.validate_python(data) for data in raw_turn(connection)]
 
 
 def answer_text(response: Any) -> str:
@@ -67,14 +75,28 @@ def test_turns_continue_from_the_sockets_last_response_with_store_false(
     assert "previous_response_id" not in host.bodies[-1]
 
 
-def test_the_socket_gives_the_events_the_http_stream_gives(served: tuple[OpenAI, RecordingHost]) -> None:
+VARYING = ("id", "item_id", "call_id", "created_at", "completed_at")
+
+
+def same_but_ids(value: Any) -> Any:
+    """An event with what differs between two answers to the same request (ids, times) blanked."""
+    if isinstance(value, dict):
+        return {k: None if k in VARYING else same_but_ids(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [same_but_ids(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("question", ["Hello there", "Weather in Paris and Rome?"])
+def test_the_socket_gives_the_events_the_http_stream_gives(served: tuple[OpenAI, RecordingHost], question: str) -> None:
     client, _ = served
-    with client.responses.stream(model="demo", input="Hello there", tools=[WEATHER]) as stream:  # type: ignore[list-item]
-        over_http = [event.type for event in stream]
+    request: Any = {"model": "demo", "input": question, "tools": [WEATHER]}
+    streamed = httpx.post(f"{client.base_url}responses", json={**request, "stream": True}, timeout=30)
+    over_http = [same_but_ids(event) for event in sse_events(streamed.content)]
     with client.responses.connect() as connection:
-        connection.response.create(model="demo", input="Hello there", tools=[WEATHER])  # type: ignore[list-item]
-        over_socket = [event.type for event in turn(connection)]
-    assert over_socket == over_http
+        connection.response.create(**request)
+        over_socket = [same_but_ids(event) for event in raw_turn(connection)]
+    assert over_socket == over_http and len(over_http) > 5
 
 
 def test_a_tool_call_turn_then_its_output(served: tuple[OpenAI, RecordingHost]) -> None:
