@@ -67,26 +67,3 @@ def hypercorn(app: str) -> tuple[list[str], int]:
     port = free_port()
     return [sys.executable, "-m", "hypercorn", app, "--bind", f"127.0.0.1:{port}", "--log-level", "warning"], port
 
-
-@contextlib.contextmanager
-def uvicorn_thread(app: object) -> Iterator[str]:
-    """`app` on a real uvicorn on loopback, in this process (a thread), so a test can watch the
-    host app the middleware calls; yield the base URL; stop it."""
-    import threading
-
-    import uvicorn as server_module
-
-    config = server_module.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="off")
-    server = server_module.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

@@ -81,7 +81,7 @@ class ToolCallMiddleware:
         if self.misconfigured is not None:
             await self._refuse(scope, receive, send)
             return
-        if scope["type"] == "websocket" and self._route(scope.get("path", "")) is not None:
+        if scope["type"] == "websocket":
             await self._websocket(scope, receive, send)
             return
         if scope["type"] != "http" or scope.get("method") != "POST":
@@ -102,8 +102,9 @@ class ToolCallMiddleware:
         await _Request(self, exchange, scope, receive, send).run(length)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """WebSocket mode on the Responses routes (`websocket.py`); on another API's route, the app's."""
-        if self._route(scope.get("path", "")).api != "responses":  # type: ignore[union-attr]
+        """WebSocket mode on the Responses routes (`websocket.py`); any other WebSocket is the app's."""
+        route = self.config.route(scope.get("path", ""))
+        if route is None or route.api != "responses" or route.count_tokens:
             await self.app(scope, receive, send)
             return
         limit = self.config.limits.max_request_bytes

@@ -200,7 +200,16 @@ class _Relay:
 
     async def run(self) -> None:
         raw = json_text(self.body).encode()
-        await post(self.socket.app, self.socket.scope, self.socket.path, raw, self._receive)
+        try:
+            await post(self.socket.app, self.socket.scope, self.socket.path, raw, self._receive)
+        except Exception:
+            # The host failed (the middleware ended the stream in the API's error, if it had
+            # begun, and let the failure go on to the server, which would log it): this turn's.
+            logger.warning("toolcall-middleware: the host failed during a WebSocket turn", exc_info=True)
+            if not self.ended:
+                self._failed()
+                raise TurnError(502, "upstream_error", "The host failed before the response ended.") from None
+            return
         if self.streamed:
             for event in self.decoder.flush():
                 await self._event(event.event, event.data)

@@ -15,8 +15,8 @@ import pytest
 from openai import OpenAI
 
 from tests.asgi.ws_host import RecordingHost
-from tests.servers import uvicorn_thread
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.demo.run import serving
 
 HISTORY = [
     {"role": "user", "content": "We agreed to launch on Tuesday and notify support first."},
@@ -29,7 +29,7 @@ HISTORY = [
 def served(request: pytest.FixtureRequest) -> Iterator[tuple[OpenAI, RecordingHost, str]]:
     host = RecordingHost()
     options: dict[str, Any] = {"bridge": "responses-to-chat"} if request.param == "bridge" else {}
-    with uvicorn_thread(ToolCallMiddleware(host, dialect="hermes", **options)) as base:
+    with serving(ToolCallMiddleware(host, dialect="hermes", **options)) as base:
         yield OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0), host, base
 
 
@@ -91,11 +91,13 @@ def test_a_compaction_item_from_elsewhere_is_a_400_naming_it(served: tuple[OpenA
 
 def test_the_hosts_error_comes_back_as_it_was() -> None:
     async def failing(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
         body = json.dumps({"error": {"message": "overloaded", "type": "server_error", "param": None, "code": None}})
         await send({"type": "http.response.start", "status": 503, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": body.encode()})
 
-    with uvicorn_thread(ToolCallMiddleware(failing, dialect="hermes")) as base:
+    with serving(ToolCallMiddleware(failing, dialect="hermes")) as base:
         client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
         with pytest.raises(openai.InternalServerError) as failed:
             client.responses.compact(model="demo", input="Hi")
@@ -104,7 +106,7 @@ def test_the_hosts_error_comes_back_as_it_was() -> None:
 
 def test_a_host_that_compacts_gets_the_request_untouched() -> None:
     host = RecordingHost()
-    with uvicorn_thread(ToolCallMiddleware(host, dialect="hermes", compaction="host")) as base:
+    with serving(ToolCallMiddleware(host, dialect="hermes", compaction="host")) as base:
         body = {"model": "demo", "input": "Hi"}
         answer = httpx.post(base + "/v1/responses/compact", json=body)
         own = {"type": "compaction", "id": "cmp_1", "encrypted_content": "the host's own"}

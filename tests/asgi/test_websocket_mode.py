@@ -17,8 +17,8 @@ from pydantic import TypeAdapter
 
 from tests.asgi.harness import sse_events
 from tests.asgi.ws_host import WEATHER, RecordingHost
-from tests.servers import uvicorn_thread
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.demo.run import serving
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(ResponsesServerEvent)
 TERMINAL = ("response.completed", "response.incomplete", "response.failed", "error")
@@ -28,7 +28,7 @@ TERMINAL = ("response.completed", "response.incomplete", "response.failed", "err
 def served(request: pytest.FixtureRequest) -> Iterator[tuple[OpenAI, RecordingHost]]:
     host = RecordingHost()
     options: dict[str, Any] = {"bridge": "responses-to-chat"} if request.param == "bridge" else {}
-    with uvicorn_thread(ToolCallMiddleware(host, dialect="hermes", **options)) as base:
+    with serving(ToolCallMiddleware(host, dialect="hermes", **options)) as base:
         yield OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0), host
 
 
@@ -193,13 +193,28 @@ def test_a_stream_id_is_echoed_and_a_lane_continues_its_own_last_response(
 def test_the_client_leaving_stops_the_running_turn() -> None:
     host = RecordingHost()
     host.hold = True
-    with uvicorn_thread(ToolCallMiddleware(host, dialect="hermes")) as base:
+    with serving(ToolCallMiddleware(host, dialect="hermes")) as base:
         client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
         with client.responses.connect() as connection:
             connection.response.create(model="demo", input="Take your time.")
             assert host.entered.wait(10)
         assert host.cancelled.wait(10)  # the host's work was cancelled with the socket
         time.sleep(0.1)
+
+
+def test_a_host_failing_mid_turn_fails_that_turn_only() -> None:
+    from tests.asgi.failing_app import host as breaking_host
+
+    with serving(ToolCallMiddleware(breaking_host, dialect="hermes")) as base:
+        client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+        with client.responses.connect() as connection:
+            connection.response.create(model="demo", input="Some text, then the host breaks")
+            broken = turn(connection)
+            connection.response.create(model="demo", input="END:This one ends.")
+            fine = turn(connection)
+    text = "".join(e.delta for e in broken if e.type == "response.output_text.delta")
+    assert broken[-1].type == "response.failed" and text == "Some text, then the host breaks"
+    assert fine[-1].type == "response.completed"
 
 
 async def echo_app(scope: Any, receive: Any, send: Any) -> None:
@@ -217,7 +232,7 @@ async def echo_app(scope: Any, receive: Any, send: Any) -> None:
 def test_a_websocket_on_another_route_is_the_apps(path: str) -> None:
     from websockets.sync.client import connect
 
-    with uvicorn_thread(ToolCallMiddleware(echo_app, dialect="hermes")) as base:
+    with serving(ToolCallMiddleware(echo_app, dialect="hermes")) as base:
         with connect(base.replace("http", "ws") + path, open_timeout=5) as socket:
             socket.send("hi")
             assert socket.recv(timeout=5) == f"{path}: hi"
