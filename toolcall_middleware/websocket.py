@@ -42,6 +42,7 @@ logger = logging.getLogger("toolcall_middleware")
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 MAX_QUEUED = 64  # turns waiting behind the running one; past these, a turn is refused
+MAX_LANES = 64  # lanes whose last response a socket keeps; past these, the longest idle is forgotten
 # Fields of HTTP streaming that a `response.create` does not carry to the HTTP path.
 _TRANSPORT_FIELDS = ("type", "stream", "stream_options", "stream_id")
 
@@ -258,7 +259,11 @@ class _Relay:
         output = response.get("output")
         output = output if isinstance(output, list) else []
         items = [*input_items(self.body.get("input")), *output]
-        self.socket.completed[self.lane] = Completed(str(response.get("id")), items)
+        completed = self.socket.completed
+        completed.pop(self.lane, None)  # (re-inserted last: the dict's order is the lanes' use)
+        completed[self.lane] = Completed(str(response.get("id")), items)
+        while len(completed) > MAX_LANES:
+            del completed[next(iter(completed))]
 
     def _failed(self) -> None:
         if self.continued is not None:
