@@ -6,6 +6,9 @@ app = ToolCallMiddleware(app, dialect="kimi_k2")                 # any ASGI app
 ```
 
 It moves bytes only; the decisions are `ToolCallExchange`'s (shared with the WSGI middleware).
+A WebSocket on a Responses route is `websocket.py`'s (WebSocket mode), a POST to
+`…/responses/compact` `compact.py`'s when the host cannot compact: both come back here, in
+process, as ordinary Responses requests.
 Per request: the body is read whole (a disconnect ends the request; an oversized body is replayed
 unchanged), rewritten and replayed once, then `receive` is the server's own again, so the app
 still sees `http.disconnect`.
@@ -92,7 +95,7 @@ class ToolCallMiddleware:
         # (a compressed request body is left alone: `route` reads the coding; most requests have none)
         route = self._route(path) if coding is None else ToolCallExchange.route(self.config, "POST", path, coding)
         if route is None:
-            compacted = compact_route(self.config, "POST", path)
+            compacted = compact_route(self.config, "POST", path) if coding is None else None
             if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
                 await serve_compact(self, scope, receive, send, compacted, self.config.limits.max_request_bytes)
                 return

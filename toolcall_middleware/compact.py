@@ -7,8 +7,9 @@ does (rewritten, bridged); the answer becomes the `response.compaction` object. 
 `compaction="host"` the route is the host's: the request passes through untouched.
 
 ```python
-responses_path = compact_route(config, "/v1/responses/compact")     # "/v1/responses", or None
-status, headers, body = await compact_asgi(middleware, scope, raw, responses_path)
+responses_path = compact_route(config, "POST", "/v1/responses/compact")   # "/v1/responses", or None
+await serve_compact(middleware, scope, receive, send, responses_path, limit)   # an ASGI request
+status, headers, body = compact_wsgi(wsgi_middleware, environ, raw, responses_path)
 ```
 """
 

@@ -137,7 +137,7 @@ class ResponsesSocket:
         except ValueError:
             raise TurnError(400, "invalid_json", "The message is not valid JSON.") from None
         if not isinstance(event, dict):
-            raise TurnError(400, "invalid_request_error", "A message must be a JSON object.")
+            raise TurnError(400, "invalid_body", "A message must be a JSON object.")
         if event.get("type") != "response.create":
             what = f"{event.get('type')!r}" if "type" in event else "a message without 'type'"
             raise TurnError(400, "invalid_type", f"Unsupported event type {what}: send 'response.create'.", "type")
@@ -149,11 +149,11 @@ class ResponsesSocket:
             raise TurnError(400, "unsupported_parameter", message, "generate")
         lane = event.get("stream_id") if isinstance(event.get("stream_id"), str) else None
         body = {k: v for k, v in event.items() if k not in _TRANSPORT_FIELDS and k != "background"}
-        continued = self._continue(body, lane)
+        continued = self._continue(body)
         body["stream"] = True
         await _Relay(self, body, lane, continued).run()
 
-    def _continue(self, body: dict[str, Any], lane: str | None) -> Completed | None:
+    def _continue(self, body: dict[str, Any]) -> Completed | None:
         """Put the response `previous_response_id` names before the new input, where this socket
         completed it; the response continued from (None: not one of ours)."""
         previous = body.get("previous_response_id")
