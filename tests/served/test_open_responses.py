@@ -30,7 +30,9 @@ def runner() -> Path:
         pytest.skip(f"the Open Responses suite is not at {SUITE}")
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are needed to run the Open Responses suite")
-    key = hashlib.sha256(str(SUITE.resolve()).encode()).hexdigest()[:12]
+    # (Keyed by the suite's tests: a newer suite gets a fresh copy.)
+    tests = SUITE / "src" / "lib" / "compliance-tests.ts"
+    key = hashlib.sha256(str(SUITE.resolve()).encode() + tests.read_bytes()).hexdigest()[:12]
     home = Path(tempfile.gettempdir()) / f"toolcall-openresponses-{key}"
     bun = home / "node_modules" / ".bin" / "bun"
     if not bun.exists():
