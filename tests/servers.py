@@ -66,4 +66,3 @@ def gunicorn(app: str, *, threads: int = 4) -> tuple[list[str], int]:
 def hypercorn(app: str) -> tuple[list[str], int]:
     port = free_port()
     return [sys.executable, "-m", "hypercorn", app, "--bind", f"127.0.0.1:{port}", "--log-level", "warning"], port
-
