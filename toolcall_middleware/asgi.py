@@ -6,6 +6,9 @@ app = ToolCallMiddleware(app, dialect="kimi_k2")                 # any ASGI app
 ```
 
 It moves bytes only; the decisions are `ToolCallExchange`'s (shared with the WSGI middleware).
+A WebSocket on a Responses route is `websocket.py`'s (WebSocket mode), a POST to
+`…/responses/compact` `compact.py`'s when the host cannot compact: both come back here, in
+process, as ordinary Responses requests.
 Per request: the body is read whole (a disconnect ends the request; an oversized body is replayed
 unchanged), rewritten and replayed once, then `receive` is the server's own again, so the app
 still sees `http.disconnect`.
@@ -30,6 +33,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from time import monotonic
 from typing import Any
 
+from .compact import compact_route, serve_compact
 from .config import RouteMatch as Route
 from .config import ToolCallConfig
 from .core import lane as lane_module
@@ -38,6 +42,7 @@ from .core.lane import Lane
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, UpstreamFailure, settings_from
 from .keepalive import KeepAlive, ping_for
+from .websocket import ResponsesSocket
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -80,6 +85,9 @@ class ToolCallMiddleware:
         if self.misconfigured is not None:
             await self._refuse(scope, receive, send)
             return
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -88,10 +96,23 @@ class ToolCallMiddleware:
         # (a compressed request body is left alone: `route` reads the coding; most requests have none)
         route = self._route(path) if coding is None else ToolCallExchange.route(self.config, "POST", path, coding)
         if route is None:
+            compacted = compact_route(self.config, "POST", path) if coding is None else None
+            if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
+                await serve_compact(self, scope, receive, send, compacted, self.config.limits.max_request_bytes)
+                return
             await self.app(scope, receive, send)
             return
         exchange = ToolCallExchange(self.config, route, self._settings)
         await _Request(self, exchange, scope, receive, send).run(length)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """WebSocket mode on the Responses routes (`websocket.py`); any other WebSocket is the app's."""
+        route = self.config.route(scope.get("path", ""))
+        if route is None or route.api != "responses" or route.count_tokens:
+            await self.app(scope, receive, send)
+            return
+        limit = self.config.limits.max_request_bytes
+        await ResponsesSocket(self, scope, receive, send, max_message_bytes=limit).run()
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A misconfigured middleware's answer: the startup fails, a request is a 500, with the message."""

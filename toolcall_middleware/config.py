@@ -120,6 +120,11 @@ class ToolCallConfig(BaseModel):
         default_factory=lambda: dict(BRIDGE_ROUTES),
         description="where a bridged request goes, under the client route's prefix: API -> path",
     )
+    compaction: Literal["emulate", "host"] = Field(
+        "emulate",
+        description="POST /v1/responses/compact: 'emulate' asks the host's model for a summary (and reads the "
+        "compaction items it made back in later input); 'host': the host compacts, requests pass through",
+    )
     keepalive_interval: float | None = Field(
         15.0, ge=0, description="seconds of silence on a rewritten stream before a `: ping` comment; 0/None: off"
     )
@@ -203,6 +208,8 @@ class ToolCallConfig(BaseModel):
                 raise ValueError(
                     f"bridge {name!r} sends requests to {target!r}, which {bridged[target]!r} says the host lacks"
                 )
+        if self.compaction == "host" and "responses" in bridged:
+            raise ValueError("compaction='host' needs a host that serves the Responses API, not a bridged one")
         return self
 
     def route(self, path: str) -> RouteMatch | None:

@@ -74,6 +74,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         max_call_bytes=config.limits.max_call_bytes,
         max_depth=config.limits.max_depth,
         call_ids=config.call_ids,
+        expand_compactions=config.compaction == "emulate",
     )
 
 

@@ -25,7 +25,9 @@ from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Protocol
 
+from .compact import compact_route, compact_wsgi
 from .config import ToolCallConfig
+from .core.framing.utf8 import json_bytes
 from .core.http import Headers
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
@@ -60,8 +62,23 @@ class ToolCallWSGIMiddleware:
         method = environ.get("REQUEST_METHOD", "GET")
         route = ToolCallExchange.route(self.config, method, path, environ.get("HTTP_CONTENT_ENCODING"))
         if route is None:
+            compacted = compact_route(self.config, method, path)
+            if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
+                return self._compact(environ, start_response, compacted)
             return self.app(environ, start_response)
         return _Request(self, ToolCallExchange(self.config, route, self._settings), environ, start_response).run()
+
+
+    def _compact(self, environ: Environ, start_response: StartResponse, responses_path: str) -> Iterable[bytes]:
+        limit = self.config.limits.max_request_bytes
+        raw, complete = read_body(environ, limit)
+        if raw is None or not complete:
+            error = BadRequest(f"The request body is over {limit} bytes.", code="request_too_large")
+            status, headers, body = 413, [(b"content-type", b"application/json")], json_bytes(error.body())
+        else:
+            status, headers, body = compact_wsgi(self, environ, raw, responses_path)
+        start_response(_status_line(status), _to_str(headers))
+        return [body]
 
 
 def _to_bytes(headers: WSGIHeaders) -> Headers:
@@ -77,6 +94,36 @@ def _status_line(code: int) -> str:
         return f"{code} {HTTPStatus(code).phrase}"
     except ValueError:
         return str(code)
+
+
+def read_body(environ: Environ, limit: int) -> tuple[bytes | None, bool]:
+    """The request body read (None: not read at all) and whether it is whole."""
+    stream = environ["wsgi.input"]
+    declared = str(environ.get("CONTENT_LENGTH") or "").strip()
+    if declared:
+        if not declared.isdigit() or int(declared) > limit:
+            return None, False  # not ours to judge, or too large to hold: left to the app
+        size = int(declared)
+        parts: list[bytes] = []
+        got = 0
+        while got < size:
+            part = stream.read(min(size - got, _READ))
+            if not part:
+                break  # the client sent less than it declared: replayed as it came
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts), got == size
+    if not environ.get("wsgi.input_terminated"):
+        return b"", True  # no length and no end marker: PEP 3333 says there is no body to read
+    parts, got = [], 0
+    while True:
+        part = stream.read(_READ)
+        if not part:
+            return b"".join(parts), True
+        parts.append(part)
+        got += len(part)
+        if got > limit:  # no rewrite: what was read is replayed, the rest comes from the server
+            return b"".join(parts), False
 
 
 class _Prepended(io.RawIOBase):
@@ -144,33 +191,7 @@ class _Request:
 
     def _read_body(self) -> tuple[bytes | None, bool]:
         """The body read (None: not read at all) and whether it is whole."""
-        limit = self.mw.config.limits.max_request_bytes
-        stream = self.environ["wsgi.input"]
-        declared = str(self.environ.get("CONTENT_LENGTH") or "").strip()
-        if declared:
-            if not declared.isdigit() or int(declared) > limit:
-                return None, False  # not ours to judge, or too large to hold: left to the app
-            size = int(declared)
-            parts: list[bytes] = []
-            got = 0
-            while got < size:
-                part = stream.read(min(size - got, _READ))
-                if not part:
-                    break  # the client sent less than it declared: replayed as it came
-                parts.append(part)
-                got += len(part)
-            return b"".join(parts), got == size
-        if not self.environ.get("wsgi.input_terminated"):
-            return b"", True  # no length and no end marker: PEP 3333 says there is no body to read
-        parts, got = [], 0
-        while True:
-            part = stream.read(_READ)
-            if not part:
-                return b"".join(parts), True
-            parts.append(part)
-            got += len(part)
-            if got > limit:  # no rewrite: what was read is replayed, the rest comes from the server
-                return b"".join(parts), False
+        return read_body(self.environ, self.mw.config.limits.max_request_bytes)
 
     # -- response head -------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from .lane import Lane
 from .replaced import error_body, error_type, estimate_tokens, host_error
 from .request import BadRequest
 from .request.body import read_request
+from .request.compaction import expand_compactions
 from .request.depth import check_depth, too_deep_error
 from .request.fields import check_fields
 from .request.host import REWRITES, for_host, request_dialect
@@ -76,6 +77,7 @@ class Settings:
     max_call_bytes: int = 4 * 1024 * 1024
     max_depth: int = 128
     call_ids: Literal["openai", "model"] = "openai"
+    expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
 
 
 @dataclass
@@ -200,6 +202,10 @@ class Exchange:
         self.report.stream = bool(body.get("stream"))
         if self.count_tokens:
             return self._count_request(body)
+        expanded = False
+        if self.api == "responses" and self.settings.expand_compactions:
+            compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
+            expanded, body = compacted is not body, compacted
         body, self._rules, dropped = for_host(self.api, self.upstream, body)
         if self.upstream == "completions":
             return None
@@ -213,7 +219,7 @@ class Exchange:
         )
         self.report.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
         self.report.echoed_function_calls = result.calls_flattened
-        if not result.changed and not self.bridged:
+        if not result.changed and not self.bridged and not expanded:
             return None
         self.report.rewritten_request = True
         manifest = result.manifest

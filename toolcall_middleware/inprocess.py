@@ -1,0 +1,102 @@
+"""A request of our own into an ASGI app, in process: how WebSocket mode and the compaction
+endpoint reuse the stateless HTTP path (the middleware's own `__call__`), so every format, bridge
+and policy applies to them unchanged.
+
+```python
+status, headers, body = await collect(middleware, scope, "/v1/responses", body)
+await post(middleware, scope, "/v1/responses", body, send)    # each ASGI message to `send`
+```
+
+The request carries the client's own headers (its credentials reach the host as on any
+request), minus those of its transport; its body is given whole. The app's `receive` then waits:
+when the client leaves, the caller cancels the call, which stops the app's work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Sink = Callable[[Message], Awaitable[None]]
+Receive = Callable[[], Awaitable[Message]]
+ASGIApp = Callable[[Scope, Receive, Sink], Awaitable[None]]
+
+# Headers of the client's own request that do not describe the body we send.
+_TRANSPORT = frozenset(
+    {
+        b"content-length",
+        b"content-type",
+        b"content-encoding",
+        b"transfer-encoding",
+        b"connection",
+        b"upgrade",
+        b"accept",
+        b"accept-encoding",
+        b"sec-websocket-key",
+        b"sec-websocket-version",
+        b"sec-websocket-extensions",
+        b"sec-websocket-protocol",
+    }
+)
+
+
+def post_scope(scope: Scope, path: str, length: int, *, stream: bool) -> dict[str, Any]:
+    """An HTTP `POST path` scope made from the client's scope (HTTP or WebSocket)."""
+    headers = [(k, v) for k, v in scope.get("headers") or [] if k.lower() not in _TRANSPORT]
+    accept = b"text/event-stream" if stream else b"application/json"
+    headers += [(b"content-type", b"application/json"), (b"accept", accept), (b"content-length", str(length).encode())]
+    scheme = {"ws": "http", "wss": "https"}.get(scope.get("scheme", "http"), scope.get("scheme", "http"))
+    out: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": scheme,
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": scope.get("root_path", ""),
+        "query_string": scope.get("query_string", b""),
+        "headers": headers,
+        "client": scope.get("client"),
+        "server": scope.get("server"),
+    }
+    if "state" in scope:
+        out["state"] = scope["state"]  # the lifespan's state, as the server gives every request
+    return out
+
+
+async def post(app: ASGIApp, scope: Scope, path: str, body: bytes, send: Sink, *, stream: bool = True) -> None:
+    """`POST path` with `body` into `app`; each message the app sends goes to `send`."""
+    given = False
+
+    async def receive() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # no more body, no disconnect: the caller cancels us
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    await app(post_scope(scope, path, len(body), stream=stream), receive, send)
+
+
+async def collect(app: ASGIApp, scope: Scope, path: str, body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """`POST path` with `body` into `app`, its whole answer: status, headers, body."""
+    head: Message = {"status": 500, "headers": []}
+    chunks: list[bytes] = []
+
+    async def send(message: Message) -> None:
+        nonlocal head
+        if message["type"] == "http.response.start":
+            head = message
+        elif message["type"] == "http.response.body":
+            chunks.append(bytes(message.get("body", b"")))
+
+    await post(app, scope, path, body, send, stream=False)
+    return int(head["status"]), list(head.get("headers") or []), b"".join(chunks)
+
+
+__all__ = ["collect", "post", "post_scope"]
