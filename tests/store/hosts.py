@@ -76,14 +76,21 @@ async def chat(request: Request) -> Response:
         {**meta, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": piece}}]}
         for piece in pieces(raw)
     ]
-    chunks.append({**meta, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    chunks.append(
+        {**meta, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    )
     return sse(chunks, typed=False)
 
 
 async def responses(request: Request) -> Response:
     body = await request.json()
     raw = write(body)
-    base = {"id": "resp_recall", "object": "response", "created_at": int(time.time()), "model": body.get("model", "recall")}
+    base = {
+        "id": "resp_recall",
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": body.get("model", "recall"),
+    }
     message = {
         "id": "msg_recall",
         "type": "message",
@@ -94,9 +101,17 @@ async def responses(request: Request) -> Response:
     done = {**base, "status": "completed", "output": [message]}
     if not body.get("stream"):
         return JSONResponse(done)
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": {**base, "status": "in_progress", "output": []}}]
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**base, "status": "in_progress", "output": []}}
+    ]
     events += [
-        {"type": "response.output_text.delta", "item_id": "msg_recall", "output_index": 0, "content_index": 0, "delta": p}
+        {
+            "type": "response.output_text.delta",
+            "item_id": "msg_recall",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": p,
+        }
         for p in pieces(raw)
     ]
     events.append({"type": "response.completed", "response": done})

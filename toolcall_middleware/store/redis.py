@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode
 
@@ -38,7 +39,8 @@ class RedisStore(Store):
         return StoreUnavailable(f"the Redis store at {self._where()} failed: {error}")
 
     def _where(self) -> str:
-        return self.url.rpartition("@")[2]  # never the password
+        parts = urlsplit(self.url)
+        return parts.netloc.rpartition("@")[2] + parts.path  # never the password
 
     async def get(self, key: str) -> Value | None:
         try:
