@@ -46,6 +46,7 @@ from .state import (
     item_records,
     mint_id,
     new_secret,
+    not_found,
     response_key,
     scope_of,
     wanted_state,
@@ -193,12 +194,14 @@ class ResponsesState:
         wanted = wanted_state(request)
         history: list[dict[str, Any]] = []
         if wanted.previous_response_id is not None:
-            record = await api.stored_response(self.store, credential, wanted.previous_response_id)
+            record = await self.store.get(response_key(credential, wanted.previous_response_id))
+            if record is None:
+                raise not_found("Previous response", wanted.previous_response_id, "previous_response_id")
             history = history_of(record)
         elif wanted.conversation is not None:
             conversation = await self.store.get(conversation_key(credential, wanted.conversation))
             if conversation is None:
-                raise StateError(404, f"Conversation with id '{wanted.conversation}' not found.", "conversation")
+                raise not_found("Conversation", wanted.conversation, "conversation")
             history = list(conversation["items"])
         found: dict[str, Any] = {}
         for ident in wanted.references:
