@@ -2,7 +2,9 @@
 sees whether the state put the earlier turns back in front of the new one. It calls
 `get_weather` when the tool is offered (hermes markup), and answers from the tool's result.
 
-Chat and Responses, whole or streamed. Behind `ToolCallMiddleware` with a store named by
+Chat and Responses, whole or streamed. A stream whose last user turn says "slowly" takes
+`SLOW_SECONDS` per chunk; `GET /stats` counts those started, finished and cut off (a cancelled
+background response must cut its upstream off). Behind `ToolCallMiddleware` with a store named by
 `$TOOLCALL_TEST_STORE` (default `memory`):
 
     uvicorn tests.store.hosts:bridged    # a Chat-only host, Responses clients bridged
@@ -11,6 +13,7 @@ Chat and Responses, whole or streamed. Behind `ToolCallMiddleware` with a store 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -55,14 +58,36 @@ def pieces(text: str, size: int = 7) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def sse(objects: list[dict[str, Any]], *, typed: bool) -> StreamingResponse:
+SLOW_SECONDS = 0.15
+STATS = {"started": 0, "finished": 0, "cut": 0}
+
+
+def sse(objects: list[dict[str, Any]], *, typed: bool, slow: bool = False) -> StreamingResponse:
     async def events() -> AsyncIterator[str]:
-        for obj in objects:
-            yield (f"event: {obj['type']}\n" if typed else "") + f"data: {json.dumps(obj)}\n\n"
-        if not typed:
-            yield "data: [DONE]\n\n"
+        STATS["started"] += slow
+        finished = False
+        try:
+            for obj in objects:
+                yield (f"event: {obj['type']}\n" if typed else "") + f"data: {json.dumps(obj)}\n\n"
+                if slow:
+                    await asyncio.sleep(SLOW_SECONDS)
+            if not typed:
+                yield "data: [DONE]\n\n"
+            finished = True
+        finally:
+            if slow:
+                STATS["finished" if finished else "cut"] += 1
 
     return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def is_slow(body: dict[str, Any]) -> bool:
+    texts = user_texts(body)
+    return bool(texts) and "slowly" in texts[-1]
+
+
+async def stats(request: Request) -> Response:
+    return JSONResponse(STATS)
 
 
 async def chat(request: Request) -> Response:
@@ -79,7 +104,7 @@ async def chat(request: Request) -> Response:
     chunks.append(
         {**meta, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
     )
-    return sse(chunks, typed=False)
+    return sse(chunks, typed=False, slow=is_slow(body))
 
 
 async def responses(request: Request) -> Response:
@@ -115,11 +140,15 @@ async def responses(request: Request) -> Response:
         for p in pieces(raw)
     ]
     events.append({"type": "response.completed", "response": done})
-    return sse([{**e, "sequence_number": n} for n, e in enumerate(events)], typed=True)
+    return sse([{**e, "sequence_number": n} for n, e in enumerate(events)], typed=True, slow=is_slow(body))
 
 
 host = Starlette(
-    routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/v1/responses", responses, methods=["POST"])]
+    routes=[
+        Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
+        Route("/stats", stats),
+    ]
 )
 STORE = os.environ.get("TOOLCALL_TEST_STORE", "memory")
 bridged = ToolCallMiddleware(host, dialect="hermes", bridge="responses-to-chat", store=STORE)

@@ -5,40 +5,38 @@ request and the answer the stateless pipeline made, which works the same for a n
 host and for a Chat host behind the bridge.
 
 - `POST /v1/responses`: `previous_response_id`, `conversation` and `item_reference` are expanded
-  into plain input items (`state.expand`) before the request goes on. The answer is teed: a JSON
-  body is held (the pipeline held it anyway) and a stream passes event by event, the response
-  object in `response.created` … `response.completed` given our id and the stateful fields. When
-  the response ends it is stored (unless `store: false`) and its items appended to its
-  conversation before the final bytes go out, so a client that sees the answer can continue from
-  it at once; a store that fails then turns the answer into a 503 (or the stream's `error`
-  event), never a silent loss.
-- The read endpoints (`api.py`) and `GET /v1/responses/{id}?stream=true` replay.
+  into plain input items (`state.expand`) before the request goes on; the answer goes back through
+  a `Tee`, which gives it our id and the state's fields and stores it (unless `store: false`) and
+  appends its items to its conversation before its last bytes go out, so a client that has the
+  answer can continue from it at once. A store that fails then turns the answer into a 503 (or
+  the stream's `error` event), never a silent loss. `background: true` runs it as a task
+  (`background.py`) and answers at once.
+- The read endpoints (`api.py`), `GET /v1/responses/{id}?stream=true` (replay, and following a
+  background response) and `POST /v1/responses/{id}/cancel`.
 
 Every other request passes through untouched.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, MutableMapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl
 
 from ..config import ToolCallConfig
-from ..core.framing.sse import SSEDecoder, encode_event
-from ..core.http import headers_named, without
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from . import api
+from .asgi_io import ASGIApp, Disconnected, Receive, Scope, Send, answer, query_of, read_body, replay, with_body
+from .background import BackgroundRuns, Stop
 from .base import Store, StoreError, StoreLimits
 from .state import (
-    RESPONSE_EVENTS,
     SECRET_KEY,
-    TERMINAL_EVENTS,
     Echo,
-    StateError,
     conversation_key,
     expand,
     history_of,
@@ -47,16 +45,13 @@ from .state import (
     mint_id,
     new_secret,
     not_found,
+    queued_response,
     response_key,
     scope_of,
     wanted_state,
 )
+from .tee import Tee, Turn, unavailable
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 Handler = Callable[[Scope, Receive, Send], Awaitable[None]]
 Endpoint = Callable[[Store, str, Any, dict[str, str]], Awaitable[api.Answer]]
 
@@ -82,6 +77,7 @@ class ResponsesState:
         self.conversations_paths = frozenset(
             p[: -len("responses")] + "conversations" for p in self.responses_paths if p.endswith("responses")
         )
+        self.background = BackgroundRuns(store)
         self._secret = secret or os.environ.get(SECRET_ENV) or None
         self._max_request_bytes = max_request_bytes
 
@@ -89,14 +85,14 @@ class ResponsesState:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = scope.get("path", "").rstrip("/")
-        method = scope.get("method", "")
-        handled = self._handler(method, path)
+        handled = self._handler(scope.get("method", ""), scope.get("path", "").rstrip("/"))
         if handled is None:
             await self.app(scope, receive, send)
             return
         try:
             await handled(scope, receive, send)
+        except Disconnected:
+            return  # the client left before its request was whole: nothing to answer
         except BadRequest as error:  # (StateError is one: it carries its status)
             await answer(send, getattr(error, "status", 400), error.body())
         except StoreError as error:
@@ -109,11 +105,9 @@ class ResponsesState:
         if path in self.responses_paths:
             return self._create if method == "POST" else None
         if path in self.conversations_paths:
-            return (
-                self._endpoint(lambda store, sc, body, _: api.create_conversation(store, sc, body))
-                if method == "POST"
-                else None
-            )
+            if method != "POST":
+                return None
+            return self._endpoint(lambda store, sc, body, _: api.create_conversation(store, sc, body))
         for base in self.responses_paths | self.conversations_paths:
             if path.startswith(base + "/"):
                 parts = path[len(base) + 1 :].split("/")
@@ -125,13 +119,15 @@ class ResponsesState:
         return None
 
     def _response_route(self, method: str, parts: list[str]) -> Handler | None:
-        ident = parts[0]
-        if len(parts) == 1 and method == "GET":
+        ident, rest = parts[0], parts[1:]
+        if not rest and method == "GET":
             return self._retrieve(ident)
-        if len(parts) == 1 and method == "DELETE":
+        if not rest and method == "DELETE":
             return self._endpoint(lambda store, scope, _, q: api.delete_response(store, scope, ident))
-        if parts[1:] == ["input_items"] and method == "GET":
+        if rest == ["input_items"] and method == "GET":
             return self._endpoint(lambda store, scope, _, q: api.list_input_items(store, scope, ident, q))
+        if rest == ["cancel"] and method == "POST":
+            return self._endpoint(lambda store, scope, _, q: self._cancel(scope, ident))
         return None
 
     def _conversation_route(self, method: str, parts: list[str]) -> Handler | None:
@@ -209,26 +205,76 @@ class ResponsesState:
             if item is not None:
                 found[ident] = item
         forward, whole, own = expand(request, history, found)
-        echo = Echo(
-            mint_id("resp"), request.get("store") is not False, wanted.previous_response_id, wanted.conversation
-        )
+        stored = request.get("store") is not False
+        background = request.get("background") is True
+        if background and not stored:
+            raise BadRequest("Background responses require 'store' to be true.", "background", code="invalid_value")
+        echo = Echo(mint_id("resp"), stored, wanted.previous_response_id, wanted.conversation, background)
+        turn = Turn(credential, echo, whole, own)
+        if background:
+            await self._start_background(scope, request, forward, turn, send)
+            return
         new_body = json.dumps(forward).encode()
-        headers = without(scope.get("headers") or [], b"content-length", b"transfer-encoding")
-        inner = {**scope, "headers": [*headers, (b"content-length", str(len(new_body)).encode())]}
-        tee = Tee(self, send, credential, echo, whole, own)
-        await self.app(inner, replay([new_body], receive), tee.send)
+        tee = Tee(turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2)
+        await self.app(with_body(scope, new_body), replay([new_body], receive), tee.send)
 
-    async def finish(self, tee: Tee, response: dict[str, Any], events: list[dict[str, Any]] | None) -> None:
+    async def finish(self, turn: Turn, response: dict[str, Any], events: list[dict[str, Any]] | None) -> None:
         """Store a finished response and add its items to its conversation (raises StoreError)."""
         output = [dict(item) for item in response.get("output") or () if isinstance(item, JSON_OBJECT)]
-        echo = tee.echo
+        echo = turn.echo
         if echo.store:
-            record = {"response": response, "input": tee.whole, "events": events}
-            await self.store.put(
-                {response_key(tee.credential, echo.id): record, **item_records(tee.credential, [*tee.own, *output])}
-            )
+            record = {"response": response, "input": turn.whole, "events": events}
+            items = item_records(turn.credential, [*turn.own, *output])
+            await self.store.put({response_key(turn.credential, echo.id): record, **items})
         if echo.conversation is not None and response.get("status") in ("completed", "incomplete"):
-            await api.append_to_conversation(self.store, tee.credential, echo.conversation, [*tee.own, *output])
+            await api.append_to_conversation(self.store, turn.credential, echo.conversation, [*turn.own, *output])
+
+    # -- background responses ------------------------------------------------------------------
+
+    async def _start_background(
+        self, scope: Scope, request: Mapping[str, Any], forward: dict[str, Any], turn: Turn, send: Send
+    ) -> None:
+        """Store the response as `queued`, start its task, and answer: the queued response, or (for
+        `stream: true`) its events as the task makes them."""
+        key = response_key(turn.credential, turn.echo.id)
+        queued = queued_response(request, turn.echo, int(time.time()))
+        await self.store.put({key: {"response": queued, "input": turn.whole, "events": []}})
+        body = json.dumps({**forward, "stream": True}).encode()  # (streamed: its progress is visible)
+        self.background.start(key, self._run_background(key, with_body(scope, body), body, turn))
+        if request.get("stream") is True:
+            await self.background.follow(key, -1, send)
+        else:
+            await answer(send, 200, queued)
+
+    async def _run_background(self, key: str, scope: Scope, body: bytes, turn: Turn) -> None:
+        last = [0.0]
+
+        async def progress(tee: Tee) -> None:
+            await self.background.progress(key, tee.latest, tee.events, last)
+
+        async def nowhere(message: Any) -> None:
+            return None
+
+        limit = self.store.limits.max_record_bytes // 2
+        tee = Tee(turn, nowhere, self.finish, max_kept_bytes=limit, progress=progress)
+        try:
+            await self.app(scope, replay([body], None), tee.send)
+        except (asyncio.CancelledError, Stop):
+            await asyncio.shield(self.background.end(key, "cancelled"))
+            return
+        except Exception as error:  # (the host failed: the response says so; the server logs it)
+            logger.exception("toolcall-middleware: background response %s failed", turn.echo.id)
+            await self.background.end(key, "failed", {"code": "server_error", "message": str(error)})
+            return
+        if not tee.ended:
+            detail = b"".join(tee.held)[:2000].decode("utf-8", "replace")
+            message = (
+                f"The host answered {tee.status}: {detail}" if tee.status != 200 else "The host's answer ended early."
+            )
+            await self.background.end(key, "failed", {"code": "server_error", "message": message})
+
+    async def _cancel(self, credential: str, ident: str) -> api.Answer:
+        return 200, await self.background.cancel(response_key(credential, ident), ident)
 
     # -- GET /v1/responses/{id} ------------------------------------------------------------------
 
@@ -236,197 +282,19 @@ class ResponsesState:
         async def run(scope: Scope, receive: Receive, send: Send) -> None:
             query = query_of(scope)
             credential = await self.scope_of(scope)
-            if query.get("stream") not in ("true", "1"):
-                status, out = await api.retrieve_response(self.store, credential, ident)
-                await answer(send, status, out)
-                return
             record = await api.stored_response(self.store, credential, ident)
-            events = record.get("events")
-            if events is None:
+            if query.get("stream") not in ("true", "1"):
+                await answer(send, 200, record["response"])
+                return
+            if record.get("events") is None:
                 raise BadRequest("This response was not streamed; retrieve it without 'stream'.", "stream")
             try:
                 after = int(query.get("starting_after", "-1"))
             except ValueError:
                 raise BadRequest("Invalid 'starting_after': expected an integer.", "starting_after") from None
-            chunks = [encode_event(e) for e in events if int(e.get("sequence_number", 0)) > after]
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [
-                        (b"content-type", b"text/event-stream; charset=utf-8"),
-                        (b"cache-control", b"no-cache"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": b"".join(chunks)})
+            await self.background.follow(response_key(credential, ident), after, send)
 
         return run
-
-
-class Tee:
-    """The `send` of one `POST /v1/responses`: passes the answer on, with the stateful fields in its
-    response objects, and stores the response when it ends."""
-
-    def __init__(
-        self, layer: ResponsesState, send: Send, credential: str, echo: Echo, whole: list[Any], own: list[Any]
-    ) -> None:
-        self.layer = layer
-        self.downstream = send
-        self.credential = credential
-        self.echo = echo
-        self.whole = whole
-        self.own = own
-        self.mode = "head"  # head -> json | stream | pass
-        self.start: Message | None = None
-        self.held: list[bytes] = []
-        self.decoder: SSEDecoder | None = None
-        self.events: list[dict[str, Any]] | None = []  # for replay; None once too large to keep
-        self.kept_bytes = 0
-        self.ended = False
-
-    async def send(self, message: Message) -> None:
-        kind = message["type"]
-        if kind == "http.response.start":
-            return await self._start(message)
-        if kind != "http.response.body" or self.mode == "pass":
-            return await self.downstream(message)
-        more = bool(message.get("more_body"))
-        if self.mode == "json":
-            self.held.append(bytes(message.get("body", b"")))
-            if not more:
-                await self._json_end()
-            return None
-        return await self._stream(bytes(message.get("body", b"")), more)
-
-    async def _start(self, message: Message) -> None:
-        headers = message.get("headers") or []
-        content_type, coding = headers_named(headers, b"content-type", b"content-encoding")
-        if message.get("status") != 200 or coding not in (None, b"identity"):
-            self.mode = "pass"
-        elif content_type is not None and content_type.startswith(b"text/event-stream"):
-            self.mode = "stream"
-            self.decoder = SSEDecoder()
-            message = {**message, "headers": without(headers, b"content-length")}
-            return await self.downstream(message)
-        elif content_type is not None and b"json" in content_type:
-            self.mode = "json"
-            self.start = message
-            return None
-        else:
-            self.mode = "pass"
-        return await self.downstream(message)
-
-    async def _json_end(self) -> None:
-        body = b"".join(self.held)
-        assert self.start is not None
-        try:
-            response = json.loads(body)
-        except ValueError:
-            response = None
-        if isinstance(response, JSON_OBJECT) and response.get("object") == "response":
-            response = self.echo.apply(response)
-            try:
-                await self.layer.finish(self, response, None)
-            except StoreError as error:
-                logger.error("toolcall-middleware: store: %s", error)
-                return await answer(self.downstream, 503, unavailable(error).body())
-            body = json.dumps(response, ensure_ascii=False).encode()
-        headers = [
-            *without(self.start.get("headers") or [], b"content-length"),
-            (b"content-length", str(len(body)).encode()),
-        ]
-        await self.downstream({**self.start, "headers": headers})
-        await self.downstream({"type": "http.response.body", "body": body})
-
-    async def _stream(self, data: bytes, more: bool) -> None:
-        assert self.decoder is not None
-        out: list[bytes] = []
-        for event in [*self.decoder.feed(data), *(self.decoder.flush() if not more else ())]:
-            out.append(await self._event(event.raw, event.event, event.data))
-        if out or not more:
-            await self.downstream({"type": "http.response.body", "body": b"".join(out), "more_body": more})
-
-    async def _event(self, raw: bytes, name: str | None, data: str | None) -> bytes:
-        if self.ended or data is None or (name is not None and not name.startswith("response.")):
-            return raw
-        try:
-            event = json.loads(data)
-        except ValueError:
-            return raw
-        if not isinstance(event, JSON_OBJECT):
-            return raw
-        kind = event.get("type")
-        if kind in RESPONSE_EVENTS and isinstance(event.get("response"), JSON_OBJECT):
-            event = {**event, "response": self.echo.apply(event["response"])}
-            raw = encode_event(event)
-        self._keep(event, len(raw))
-        if kind in TERMINAL_EVENTS and isinstance(event.get("response"), JSON_OBJECT):
-            self.ended = True
-            try:
-                await self.layer.finish(self, event["response"], self.events)
-            except StoreError as error:
-                logger.error("toolcall-middleware: store: %s", error)
-                failure = unavailable(error).body()["error"]
-                return encode_event({"type": "error", "sequence_number": event.get("sequence_number", 0), **failure})
-        return raw
-
-    def _keep(self, event: dict[str, Any], size: int) -> None:
-        """Keep the event for `?stream=true` replay, while the record stays within its limit."""
-        if self.events is None or not self.echo.store:
-            return
-        self.kept_bytes += size
-        if self.kept_bytes > self.layer.store.limits.max_record_bytes // 2:
-            self.events = None  # the response is still stored; only its replay is given up
-            return
-        self.events.append(event)
-
-
-# -- plumbing --------------------------------------------------------------------------------------
-
-
-def unavailable(error: StoreError) -> StateError:
-    return StateError(503, f"The response store is unavailable: {error}", None, code="store_unavailable")
-
-
-async def read_body(receive: Receive, limit: int) -> bytes:
-    """The whole request body; past `limit`, a 413."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise BadRequest("The client disconnected.", None)
-        chunk = bytes(message.get("body", b""))
-        size += len(chunk)
-        if size > limit:
-            raise StateError(413, f"The request body is larger than {limit} bytes.", None, code="request_too_large")
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
-
-
-def replay(chunks: list[bytes], receive: Receive) -> Receive:
-    """`receive` that gives the body first, then the server's own messages (the disconnect)."""
-    pending = list(chunks) or [b""]
-
-    async def next_message() -> Message:
-        if pending:
-            return {"type": "http.request", "body": pending.pop(0), "more_body": bool(pending)}
-        return await receive()
-
-    return next_message
-
-
-def query_of(scope: Scope) -> dict[str, str]:
-    return dict(parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1")))
-
-
-async def answer(send: Send, status: int, body: Any) -> None:
-    data = json.dumps(body, ensure_ascii=False).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
 
 
 def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:

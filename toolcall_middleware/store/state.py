@@ -273,3 +273,43 @@ class Echo:
 
 def conversation_object(ident: str, created_at: int, metadata: Any) -> dict[str, Any]:
     return {"id": ident, "object": "conversation", "created_at": created_at, "metadata": metadata or {}}
+
+
+TERMINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
+
+
+def queued_response(request: Mapping[str, Any], echo: Echo, created_at: int) -> dict[str, Any]:
+    """A background response before the host has said anything: `queued`, the request's settings
+    echoed (the host's own `response.created` replaces it as soon as it comes)."""
+    tools = request.get("tools")
+    return echo.apply(
+        {
+            "object": "response",
+            "created_at": created_at,
+            "status": "queued",
+            "error": None,
+            "incomplete_details": None,
+            "instructions": request.get("instructions"),
+            "max_output_tokens": request.get("max_output_tokens"),
+            "model": request.get("model"),
+            "output": [],
+            "parallel_tool_calls": request.get("parallel_tool_calls", True),
+            "temperature": request.get("temperature", 1.0),
+            "tool_choice": request.get("tool_choice", "auto"),
+            "tools": tools if isinstance(tools, list) else [],
+            "top_p": request.get("top_p", 1.0),
+            "metadata": request.get("metadata") or {},
+            "usage": None,
+        }
+    )
+
+
+def ended(record: Mapping[str, Any], status: str, error: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A stored response record, ended with `status` (and `error`), unless it had already ended."""
+    response = dict(record["response"])
+    if response.get("status") in TERMINAL_STATUSES:
+        return dict(record)
+    response["status"] = status
+    if error is not None:
+        response["error"] = dict(error)
+    return {**record, "response": response}
