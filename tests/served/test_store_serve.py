@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 
@@ -69,3 +71,26 @@ def test_a_bad_store_url_is_a_configuration_error(capsys: pytest.CaptureFixture[
 
     assert main(["serve", "--store", "postgres://db"]) == 2
     assert "store (--store): store 'postgres://db': expected one of memory, sqlite:///" in capsys.readouterr().err
+
+
+def test_a_background_response_is_polled_and_cancelled_from_another_process(upstream: str, tmp_path: Path) -> None:
+    text = "Tell me slowly about the sea and the long rivers that run into it."
+    with (
+        worker(upstream, "--data-dir", str(tmp_path)) as first,
+        worker(upstream, "--data-dir", str(tmp_path)) as second,
+    ):
+        done = first.responses.create(model="m", input="Quick one.", background=True)
+        deadline = time.monotonic() + 20
+        while second.responses.retrieve(done.id).status != "completed":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert second.responses.retrieve(done.id).output_text == "Heard: Quick one."
+        before = httpx.get(upstream + "/stats").json()
+        running = first.responses.create(model="m", input=text, background=True)
+        time.sleep(0.5)
+        assert second.responses.cancel(running.id).status == "cancelled"
+        deadline = time.monotonic() + 10
+        while httpx.get(upstream + "/stats").json()["cut"] == before["cut"]:
+            assert time.monotonic() < deadline, "the process running it did not stop it"
+            time.sleep(0.05)
+        assert first.responses.retrieve(running.id).status == "cancelled"

@@ -153,7 +153,13 @@ class Tee:
                 failure = unavailable(error).body()["error"]
                 return encode_event({"type": "error", "sequence_number": event.get("sequence_number", 0), **failure})
         elif self.progress is not None:
-            await self.progress(self)
+            try:
+                await self.progress(self)
+            except BaseException:
+                # Stopped (cancelled elsewhere) or failed: whatever the pipeline sends after this
+                # (its own `response.failed`) must not overwrite the record.
+                self.ended = True
+                raise
         return raw
 
     def _keep(self, event: dict[str, Any], size: int) -> None:
