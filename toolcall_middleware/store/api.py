@@ -31,28 +31,35 @@ Answer = tuple[int, Any]
 MAX_ADDED_ITEMS = 20  # items per `items.create`, as OpenAI allows
 
 
-async def stored_response(store: Store, scope: str, ident: str) -> dict[str, Any]:
-    record = await store.get(response_key(scope, ident))
+async def fetch(store: Store, key: str, what: str, ident: str, param: str | None = None) -> dict[str, Any]:
+    """The record under `key`, or the 404 that names `what` (`Response`, `Conversation`, …)."""
+    record = await store.get(key)
     if record is None:
-        raise not_found("Response", ident)
+        raise not_found(what, ident, param)
     return dict(record)
 
 
-async def retrieve_response(store: Store, scope: str, ident: str) -> Answer:
-    return 200, (await stored_response(store, scope, ident))["response"]
+async def stored_response(store: Store, scope: str, ident: str) -> dict[str, Any]:
+    return await fetch(store, response_key(scope, ident), "Response", ident)
+
+
+async def delete(store: Store, key: str, what: str, ident: str, kind: str) -> Answer:
+    """Delete a record; the API's `deleted` object of type `kind`, or the 404 naming `what`."""
+    if not await store.delete(key):
+        raise not_found(what, ident)
+    return 200, {"id": ident, "object": kind, "deleted": True}
+
+
+def page_of(items: list[Any], query: Mapping[str, str]) -> Answer:
+    return 200, page(items, after=query.get("after"), limit=query.get("limit"), order=query.get("order"))
 
 
 async def delete_response(store: Store, scope: str, ident: str) -> Answer:
-    if not await store.delete(response_key(scope, ident)):
-        raise not_found("Response", ident)
-    return 200, {"id": ident, "object": "response", "deleted": True}
+    return await delete(store, response_key(scope, ident), "Response", ident, "response")
 
 
 async def list_input_items(store: Store, scope: str, ident: str, query: Mapping[str, str]) -> Answer:
-    record = await stored_response(store, scope, ident)
-    return 200, page(
-        record.get("input", []), after=query.get("after"), limit=query.get("limit"), order=query.get("order")
-    )
+    return page_of((await stored_response(store, scope, ident)).get("input", []), query)
 
 
 # -- conversations ---------------------------------------------------------------------------------
@@ -95,10 +102,7 @@ async def create_conversation(store: Store, scope: str, body: Any) -> Answer:
 
 
 async def _conversation(store: Store, scope: str, ident: str) -> dict[str, Any]:
-    record = await store.get(conversation_key(scope, ident))
-    if record is None:
-        raise not_found("Conversation", ident)
-    return dict(record)
+    return await fetch(store, conversation_key(scope, ident), "Conversation", ident)
 
 
 async def retrieve_conversation(store: Store, scope: str, ident: str) -> Answer:
@@ -122,14 +126,11 @@ async def update_conversation(store: Store, scope: str, ident: str, body: Any) -
 
 
 async def delete_conversation(store: Store, scope: str, ident: str) -> Answer:
-    if not await store.delete(conversation_key(scope, ident)):
-        raise not_found("Conversation", ident)
-    return 200, {"id": ident, "object": "conversation.deleted", "deleted": True}
+    return await delete(store, conversation_key(scope, ident), "Conversation", ident, "conversation.deleted")
 
 
 async def list_conversation_items(store: Store, scope: str, ident: str, query: Mapping[str, str]) -> Answer:
-    record = await _conversation(store, scope, ident)
-    return 200, page(record["items"], after=query.get("after"), limit=query.get("limit"), order=query.get("order"))
+    return page_of((await _conversation(store, scope, ident))["items"], query)
 
 
 async def append_to_conversation(store: Store, scope: str, ident: str, items: list[dict[str, Any]]) -> bool:

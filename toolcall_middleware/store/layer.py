@@ -44,7 +44,6 @@ from .state import (
     item_records,
     mint_id,
     new_secret,
-    not_found,
     queued_response,
     response_key,
     scope_of,
@@ -190,14 +189,14 @@ class ResponsesState:
         wanted = wanted_state(request)
         history: list[dict[str, Any]] = []
         if wanted.previous_response_id is not None:
-            record = await self.store.get(response_key(credential, wanted.previous_response_id))
-            if record is None:
-                raise not_found("Previous response", wanted.previous_response_id, "previous_response_id")
+            key = response_key(credential, wanted.previous_response_id)
+            record = await api.fetch(
+                self.store, key, "Previous response", wanted.previous_response_id, "previous_response_id"
+            )
             history = history_of(record)
         elif wanted.conversation is not None:
-            conversation = await self.store.get(conversation_key(credential, wanted.conversation))
-            if conversation is None:
-                raise not_found("Conversation", wanted.conversation, "conversation")
+            key = conversation_key(credential, wanted.conversation)
+            conversation = await api.fetch(self.store, key, "Conversation", wanted.conversation, "conversation")
             history = list(conversation["items"])
         found: dict[str, Any] = {}
         for ident in wanted.references:
