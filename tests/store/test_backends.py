@@ -81,9 +81,11 @@ def test_records_expire(kind: str, tmp_path: Path, request: pytest.FixtureReques
 
     async def work() -> None:
         await store.put({"a": 1})
+        await store.update("kept", lambda old: "secret", expires=False)  # (the scoping secret)
         assert await store.get("a") == 1
         await asyncio.sleep(0.5)
         assert await store.get("a") is None
+        assert await store.get("kept") == "secret"
         await store.close()
 
     run(work)

@@ -78,10 +78,10 @@ class Store(ABC):
         """Remove `key`; whether it was there."""
 
     @abstractmethod
-    async def update(self, key: str, change: Updater) -> Value | None:
+    async def update(self, key: str, change: Updater, *, expires: bool = True) -> Value | None:
         """Replace the value under `key` with `change(old)` atomically (None deletes it); returns
         the new value. `change` may be called more than once (an optimistic backend retries it)
-        and must be pure."""
+        and must be pure. `expires=False`: the value never expires (the scoping secret)."""
 
     async def close(self) -> None:  # noqa: B027 - a backend with nothing to release keeps this
         """Release connections; the store is not used after this."""

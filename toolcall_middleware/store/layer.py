@@ -171,7 +171,7 @@ class ResponsesState:
         neither the config nor the environment gives one)."""
         if self._secret is None:
             made = new_secret()
-            self._secret = await self.store.update(SECRET_KEY, lambda old: old or made)
+            self._secret = await self.store.update(SECRET_KEY, lambda old: old or made, expires=False)
         return scope_of(scope.get("headers") or [], str(self._secret))
 
     # -- POST /v1/responses --------------------------------------------------------------------

@@ -19,9 +19,9 @@ class MemoryStore(Store):
         self._data: dict[str, tuple[bytes, float]] = {}  # key -> (JSON, expiry on the monotonic clock)
         self._lock = asyncio.Lock()
 
-    def _expiry(self) -> float:
+    def _expiry(self, expires: bool = True) -> float:
         ttl = self.limits.ttl
-        return float("inf") if ttl is None else time.monotonic() + ttl
+        return float("inf") if ttl is None or not expires else time.monotonic() + ttl
 
     def _live(self, key: str) -> bytes | None:
         found = self._data.get(key)
@@ -44,21 +44,21 @@ class MemoryStore(Store):
     async def get(self, key: str) -> Value | None:
         return decode(self._live(key))
 
-    async def put(self, values: Mapping[str, Value]) -> None:
+    async def put(self, values: Mapping[str, Value], *, expires: bool = True) -> None:
         encoded = {key: encode(key, value, self.limits) for key, value in values.items()}
         self._room(sum(1 for key in encoded if self._live(key) is None))
-        expiry = self._expiry()
+        expiry = self._expiry(expires)
         for key, data in encoded.items():
             self._data[key] = (data, expiry)
 
     async def delete(self, key: str) -> bool:
         return self._data.pop(key, None) is not None
 
-    async def update(self, key: str, change: Updater) -> Value | None:
+    async def update(self, key: str, change: Updater, *, expires: bool = True) -> Value | None:
         async with self._lock:  # (no await inside: the lock only documents the atomic step)
             new = change(decode(self._live(key)))
             if new is None:
                 self._data.pop(key, None)
             else:
-                await self.put({key: new})
+                await self.put({key: new}, expires=expires)
             return new

@@ -32,8 +32,8 @@ class RedisStore(Store):
         self._watch_error: type[BaseException] = redis.WatchError
         self._client: Any = redis.asyncio.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
 
-    def _px(self) -> int | None:
-        return None if self.limits.ttl is None else max(1, int(self.limits.ttl * 1000))
+    def _px(self, expires: bool = True) -> int | None:
+        return None if self.limits.ttl is None or not expires else max(1, int(self.limits.ttl * 1000))
 
     def _failed(self, error: BaseException) -> StoreUnavailable:
         return StoreUnavailable(f"the Redis store at {self._where()} failed: {error}")
@@ -64,7 +64,7 @@ class RedisStore(Store):
         except self._errors as e:
             raise self._failed(e) from e
 
-    async def update(self, key: str, change: Updater) -> Value | None:
+    async def update(self, key: str, change: Updater, *, expires: bool = True) -> Value | None:
         name = self._prefix + key
         try:
             async with self._client.pipeline(transaction=True) as pipe:
@@ -76,7 +76,7 @@ class RedisStore(Store):
                         if new is None:
                             pipe.delete(name)
                         else:
-                            pipe.set(name, encode(key, new, self.limits), px=self._px())
+                            pipe.set(name, encode(key, new, self.limits), px=self._px(expires))
                         await pipe.execute()
                         return new
                     except self._watch_error:

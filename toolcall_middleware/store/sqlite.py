@@ -56,8 +56,8 @@ class SQLiteStore(Store):
         except sqlite3.Error as e:
             raise StoreUnavailable(f"the SQLite store {self.path} failed: {e}") from e
 
-    def _expires(self) -> float | None:
-        return None if self.limits.ttl is None else time.time() + self.limits.ttl
+    def _expires(self, expires: bool = True) -> float | None:
+        return None if self.limits.ttl is None or not expires else time.time() + self.limits.ttl
 
     @staticmethod
     def _read(db: sqlite3.Connection, key: str) -> bytes | None:
@@ -66,11 +66,11 @@ class SQLiteStore(Store):
         ).fetchone()
         return None if row is None else bytes(row[0])
 
-    def _write(self, db: sqlite3.Connection, values: Mapping[str, bytes]) -> None:
-        expires = self._expires()
+    def _write(self, db: sqlite3.Connection, values: Mapping[str, bytes], *, expires: bool = True) -> None:
+        until = self._expires(expires)
         db.executemany(
             "INSERT OR REPLACE INTO records (key, value, expires) VALUES (?, ?, ?)",
-            [(key, data, expires) for key, data in values.items()],
+            [(key, data, until) for key, data in values.items()],
         )
         self._writes += 1
         if self._writes % SWEEP_EVERY == 0:
@@ -92,7 +92,7 @@ class SQLiteStore(Store):
     async def delete(self, key: str) -> bool:
         return await self._run(lambda db: db.execute("DELETE FROM records WHERE key = ?", (key,)).rowcount > 0)
 
-    async def update(self, key: str, change: Updater) -> Value | None:
+    async def update(self, key: str, change: Updater, *, expires: bool = True) -> Value | None:
         def work(db: sqlite3.Connection) -> Value | None:
             with db:
                 db.execute("BEGIN IMMEDIATE")  # the write lock first: no other process reads-then-writes between
@@ -100,7 +100,7 @@ class SQLiteStore(Store):
                 if new is None:
                     db.execute("DELETE FROM records WHERE key = ?", (key,))
                 else:
-                    self._write(db, {key: encode(key, new, self.limits)})
+                    self._write(db, {key: encode(key, new, self.limits)}, expires=expires)
                 return new
 
         return await self._run(work)
