@@ -4,8 +4,9 @@ sees whether the state put the earlier turns back in front of the new one. It ca
 
 Chat and Responses, whole or streamed. A stream whose last user turn says "slowly" takes
 `SLOW_SECONDS` per chunk; `GET /stats` counts those started, finished and cut off (a cancelled
-background response must cut its upstream off). Behind `ToolCallMiddleware` with a store named by
-`$TOOLCALL_TEST_STORE` (default `memory`):
+background response must cut its upstream off). "please fail" gets the host's own 500.
+
+Behind `ToolCallMiddleware` with a store named by `$TOOLCALL_TEST_STORE` (default `memory`):
 
     uvicorn tests.store.hosts:bridged    # a Chat-only host, Responses clients bridged
     uvicorn tests.store.hosts:native     # a host that speaks the Responses API itself
@@ -90,8 +91,19 @@ async def stats(request: Request) -> Response:
     return JSONResponse(STATS)
 
 
+def refused(body: dict[str, Any]) -> Response | None:
+    """The host's own error, for a last user turn that asks for one."""
+    texts = user_texts(body)
+    if texts and "please fail" in texts[-1]:
+        error = {"message": "the model is overloaded", "type": "server_error", "param": None, "code": None}
+        return JSONResponse({"error": error}, status_code=500)
+    return None
+
+
 async def chat(request: Request) -> Response:
     body = await request.json()
+    if (error := refused(body)) is not None:
+        return error
     raw = write(body)
     meta = {"id": "chatcmpl-recall", "created": int(time.time()), "model": body.get("model", "recall")}
     if not body.get("stream"):
@@ -109,6 +121,8 @@ async def chat(request: Request) -> Response:
 
 async def responses(request: Request) -> Response:
     body = await request.json()
+    if (error := refused(body)) is not None:
+        return error
     raw = write(body)
     base = {
         "id": "resp_recall",

@@ -56,6 +56,14 @@ def test_expand_puts_history_before_the_new_input_and_drops_the_stateful_fields(
     assert whole == forward["input"] and own == [forward["input"][3]]
 
 
+def test_with_nothing_to_expand_the_input_goes_on_as_the_client_wrote_it() -> None:
+    body = {"model": "m", "input": [{"role": "user", "content": "hi"}], "store": True}
+    forward, whole, _ = expand(body, [], {})
+    assert forward == body
+    assert whole[0]["id"].startswith("msg_") and whole[0]["content"] == [{"type": "input_text", "text": "hi"}]
+    assert expand({"input": "hi"}, [], {})[0] == {"input": "hi"}
+
+
 def test_instructions_are_not_inherited() -> None:
     forward, _, _ = expand({"model": "m", "input": "next"}, history_of(STORED), {})
     assert "instructions" not in forward
@@ -68,7 +76,10 @@ def test_item_reference_resolves_from_history_then_from_the_index() -> None:
     found = {"fc_9": {"type": "function_call", "id": "fc_9", "call_id": "call_9", "name": "f", "arguments": "{}"}}
     forward, _, own = expand(body, history_of(STORED), found)
     assert [i["type"] for i in forward["input"][3:]] == ["reasoning", "function_call", "message"]
-    assert own[0]["id"] == "rs_1"
+    assert forward["input"][5] == user("go")  # the client's own item, as it wrote it
+    assert own[0]["id"] == "rs_1" and own[2]["id"].startswith("msg_")
+    alone, _, _ = expand({"input": [{"type": "item_reference", "id": "fc_9"}]}, [], found)
+    assert alone["input"] == [found["fc_9"]]
 
 
 def test_an_unknown_item_reference_is_a_404_naming_the_item() -> None:

@@ -8,13 +8,21 @@ store = open_store("sqlite:///var/lib/toolcall/state.db")   # or "memory", "redi
 `Store` is the interface (`base.py`); `MemoryStore`, `SQLiteStore` and `RedisStore` implement it;
 `state.py` holds the pure rules (expansion of `previous_response_id`, `conversation` and
 `item_reference`, scoping, ids, pagination); `layer.py` is the ASGI layer that serves the
-stateful endpoints in front of the stateless middleware.
+stateful endpoints in front of the stateless middleware. Code that takes Responses requests by
+another way (a WebSocket) expands them the same way:
+
+```python
+wanted = wanted_state(body)
+history, found = await load_state(store, scope, wanted)        # the reads (404s naming the field)
+stateless_body, whole_input, new_items = expand(body, history, found)   # pure
+```
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .api import load_state
 from .base import Store, StoreError, StoreFull, StoreLimits, StoreUnavailable
 from .memory import MemoryStore
 from .sqlite import SQLiteStore
@@ -64,6 +72,7 @@ __all__ = [
     "check_store_url",
     "expand",
     "history_of",
+    "load_state",
     "open_store",
     "wanted_state",
 ]

@@ -17,9 +17,12 @@ from ..core.request.errors import BadRequest, invalid, invalid_body
 from ..core.schema import JSON_OBJECT
 from .base import Store
 from .state import (
+    Wanted,
     as_item,
     conversation_key,
     conversation_object,
+    history_of,
+    item_key,
     item_records,
     mint_id,
     not_found,
@@ -41,6 +44,37 @@ async def fetch(store: Store, key: str, what: str, ident: str, param: str | None
 
 async def stored_response(store: Store, scope: str, ident: str) -> dict[str, Any]:
     return await fetch(store, response_key(scope, ident), "Response", ident)
+
+
+async def load_state(
+    store: Store, scope: str, wanted: Wanted
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """What `state.expand` needs for a request (`wanted_state(body)`): the history it continues
+    (the previous response's input and output, or the conversation's items) and the items it
+    refers to by id; a 404 naming the field for a response or conversation this scope lacks.
+
+    ```python
+    wanted = wanted_state(body)
+    history, found = await load_state(store, scope, wanted)
+    stateless_body, whole_input, new_items = expand(body, history, found)
+    ```
+    """
+    history: list[dict[str, Any]] = []
+    if wanted.previous_response_id is not None:
+        ident = wanted.previous_response_id
+        record = await fetch(store, response_key(scope, ident), "Previous response", ident, "previous_response_id")
+        history = history_of(record)
+    elif wanted.conversation is not None:
+        ident = wanted.conversation
+        history = list(
+            (await fetch(store, conversation_key(scope, ident), "Conversation", ident, "conversation"))["items"]
+        )
+    found: dict[str, dict[str, Any]] = {}
+    for ident in wanted.references:
+        item = await store.get(item_key(scope, ident))
+        if item is not None:
+            found[ident] = item
+    return history, found
 
 
 async def delete(store: Store, key: str, what: str, ident: str, kind: str) -> Answer:

@@ -37,10 +37,7 @@ from .base import Store, StoreError, StoreLimits
 from .state import (
     SECRET_KEY,
     Echo,
-    conversation_key,
     expand,
-    history_of,
-    item_key,
     item_records,
     mint_id,
     new_secret,
@@ -187,22 +184,7 @@ class ResponsesState:
             return
         credential = await self.scope_of(scope)
         wanted = wanted_state(request)
-        history: list[dict[str, Any]] = []
-        if wanted.previous_response_id is not None:
-            key = response_key(credential, wanted.previous_response_id)
-            record = await api.fetch(
-                self.store, key, "Previous response", wanted.previous_response_id, "previous_response_id"
-            )
-            history = history_of(record)
-        elif wanted.conversation is not None:
-            key = conversation_key(credential, wanted.conversation)
-            conversation = await api.fetch(self.store, key, "Conversation", wanted.conversation, "conversation")
-            history = list(conversation["items"])
-        found: dict[str, Any] = {}
-        for ident in wanted.references:
-            item = await self.store.get(item_key(credential, ident))
-            if item is not None:
-                found[ident] = item
+        history, found = await api.load_state(self.store, credential, wanted)
         forward, whole, own = expand(request, history, found)
         stored = request.get("store") is not False
         background = request.get("background") is True
@@ -213,7 +195,8 @@ class ResponsesState:
         if background:
             await self._start_background(scope, request, forward, turn, send)
             return
-        new_body = json.dumps(forward).encode()
+        # (nothing expanded: the client's own bytes go on)
+        new_body = body if forward == request else json.dumps(forward).encode()
         tee = Tee(turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2)
         await self.app(with_body(scope, new_body), replay([new_body], receive), tee.send)
 

@@ -172,11 +172,15 @@ def history_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 def expand(
     body: Mapping[str, Any], history: Sequence[Mapping[str, Any]], found: Mapping[str, Mapping[str, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """The stateless body (`history`, then the request's own input with every `item_reference`
-    replaced by its item; no stateful fields; `instructions` as the request gives them, never
-    inherited), the whole input as stored items, and the request's own new items."""
+    """The stateless body, the whole input as stored items, and the request's own new items.
+
+    The body has `history`, then the request's own input as the client wrote it, with every
+    `item_reference` replaced by its item; no stateful fields; `instructions` as the request gives
+    them, never inherited. With nothing to expand, its `input` is the client's, unchanged."""
     known = {item.get("id"): item for item in history}
-    own: list[dict[str, Any]] = []
+    given = body.get("input")
+    own: list[dict[str, Any]] = []  # as stored: ids minted, content typed
+    sent: list[Any] = []  # as the host gets them: the client's own items, references resolved
     for i, item in enumerate(input_items(body)):
         if item.get("type") == "item_reference":
             ident = item["id"]
@@ -185,10 +189,12 @@ def expand(
                 raise not_found("Item", ident, f"input[{i}]")
             item = dict(target)
         own.append(item)
-    whole = [dict(item) for item in history] + own
+        sent.append(given[i] if isinstance(given, list) and given[i].get("type") != "item_reference" else item)
     out = {k: v for k, v in body.items() if k not in STATEFUL_FIELDS and k != "background"}
-    out["input"] = whole
-    return out, whole, own
+    references = isinstance(given, list) and any(item.get("type") == "item_reference" for item in given)
+    if history or references:
+        out["input"] = [dict(item) for item in history] + sent
+    return out, [dict(item) for item in history] + own, own
 
 
 def item_records(scope: str, items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -72,7 +72,7 @@ class Tee:
             return await self.downstream(message)
         body, more = bytes(message.get("body", b"")), bool(message.get("more_body"))
         if self.mode == "pass":
-            if len(self.held) < 64:
+            if self.progress is not None and len(self.held) < 64:  # (a background run reports the host's error)
                 self.held.append(body)
             return await self.downstream(message)
         if self.mode == "json":
