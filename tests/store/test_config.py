@@ -76,3 +76,25 @@ def test_store_none_is_off() -> None:
     assert ToolCallConfig(store="none").store == "none"
     app = ToolCallMiddleware(stateful_host, dialect="hermes", store="none")
     assert call(app, "GET", "/v1/responses/resp_1").json()["object"] == "host"
+
+
+def test_a_lone_surrogate_is_stored_and_read_back_not_a_crash() -> None:
+    from tests.store.hosts import host
+
+    app = ToolCallMiddleware(host, dialect="hermes", bridge="responses-to-chat", store="memory")
+
+    async def work() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            raw = b'{"model": "m", "input": "hi", "instructions": "odd \\ud800 rule"}'
+            first = await client.post("/v1/responses", content=raw, headers={"content-type": "application/json"})
+            assert first.status_code == 200, first.text
+            ident = first.json()["id"]
+            again = await client.post(
+                "/v1/responses", json={"model": "m", "input": "next", "previous_response_id": ident}
+            )
+            assert again.status_code == 200 and again.json()["output"][-1]["content"][0]["text"] == "Heard: hi | next"
+            stored = await client.get(f"/v1/responses/{ident}")
+            assert stored.json()["instructions"] == "odd \ud800 rule"
+
+    asyncio.run(work())

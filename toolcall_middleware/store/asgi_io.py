@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
+from ..core.framing.utf8 import json_bytes
 from ..core.http import without
 from .state import StateError
 
@@ -68,7 +68,7 @@ def with_body(scope: Scope, body: bytes) -> Scope:
 
 
 async def answer(send: Send, status: int, body: Any) -> None:
-    data = json.dumps(body, ensure_ascii=False).encode()
+    data = json_bytes(body)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})

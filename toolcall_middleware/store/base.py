@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.framing.utf8 import COMPACT, json_bytes
+
 Value = Any  # a JSON value: what `json.dumps` takes
 Updater = Callable[[Value | None], Value | None]  # the old value (None: absent) -> the new (None: delete)
 
@@ -47,7 +49,7 @@ class StoreLimits:
 
 def encode(key: str, value: Value, limits: StoreLimits) -> bytes:
     """A value as the bytes a backend keeps, refused when it passes `max_record_bytes`."""
-    data = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    data = json_bytes(value, separators=COMPACT)  # (lone surrogates escaped, never a crash)
     if len(data) > limits.max_record_bytes:
         raise StoreFull(
             f"the record {key.rsplit(':', 1)[-1]!r} is {len(data)} bytes, over the store's limit of "

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..config import ToolCallConfig
+from ..core.framing.utf8 import json_bytes
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from . import api
@@ -196,7 +197,7 @@ class ResponsesState:
             await self._start_background(scope, request, forward, turn, send)
             return
         # (nothing expanded: the client's own bytes go on)
-        new_body = body if forward == request else json.dumps(forward).encode()
+        new_body = body if forward == request else json_bytes(forward)
         tee = Tee(turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2)
         await self.app(with_body(scope, new_body), replay([new_body], receive), tee.send)
 
@@ -221,7 +222,7 @@ class ResponsesState:
         key = response_key(turn.credential, turn.echo.id)
         queued = queued_response(request, turn.echo, int(time.time()))
         await self.store.put({key: {"response": queued, "input": turn.whole, "events": []}})
-        body = json.dumps({**forward, "stream": True}).encode()  # (streamed: its progress is visible)
+        body = json_bytes({**forward, "stream": True})  # (streamed: its progress is visible)
         self.background.start(key, self._run_background(key, with_body(scope, body), body, turn))
         if request.get("stream") is True:
             await self.background.follow(key, -1, send)

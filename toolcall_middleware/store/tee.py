@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.framing.sse import SSEDecoder, encode_event
+from ..core.framing.utf8 import json_bytes
 from ..core.http import headers_named, without
 from ..core.schema import JSON_OBJECT
 from .asgi_io import Message, Send, answer
@@ -115,7 +116,7 @@ class Tee:
             except StoreError as error:
                 logger.error("toolcall-middleware: store: %s", error)
                 return await answer(self.downstream, 503, unavailable(error).body())
-            body = json.dumps(response, ensure_ascii=False).encode()
+            body = json_bytes(response)
         headers = without(self.start.get("headers") or [], b"content-length")
         await self.downstream({**self.start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
         await self.downstream({"type": "http.response.body", "body": body})
