@@ -77,7 +77,7 @@ def test_every_event_goes_out_in_order_with_only_the_response_objects_changed() 
     assert encode_event(EVENTS[1]) in out and encode_event(EVENTS[2]) in out  # untouched, byte for byte
     final = json.loads(events[-1].data or "")["response"]
     assert final["id"] == "resp_ours" and final["store"] is True and final["previous_response_id"] == "resp_before"
-    assert stored[0][0] == final and [e["sequence_number"] for e in stored[0][1]] == [0, 1, 2, 3]
+    assert stored[0][0] == final and [json.loads(e)["sequence_number"] for e in stored[0][1]] == [0, 1, 2, 3]
 
 
 @given(st.lists(st.integers(min_value=0), max_size=6))

@@ -12,6 +12,7 @@ stops itself.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Coroutine
 from time import monotonic
@@ -90,7 +91,7 @@ class BackgroundRuns:
             record = await self.store.get(key)
             if record is None:
                 break
-            events = record.get("events") or []
+            events = [json.loads(text) for text in record.get("events") or ()]
             new = [e for e in events if int(e.get("sequence_number", -1)) > last]
             if new:
                 await send({"type": "http.response.body", "body": b"".join(map(encode_event, new)), "more_body": True})

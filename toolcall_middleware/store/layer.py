@@ -201,7 +201,7 @@ class ResponsesState:
         tee = Tee(turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2)
         await self.app(with_body(scope, new_body), replay([new_body], receive), tee.send)
 
-    async def finish(self, turn: Turn, response: dict[str, Any], events: list[dict[str, Any]] | None) -> None:
+    async def finish(self, turn: Turn, response: dict[str, Any], events: list[str] | None) -> None:
         """Store a finished response and add its items to its conversation (raises StoreError)."""
         output = [dict(item) for item in response.get("output") or () if isinstance(item, JSON_OBJECT)]
         echo = turn.echo

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.framing.sse import SSEDecoder, encode_event
-from ..core.framing.utf8 import json_bytes
+from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.http import headers_named, without
 from ..core.schema import JSON_OBJECT
 from .asgi_io import Message, Send, answer
@@ -38,7 +38,7 @@ class Turn:
     own: list[dict[str, Any]]
 
 
-Finish = Callable[[Turn, dict[str, Any], "list[dict[str, Any]] | None"], Awaitable[None]]
+Finish = Callable[[Turn, dict[str, Any], "list[str] | None"], Awaitable[None]]
 Progress = Callable[["Tee"], Awaitable[None]]
 
 
@@ -60,7 +60,7 @@ class Tee:
         self.start: Message | None = None
         self.held: list[bytes] = []  # a JSON answer, or the body of one that passes (for its error)
         self.decoder: SSEDecoder | None = None
-        self.events: list[dict[str, Any]] | None = []  # for replay; None once too large to keep
+        self.events: list[str] | None = []  # for replay, as JSON texts; None once too large to keep
         self.kept_bytes = 0
         self.latest: dict[str, Any] | None = None  # the last response object seen
         self.ended = False  # the response reached its end (and was handed to `finish`)
@@ -130,7 +130,13 @@ class Tee:
             await self.downstream({"type": "http.response.body", "body": b"".join(out), "more_body": more})
 
     async def _event(self, raw: bytes, name: str | None, data: str | None) -> bytes:
-        if self.ended or data is None or (name is not None and not name.startswith("response.") and name != "error"):
+        if self.ended or data is None:
+            return raw
+        if name is not None and name not in RESPONSE_EVENTS:
+            # A delta, an item, an error: passed on as it came, kept as its JSON text (only
+            # events that carry a response object are decoded, here and for replay).
+            self._keep(data, len(raw))
+            await self._progress()
             return raw
         try:
             event = json.loads(data)
@@ -144,7 +150,8 @@ class Tee:
             event = {**event, "response": self.turn.echo.apply(event["response"])}
             self.latest = event["response"]
             raw = encode_event(event)
-        self._keep(event, len(raw))
+            data = json_bytes(event, separators=COMPACT).decode()  # (a few events a response: encoded twice)
+        self._keep(data, len(raw))
         if kind in TERMINAL_EVENTS and carries:
             self.ended = True
             try:
@@ -153,18 +160,24 @@ class Tee:
                 logger.error("toolcall-middleware: store: %s", error)
                 failure = unavailable(error).body()["error"]
                 return encode_event({"type": "error", "sequence_number": event.get("sequence_number", 0), **failure})
-        elif self.progress is not None:
-            try:
-                await self.progress(self)
-            except BaseException:
-                # Stopped (cancelled elsewhere) or failed: whatever the pipeline sends after this
-                # (its own `response.failed`) must not overwrite the record.
-                self.ended = True
-                raise
+        else:
+            await self._progress()
         return raw
 
-    def _keep(self, event: dict[str, Any], size: int) -> None:
-        """Keep the event for `?stream=true` replay, while the record stays within its limit."""
+    async def _progress(self) -> None:
+        if self.progress is None:
+            return
+        try:
+            await self.progress(self)
+        except BaseException:
+            # Stopped (cancelled elsewhere) or failed: whatever the pipeline sends after this
+            # (its own `response.failed`) must not overwrite the record.
+            self.ended = True
+            raise
+
+    def _keep(self, event: str, size: int) -> None:
+        """Keep the event's JSON text for `?stream=true` replay, while the record stays within its
+        limit."""
         if self.events is None or not self.turn.echo.store:
             return
         self.kept_bytes += size
