@@ -14,6 +14,15 @@ from toolcall_middleware.core import lane as lane_module
 from toolcall_middleware.core.result import ParseResult
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """`serve` keeps its default store under `$XDG_DATA_HOME`: the servers the tests start keep
+    theirs in a folder of the test run, never in the home directory of the machine."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
+        yield
+
+
 @pytest.fixture(scope="module", params=["c", "python"])
 def lane_kind(request: pytest.FixtureRequest) -> Any:
     """The lane tests run on both lanes: the C one (where it is built) and the Python one."""

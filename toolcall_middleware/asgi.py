@@ -42,6 +42,7 @@ from .core.lane import Lane
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, UpstreamFailure, settings_from
 from .keepalive import KeepAlive, ping_for
+from .store.layer import with_state
 from .websocket import ResponsesSocket
 
 Scope = MutableMapping[str, Any]
@@ -80,8 +81,12 @@ class ToolCallMiddleware:
             self.config = ToolCallConfig()
         self._settings = settings_from(self.config)
         self._routes: dict[str, Route | None] = {}  # what `ToolCallExchange.route` says of a path
+        self._entry: ASGIApp = with_state(self._stateless, self.config)  # the Responses state, with a store
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._entry(scope, receive, send)
+
+    async def _stateless(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.misconfigured is not None:
             await self._refuse(scope, receive, send)
             return

@@ -135,6 +135,27 @@ class ToolCallConfig(BaseModel):
         "text", description="each exchange's record at INFO: a readable line, or one line of JSON"
     )
     tracing: bool = Field(False, description="an OpenTelemetry span per exchange (needs opentelemetry-api)")
+    store: str | None = Field(
+        None,
+        description="keep responses and conversations (previous_response_id, conversation, item_reference, "
+        "GET/DELETE /v1/responses/{id}, /v1/conversations): 'memory', 'sqlite:///path.db', 'redis://host:6379/0'; "
+        "None or 'none': stateless ('serve' defaults to SQLite)",
+    )
+    stateful_host: bool = Field(
+        False, description="the host keeps response state itself: stateful requests and routes pass through untouched"
+    )
+    store_ttl: float | None = Field(
+        30 * 24 * 3600.0, gt=0, description="seconds a stored response or conversation lives after its last write"
+    )
+    store_max_records: int = Field(100_000, gt=0, description="records the in-memory store holds before refusing")
+    store_max_bytes: int = Field(
+        16 * 1024 * 1024, gt=0, description="the largest stored record (a response, a conversation)"
+    )
+    store_secret: str | None = Field(
+        None,
+        description="the key of the hash that scopes stored state to a credential, the same for every worker "
+        "(else $TOOLCALL_STORE_SECRET, else made once in the store)",
+    )
 
     @field_validator("dialect")
     @classmethod
@@ -173,6 +194,16 @@ class ToolCallConfig(BaseModel):
             if path and not path.startswith("/"):
                 raise ValueError(f"{path!r} must start with '/'")
         return tuple(p.rstrip("/") if p != "/" else p for p in value)
+
+    @field_validator("store")
+    @classmethod
+    def _store_url(cls, value: str | None) -> str | None:
+        if value is None or value == "none":
+            return value
+        from .store import check_store_url
+
+        check_store_url(value)  # a ValueError naming the schemes, or the extra to install
+        return value
 
     @model_validator(mode="after")
     def _extras_installed(self) -> ToolCallConfig:

@@ -19,6 +19,7 @@ import argparse
 import importlib
 import json
 import logging
+import os
 import sys
 import types
 import typing
@@ -45,6 +46,11 @@ class ServeOptions(BaseModel):
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
         "info", description="the server's log level, and the middleware's"
+    )
+    data_dir: str | None = Field(
+        None,
+        description="where the default store (SQLite, state.db) lives; none: $XDG_DATA_HOME/toolcall-middleware "
+        "or ~/.local/share/toolcall-middleware",
     )
 
 
@@ -226,6 +232,8 @@ def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
         pass
     else:
         config = config.model_copy(update={"on_report": observers(config.on_report, metrics.observe)})
+    if config.store is None:
+        config = config.model_copy(update={"store": default_store(options)})
     app: Any
     if options.upstream:
         from .proxy import Guarded, ProxyApp
@@ -238,6 +246,16 @@ def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
         dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
         app = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
     return app if metrics is None else MetricsRoute(app, metrics)
+
+
+def default_store(options: ServeOptions) -> str:
+    """`serve`'s store when none is named: one SQLite file under the data directory, which several
+    `serve` processes on this machine can share."""
+    if options.data_dir is not None:
+        folder = Path(options.data_dir).expanduser()
+    else:
+        folder = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "toolcall-middleware"
+    return f"sqlite:///{(folder / 'state.db').absolute()}"
 
 
 def _fresh_registry() -> Any:
@@ -299,6 +317,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}", file=sys.stderr)
         return 2
     what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
+    store = config.store or default_store(options)
     print(
         f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on http://{options.host}:{options.port}",
         file=sys.stderr,
@@ -306,6 +325,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     if options.upstream:
         print(_forwarding(options, config), file=sys.stderr, flush=True)
+    if store != "none" and not config.stateful_host:
+        print(f"toolcall-middleware: responses stored in {store.rpartition('@')[2]}", file=sys.stderr, flush=True)
     log_to_stderr(options.log_level)
     # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
     own_headers = not options.upstream

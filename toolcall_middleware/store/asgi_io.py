@@ -1,0 +1,90 @@
+"""The ASGI plumbing the state's endpoints share: read a body, replay it, answer JSON or events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from ..core.framing.utf8 import json_bytes
+from ..core.http import without
+from .state import StateError
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+SSE_HEAD = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
+
+
+class Disconnected(Exception):
+    """The client left before its request body was complete."""
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The whole request body; past `limit`, a 413."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Disconnected
+        chunk = bytes(message.get("body", b""))
+        size += len(chunk)
+        if size > limit:
+            raise StateError(413, f"The request body is larger than {limit} bytes.", None, code="request_too_large")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def replay(chunks: list[bytes], receive: Receive | None) -> Receive:
+    """`receive` that gives the body first, then the server's own messages (the disconnect); with
+    no server (a background response), nothing more until the work is cancelled."""
+    pending = list(chunks) or [b""]
+
+    async def next_message() -> Message:
+        if pending:
+            return {"type": "http.request", "body": pending.pop(0), "more_body": bool(pending)}
+        if receive is None:
+            await asyncio.Event().wait()  # (until cancelled: no client will leave)
+        assert receive is not None
+        return await receive()
+
+    return next_message
+
+
+def query_of(scope: Scope) -> dict[str, str]:
+    return dict(parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1")))
+
+
+def with_body(scope: Scope, body: bytes) -> Scope:
+    """The scope of a request whose body is now `body` (its length said, no chunked coding)."""
+    headers = without(scope.get("headers") or [], b"content-length", b"transfer-encoding")
+    return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+
+
+async def answer(send: Send, status: int, body: Any) -> None:
+    data = json_bytes(body)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+__all__ = [
+    "SSE_HEAD",
+    "ASGIApp",
+    "Disconnected",
+    "Message",
+    "Receive",
+    "Scope",
+    "Send",
+    "answer",
+    "query_of",
+    "read_body",
+    "replay",
+    "with_body",
+]

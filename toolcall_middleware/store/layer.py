@@ -1,0 +1,308 @@
+"""`ResponsesState`: the stateful Responses API in front of the stateless middleware.
+
+An ASGI layer on the client-facing side. It never looks inside an exchange: it sees the client's
+request and the answer the stateless pipeline made, which works the same for a native Responses
+host and for a Chat host behind the bridge.
+
+- `POST /v1/responses`: `previous_response_id`, `conversation` and `item_reference` are expanded
+  into plain input items (`state.expand`) before the request goes on; the answer goes back through
+  a `Tee`, which gives it our id and the state's fields and stores it (unless `store: false`) and
+  appends its items to its conversation before its last bytes go out, so a client that has the
+  answer can continue from it at once. A store that fails then turns the answer into a 503 (or
+  the stream's `error` event), never a silent loss. `background: true` runs it as a task
+  (`background.py`) and answers at once.
+- The read endpoints (`api.py`), `GET /v1/responses/{id}?stream=true` (replay, and following a
+  background response) and `POST /v1/responses/{id}/cancel`.
+
+Every other request passes through untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from ..config import ToolCallConfig
+from ..core.framing.utf8 import json_bytes
+from ..core.request.errors import BadRequest
+from ..core.schema import JSON_OBJECT
+from . import api
+from .asgi_io import ASGIApp, Disconnected, Receive, Scope, Send, answer, query_of, read_body, replay, with_body
+from .background import BackgroundRuns, Stop
+from .base import Store, StoreError, StoreLimits
+from .state import (
+    SECRET_KEY,
+    Echo,
+    expand,
+    item_records,
+    mint_id,
+    new_secret,
+    queued_response,
+    response_key,
+    scope_of,
+    wanted_state,
+)
+from .tee import Tee, Turn, unavailable
+
+Handler = Callable[[Scope, Receive, Send], Awaitable[None]]
+Endpoint = Callable[[Store, str, Any, dict[str, str]], Awaitable[api.Answer]]
+
+logger = logging.getLogger("toolcall_middleware")
+SECRET_ENV = "TOOLCALL_STORE_SECRET"
+
+
+class ResponsesState:
+    """`app` is the stateless middleware (or anything that answers Responses requests)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        store: Store,
+        *,
+        responses_paths: tuple[str, ...],
+        secret: str | None = None,
+        max_request_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.responses_paths = frozenset(p.rstrip("/") for p in responses_paths)
+        self.conversations_paths = frozenset(
+            p[: -len("responses")] + "conversations" for p in self.responses_paths if p.endswith("responses")
+        )
+        self.background = BackgroundRuns(store)
+        self._secret = secret or os.environ.get(SECRET_ENV) or None
+        self._max_request_bytes = max_request_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        handled = self._handler(scope.get("method", ""), scope.get("path", "").rstrip("/"))
+        if handled is None:
+            await self.app(scope, receive, send)
+            return
+        try:
+            await handled(scope, receive, send)
+        except Disconnected:
+            return  # the client left before its request was whole: nothing to answer
+        except BadRequest as error:  # (StateError is one: it carries its status)
+            await answer(send, getattr(error, "status", 400), error.body())
+        except StoreError as error:
+            logger.error("toolcall-middleware: store: %s", error)
+            await answer(send, 503, unavailable(error).body())
+
+    # -- routing -----------------------------------------------------------------------------
+
+    def _handler(self, method: str, path: str) -> Handler | None:
+        if path in self.responses_paths:
+            return self._create if method == "POST" else None
+        if path in self.conversations_paths:
+            if method != "POST":
+                return None
+            return self._endpoint(lambda store, sc, body, _: api.create_conversation(store, sc, body))
+        for base in self.responses_paths | self.conversations_paths:
+            if path.startswith(base + "/"):
+                parts = path[len(base) + 1 :].split("/")
+                if not all(parts) or len(parts) > 3:
+                    return None
+                if base in self.responses_paths:
+                    return self._response_route(method, parts)
+                return self._conversation_route(method, parts)
+        return None
+
+    def _response_route(self, method: str, parts: list[str]) -> Handler | None:
+        ident, rest = parts[0], parts[1:]
+        if not rest and method == "GET":
+            return self._retrieve(ident)
+        if not rest and method == "DELETE":
+            return self._endpoint(lambda store, scope, _, q: api.delete_response(store, scope, ident))
+        if rest == ["input_items"] and method == "GET":
+            return self._endpoint(lambda store, scope, _, q: api.list_input_items(store, scope, ident, q))
+        if rest == ["cancel"] and method == "POST":
+            return self._endpoint(lambda store, scope, _, q: self._cancel(scope, ident))
+        return None
+
+    def _conversation_route(self, method: str, parts: list[str]) -> Handler | None:
+        ident, rest = parts[0], parts[1:]
+        table: dict[tuple[str, int], Endpoint] = {
+            ("GET", 0): lambda store, scope, _, q: api.retrieve_conversation(store, scope, ident),
+            ("POST", 0): lambda store, scope, body, q: api.update_conversation(store, scope, ident, body),
+            ("DELETE", 0): lambda store, scope, _, q: api.delete_conversation(store, scope, ident),
+        }
+        if rest and rest[0] == "items":
+            item = rest[1] if len(rest) == 2 else ""
+            table = {
+                ("GET", 1): lambda store, scope, _, q: api.list_conversation_items(store, scope, ident, q),
+                ("POST", 1): lambda store, scope, body, q: api.add_conversation_items(store, scope, ident, body),
+                ("GET", 2): lambda store, scope, _, q: api.retrieve_conversation_item(store, scope, ident, item),
+                ("DELETE", 2): lambda store, scope, _, q: api.delete_conversation_item(store, scope, ident, item),
+            }
+        elif rest:
+            return None
+        found = table.get((method, len(rest)))
+        return None if found is None else self._endpoint(found)
+
+    def _endpoint(self, handler: Endpoint) -> Handler:
+        """An endpoint of `(store, scope, body, query)` as an ASGI call."""
+
+        async def run(scope: Scope, receive: Receive, send: Send) -> None:
+            body = await read_body(receive, self._max_request_bytes)
+            parsed = None
+            if body:
+                try:
+                    parsed = json.loads(body)
+                except ValueError:
+                    raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
+            credential = await self.scope_of(scope)
+            status, out = await handler(self.store, credential, parsed, query_of(scope))
+            await answer(send, status, out)
+
+        return run
+
+    async def scope_of(self, scope: Scope) -> str:
+        """The credential scope of a request, under the shared secret (made once, in the store, when
+        neither the config nor the environment gives one)."""
+        if self._secret is None:
+            made = new_secret()
+            self._secret = await self.store.update(SECRET_KEY, lambda old: old or made, expires=False)
+        return scope_of(scope.get("headers") or [], str(self._secret))
+
+    # -- POST /v1/responses --------------------------------------------------------------------
+
+    async def _create(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await read_body(receive, self._max_request_bytes)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        if not isinstance(request, JSON_OBJECT):
+            await self.app(scope, replay([body], receive), send)  # the pipeline answers it as before
+            return
+        credential = await self.scope_of(scope)
+        wanted = wanted_state(request)
+        history, found = await api.load_state(self.store, credential, wanted)
+        forward, whole, own = expand(request, history, found)
+        stored = request.get("store") is not False
+        background = request.get("background") is True
+        if background and not stored:
+            raise BadRequest("Background responses require 'store' to be true.", "background", code="invalid_value")
+        echo = Echo(mint_id("resp"), stored, wanted.previous_response_id, wanted.conversation, background)
+        turn = Turn(credential, echo, whole, own)
+        if background:
+            await self._start_background(scope, request, forward, turn, send)
+            return
+        # (nothing expanded: the client's own bytes go on)
+        new_body = body if forward == request else json_bytes(forward)
+        tee = Tee(turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2)
+        await self.app(with_body(scope, new_body), replay([new_body], receive), tee.send)
+
+    async def finish(self, turn: Turn, response: dict[str, Any], events: list[str] | None) -> None:
+        """Store a finished response and add its items to its conversation (raises StoreError)."""
+        output = [dict(item) for item in response.get("output") or () if isinstance(item, JSON_OBJECT)]
+        echo = turn.echo
+        if echo.store:
+            record = {"response": response, "input": turn.whole, "events": events}
+            items = item_records(turn.credential, [*turn.own, *output])
+            await self.store.put({response_key(turn.credential, echo.id): record, **items})
+        if echo.conversation is not None and response.get("status") in ("completed", "incomplete"):
+            await api.append_to_conversation(self.store, turn.credential, echo.conversation, [*turn.own, *output])
+
+    # -- background responses ------------------------------------------------------------------
+
+    async def _start_background(
+        self, scope: Scope, request: Mapping[str, Any], forward: dict[str, Any], turn: Turn, send: Send
+    ) -> None:
+        """Store the response as `queued`, start its task, and answer: the queued response, or (for
+        `stream: true`) its events as the task makes them."""
+        key = response_key(turn.credential, turn.echo.id)
+        queued = queued_response(request, turn.echo, int(time.time()))
+        await self.store.put({key: {"response": queued, "input": turn.whole, "events": []}})
+        body = json_bytes({**forward, "stream": True})  # (streamed: its progress is visible)
+        self.background.start(key, self._run_background(key, with_body(scope, body), body, turn))
+        if request.get("stream") is True:
+            await self.background.follow(key, -1, send)
+        else:
+            await answer(send, 200, queued)
+
+    async def _run_background(self, key: str, scope: Scope, body: bytes, turn: Turn) -> None:
+        last = [0.0]
+
+        async def progress(tee: Tee) -> None:
+            await self.background.progress(key, tee.latest, tee.events, last)
+
+        async def nowhere(message: Any) -> None:
+            return None
+
+        limit = self.store.limits.max_record_bytes // 2
+        tee = Tee(turn, nowhere, self.finish, max_kept_bytes=limit, progress=progress)
+        try:
+            await self.app(scope, replay([body], None), tee.send)
+        except (asyncio.CancelledError, Stop):
+            await asyncio.shield(self.background.end(key, "cancelled"))
+            return
+        except Exception as error:  # (the host failed: the response says so; the server logs it)
+            logger.exception("toolcall-middleware: background response %s failed", turn.echo.id)
+            await self.background.end(key, "failed", {"code": "server_error", "message": str(error)})
+            return
+        if not tee.ended:
+            detail = b"".join(tee.held)[:2000].decode("utf-8", "replace")
+            message = (
+                f"The host answered {tee.status}: {detail}" if tee.status != 200 else "The host's answer ended early."
+            )
+            await self.background.end(key, "failed", {"code": "server_error", "message": message})
+
+    async def _cancel(self, credential: str, ident: str) -> api.Answer:
+        return 200, await self.background.cancel(response_key(credential, ident), ident)
+
+    # -- GET /v1/responses/{id} ------------------------------------------------------------------
+
+    def _retrieve(self, ident: str) -> Handler:
+        async def run(scope: Scope, receive: Receive, send: Send) -> None:
+            query = query_of(scope)
+            credential = await self.scope_of(scope)
+            record = await api.stored_response(self.store, credential, ident)
+            if query.get("stream") not in ("true", "1"):
+                await answer(send, 200, record["response"])
+                return
+            if record.get("events") is None:
+                raise BadRequest("This response was not streamed; retrieve it without 'stream'.", "stream")
+            try:
+                after = int(query.get("starting_after", "-1"))
+            except ValueError:
+                raise BadRequest("Invalid 'starting_after': expected an integer.", "starting_after") from None
+            await self.background.follow(response_key(credential, ident), after, send)
+
+        return run
+
+
+def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:
+    """`app` behind the Responses state when the config names a store (and the host keeps none)."""
+    if config.store in (None, "none") or config.stateful_host:
+        return app
+    from . import open_store
+
+    limits = StoreLimits(
+        ttl=config.store_ttl, max_records=config.store_max_records, max_record_bytes=config.store_max_bytes
+    )
+    paths = tuple(prefix + route for prefix in config.route_prefixes for route in config.responses_routes)
+    return ResponsesState(
+        app,
+        open_store(str(config.store), limits),
+        responses_paths=paths,
+        secret=config.store_secret,
+        max_request_bytes=config.limits.max_request_bytes,
+    )
+
+
+__all__ = [
+    "SECRET_ENV",
+    "Endpoint",
+    "Handler",
+    "ResponsesState",
+    "with_state",
+]

@@ -1,0 +1,97 @@
+"""`RedisStore`: state in Redis, for several processes or machines serving one deployment.
+
+Needs the `redis` package (`pip install 'toolcall-middleware[redis]'`), imported only here. Each
+record is one Redis string with the store's TTL (`SET … PX`); `put` is one `MULTI` transaction and
+`update` an optimistic `WATCH` transaction, retried when another client changed the key between
+the read and the write. Connection failures become `StoreUnavailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode
+
+RETRIES = 64  # optimistic `update` attempts before giving up under contention
+
+
+class RedisStore(Store):
+    def __init__(self, url: str, limits: StoreLimits | None = None, *, prefix: str = "toolcall:") -> None:
+        try:
+            import redis.asyncio
+        except ImportError:
+            raise ValueError(
+                "a Redis store needs the redis package: pip install 'toolcall-middleware[redis]'"
+            ) from None
+        self.limits = limits or StoreLimits()
+        self.url = url
+        self._prefix = prefix
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._watch_error: type[BaseException] = redis.WatchError
+        self._client: Any = redis.asyncio.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
+
+    def _px(self, expires: bool = True) -> int | None:
+        return None if self.limits.ttl is None or not expires else max(1, int(self.limits.ttl * 1000))
+
+    def _failed(self, error: BaseException) -> StoreUnavailable:
+        return StoreUnavailable(f"the Redis store at {self._where()} failed: {error}")
+
+    def _where(self) -> str:
+        parts = urlsplit(self.url)
+        return parts.netloc.rpartition("@")[2] + parts.path  # never the password
+
+    async def get(self, key: str) -> Value | None:
+        try:
+            return decode(await self._client.get(self._prefix + key))
+        except self._errors as e:
+            raise self._failed(e) from e
+
+    async def put(self, values: Mapping[str, Value]) -> None:
+        encoded = {key: encode(key, value, self.limits) for key, value in values.items()}
+        try:
+            async with self._client.pipeline(transaction=True) as pipe:
+                for key, data in encoded.items():
+                    pipe.set(self._prefix + key, data, px=self._px())
+                await pipe.execute()
+        except self._errors as e:
+            raise self._failed(e) from e
+
+    async def delete(self, key: str) -> bool:
+        try:
+            return bool(await self._client.delete(self._prefix + key))
+        except self._errors as e:
+            raise self._failed(e) from e
+
+    async def update(self, key: str, change: Updater, *, expires: bool = True) -> Value | None:
+        name = self._prefix + key
+        try:
+            async with self._client.pipeline(transaction=True) as pipe:
+                for _ in range(RETRIES):
+                    try:
+                        await pipe.watch(name)
+                        new = change(decode(await pipe.get(name)))
+                        pipe.multi()
+                        if new is None:
+                            pipe.delete(name)
+                        else:
+                            pipe.set(name, encode(key, new, self.limits), px=self._px(expires))
+                        await pipe.execute()
+                        return new
+                    except self._watch_error:
+                        continue
+        except self._watch_error:
+            pass
+        except self._errors as e:
+            raise self._failed(e) from e
+        raise StoreUnavailable(f"the Redis store at {self._where()}: {key!r} kept changing under {RETRIES} writes")
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+__all__ = [
+    "RETRIES",
+    "RedisStore",
+]

@@ -1,0 +1,122 @@
+"""`SQLiteStore`: state in one SQLite file, the embedded default of `serve`.
+
+Safe under concurrent requests and several worker processes on one machine: the file is in WAL
+mode (readers never wait for the writer), every connection waits up to `busy_timeout` for a lock
+instead of failing, and `update` runs in a `BEGIN IMMEDIATE` transaction, so two processes
+appending to one conversation never lose each other's items. The blocking calls run in a worker
+thread (`asyncio.to_thread`), never on the event loop. Expiry is by wall-clock time, the one
+clock all processes share; expired rows are skipped on read and swept now and then on write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode
+
+T = TypeVar("T")
+SWEEP_EVERY = 256  # writes between sweeps of expired rows
+
+SCHEMA = "CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL)"
+
+
+class SQLiteStore(Store):
+    def __init__(self, path: str | Path, limits: StoreLimits | None = None, *, busy_timeout: float = 10.0) -> None:
+        self.limits = limits or StoreLimits()
+        self.path = str(path)
+        self._busy_timeout = busy_timeout
+        self._lock = threading.Lock()  # one connection, used by one worker thread at a time
+        self._connection: sqlite3.Connection | None = None
+        self._writes = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(SCHEMA)
+            self._connection = db
+        return self._connection
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return work(self._connect())
+
+        try:
+            return await asyncio.to_thread(locked)
+        except sqlite3.Error as e:
+            raise StoreUnavailable(f"the SQLite store {self.path} failed: {e}") from e
+
+    def _expires(self, expires: bool = True) -> float | None:
+        return None if self.limits.ttl is None or not expires else time.time() + self.limits.ttl
+
+    @staticmethod
+    def _read(db: sqlite3.Connection, key: str) -> bytes | None:
+        row = db.execute(
+            "SELECT value FROM records WHERE key = ? AND (expires IS NULL OR expires > ?)", (key, time.time())
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def _write(self, db: sqlite3.Connection, values: Mapping[str, bytes], *, expires: bool = True) -> None:
+        until = self._expires(expires)
+        db.executemany(
+            "INSERT OR REPLACE INTO records (key, value, expires) VALUES (?, ?, ?)",
+            [(key, data, until) for key, data in values.items()],
+        )
+        self._writes += 1
+        if self._writes % SWEEP_EVERY == 0:
+            db.execute("DELETE FROM records WHERE expires IS NOT NULL AND expires <= ?", (time.time(),))
+
+    async def get(self, key: str) -> Value | None:
+        return decode(await self._run(lambda db: self._read(db, key)))
+
+    async def put(self, values: Mapping[str, Value]) -> None:
+        encoded = {key: encode(key, value, self.limits) for key, value in values.items()}
+
+        def work(db: sqlite3.Connection) -> None:
+            with db:  # one transaction: all or nothing
+                db.execute("BEGIN IMMEDIATE")
+                self._write(db, encoded)
+
+        await self._run(work)
+
+    async def delete(self, key: str) -> bool:
+        return await self._run(lambda db: db.execute("DELETE FROM records WHERE key = ?", (key,)).rowcount > 0)
+
+    async def update(self, key: str, change: Updater, *, expires: bool = True) -> Value | None:
+        def work(db: sqlite3.Connection) -> Value | None:
+            with db:
+                db.execute("BEGIN IMMEDIATE")  # the write lock first: no other process reads-then-writes between
+                new = change(decode(self._read(db, key)))
+                if new is None:
+                    db.execute("DELETE FROM records WHERE key = ?", (key,))
+                else:
+                    self._write(db, {key: encode(key, new, self.limits)}, expires=expires)
+                return new
+
+        return await self._run(work)
+
+    async def close(self) -> None:
+        def shut() -> None:
+            with self._lock:
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+
+        await asyncio.to_thread(shut)
+
+
+__all__ = [
+    "SCHEMA",
+    "SWEEP_EVERY",
+    "SQLiteStore",
+]
