@@ -93,6 +93,28 @@ SHAPES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
     "llama_function": (("<function=",), "f>{", "</function>", ()),
     "pythonic": (("<|python_start|>", "["), "[f(a=", "<|python_end|>", ("f(", "(")),
     "generic_json": (("{",), '{"tool_calls": [{"name": "f", "arguments": {', "", ('"tool_calls"',)),
+    "granite": (("<|tool_call|>", "<tool_call>"), '[{"name": "f", "arguments": {', "", ()),
+    "granite_20b_fc": (("<function_call>",), _JSON_HEAD, "", ()),
+    "jamba": (("<tool_calls>",), "[" + _JSON_HEAD, "</tool_calls>", ()),
+    "nemotron": (("<TOOLCALL>",), "[" + _JSON_HEAD, "</TOOLCALL>", ()),
+    "hunyuan_a13b": (("<tool_calls>", "<answer>"), "[" + _JSON_HEAD, "</tool_calls>", ("</answer>",)),
+    "phi4_mini": (("functools[",), _JSON_HEAD, "", ()),
+    "firefunction_v2": ((" functools[", "functools["), _JSON_HEAD, "", ()),
+    "minimax_m1": (("<tool_calls>",), _JSON_HEAD, "</tool_calls>", ()),
+    "cohere_command": (
+        ("<|START_ACTION|>", "<|START_RESPONSE|>"),
+        '[{"tool_call_id": "0", "tool_name": "f", "parameters": {',
+        "<|END_ACTION|>",
+        ("<|END_RESPONSE|>",),
+    ),
+    "apertus": (("<|tools_prefix|>",), '[{"f": {', "<|tools_suffix|>", ()),
+    "longcat": (("<longcat_tool_call>",), _JSON_HEAD, "</longcat_tool_call>", ()),
+    "internlm2": (
+        ("<|action_start|><|plugin|>", "<|action_start|> <|plugin|>"),
+        '{"name": "f", "parameters": {',
+        "<|action_end|>",
+        (),
+    ),
 }
 
 

@@ -18,6 +18,11 @@ _MODULES = (
     "deepseek_dsml",
     "qwen3_coder",
     "hermes",  # before llama3: "Hermes-3-Llama-3.1" is a hermes model
+    "granite",
+    "json_arrays",
+    "cohere",
+    "apertus",
+    "hermes_like",
     "glm",
     "harmony",
     "gemma4",
