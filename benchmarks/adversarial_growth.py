@@ -115,6 +115,17 @@ SHAPES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
         "<|action_end|>",
         (),
     ),
+    "olmo3": (("<function_calls>",), "\nf(a='", "</function_calls>", ("\n",)),
+    "lfm2": (("<|tool_call_start|>",), "[f(a='", "<|tool_call_end|>", ()),
+    "functiongemma": (("<start_function_call>",), "call:f{a:<escape>", "<end_function_call>", ("<escape>",)),
+    "step3": (
+        ("<｜tool_calls_begin｜>",),
+        '<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">\n<steptml:parameter name="a">',
+        "<｜tool_calls_end｜>",
+        ("<steptml:parameter name=", "</steptml:parameter>", "<｜tool_call_begin｜>"),
+    ),
+    "xlam": (("[{", "```json", "[TOOL_CALLS]", "<tool_call>"), '"name": "f", "arguments": {', "]", ()),
+    "functionary_v3_2": ((">>>",), "f\n{", "", (">>>all\n",)),
 }
 
 

@@ -163,6 +163,33 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
     "longcat": lambda calls: "".join(
         f'<longcat_tool_call>{{"name": "{n}", "arguments": {_json(a)}}}</longcat_tool_call>\n' for n, a in calls
     ),
+    "xlam": _array,
+    "olmo3": lambda calls: (
+        "<function_calls>\n"
+        + "".join(f"{n}(" + ", ".join(f"{k}={v!r}" for k, v in a.items()) + ")\n" for n, a in calls)
+        + "</function_calls>"
+    ),
+    "lfm2": lambda calls: (
+        "<|tool_call_start|>["
+        + ", ".join(f"{n}(" + ", ".join(f"{k}={v!r}" for k, v in a.items()) + ")" for n, a in calls)
+        + "]<|tool_call_end|>"
+    ),
+    "functiongemma": lambda calls: "".join(
+        f"<start_function_call>call:{n}{{" + ",".join(f"{k}:<escape>{v}<escape>" for k, v in a.items()) + "}"
+        "<end_function_call>"
+        for n, a in calls
+    ),
+    "step3": lambda calls: (
+        "<｜tool_calls_begin｜>\n"
+        + "".join(
+            f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{n}">\n'
+            + _xml_params(a, '<steptml:parameter name="{k}">{v}</steptml:parameter>\n')
+            + "</steptml:invoke><｜tool_call_end｜>\n"
+            for n, a in calls
+        )
+        + "<｜tool_calls_end｜>"
+    ),
+    "functionary_v3_2": lambda calls: "".join(f">>>{n}\n{_json(a)}" for n, a in calls),
     "internlm2": lambda calls: "".join(
         f'<|action_start|><|plugin|>\n{{"name": "{n}", "parameters": {_json(a)}}}<|action_end|>' for n, a in calls
     ),
@@ -198,7 +225,7 @@ def code(size: int, seed: int) -> str:
 TEXT: dict[str, Callable[[str], str]] = {
     "gpt_oss": lambda t: f"<|channel|>final<|message|>{t}<|end|>",
 }
-NO_PROSE_BEFORE_CALLS = {"generic_json"}
+NO_PROSE_BEFORE_CALLS = {"generic_json", "xlam"}
 
 # (case, number of calls the parse must find)
 CALLS = {"text 20KB": 0, "call 50KB": 1, "call 200KB": 1, "8 calls": 8}

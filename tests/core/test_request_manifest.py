@@ -121,9 +121,27 @@ TEMPLATE_WORDS = {
     ],
     "cohere_command": ["## Available Tools\nHere is a list of tools that you have available to you."],
     "apertus": [
-        "Tool Capabilities:\n// Get the weather\ntype get_weather = (_: {\n// The city\ncity: string,\ndays?: number\n}) => any;"
+        "Tool Capabilities:\n// Get the weather\ntype get_weather = (_: {\n// The city\ncity: string,\n"
+        "days?: number\n}) => any;"
     ],
     "longcat": ["<longcat_tool_call>"],
+    "olmo3": [
+        "You have access to the following functions. To call functions, respond with a pythonic function call "
+        "wrapped in <function_calls></function_calls> XML tags.",
+        "Here are the available functions:\n<functions>\n" + json.dumps(WEATHER["function"]),
+    ],
+    "lfm2": ["List of tools: <|tool_list_start|>[" + json.dumps(WEATHER["function"])],
+    "functiongemma": [
+        "You are a model that can do function calling with the following functions"
+        "<start_function_declaration>declaration:get_weather{description:<escape>Get the weather<escape>"
+    ],
+    "step3": ['<steptml:invoke name="NAME">'],
+    "xlam": [
+        "You have access to a set of tools. When using tools, make calls in a single JSON array: \n\n"
+        '[{"name": "tool_call_name", "arguments": {"arg1": "value1", "arg2": "value2"}}',
+        json.dumps(WEATHER, ensure_ascii=False, indent=4),
+    ],
+    "functionary_v3_2": ["Respond in this format:\n>>>${recipient}\n${content}"],
     "internlm2": ["<|action_start|><|plugin|>\n", json.dumps([WEATHER["function"]])[:40]],
 }
 

@@ -1,6 +1,8 @@
-"""The formats that write their calls as JSON after a model's own marker: `granite`,
-`granite_20b_fc`, `jamba`, `nemotron`, `hunyuan_a13b`, `phi4_mini`, `firefunction_v2`,
-`minimax_m1`, `cohere_command`, `apertus`, `longcat` and `internlm2`.
+"""The formats of `formats.md`'s table added as dialects after the first twenty: the JSON ones
+(`granite`, `granite_20b_fc`, `jamba`, `nemotron`, `hunyuan_a13b`, `phi4_mini`,
+`firefunction_v2`, `minimax_m1`, `cohere_command`, `apertus`, `longcat`, `internlm2`, `xlam`),
+the Python ones (`olmo3`, `lfm2`), `functiongemma`, `step3`, `functionary_v3_2`, and the Kimi-VL
+thinking markers (read by `auto`).
 
 There are no conformance fixtures for these formats, so these samples carry the proof. Each is
 written as the model writes it (the engines' parser tests, the models' chat templates and cards),
@@ -220,6 +222,128 @@ SAMPLES: list[Sample] = [
         "Need the weather.",
         [("get_current_weather", WEATHER)],
     ),
+    # xLAM-2: the bare array as the whole answer, after reasoning, in a fence, after [TOOL_CALLS].
+    (
+        "xlam",
+        "Salesforce/Llama-xLAM-2-8b-fc-r",
+        f'[{{"name": "get_current_weather", "arguments": {W}}}, {{"name": "get_current_time", "arguments": {TIME}}}]',
+        None,
+        None,
+        [("get_current_weather", WEATHER), ("get_current_time", {"timezone": "America/Chicago"})],
+    ),
+    (
+        "xlam",
+        "Salesforce/xLAM-2-32b-fc-r",
+        f'<think>Weather lookup.</think>\n[{{"name": "get_current_weather", "arguments": {W}}}]',
+        None,
+        "Weather lookup.",
+        [("get_current_weather", WEATHER)],
+    ),
+    (
+        "xlam",
+        "Salesforce/xLAM-2-3b-fc-r",
+        f'I will call the tool.\n```json\n[{{"name": "get_current_weather", "arguments": {W}}}]\n```',
+        "I will call the tool.",
+        None,
+        [("get_current_weather", WEATHER)],
+    ),
+    (
+        "xlam",
+        "Salesforce/xLAM-2-1b-fc-r",
+        f'[TOOL_CALLS][{{"name": "get_current_weather", "arguments": {W}}}]',
+        None,
+        None,
+        [("get_current_weather", WEATHER)],
+    ),
+    (
+        "xlam",
+        "Salesforce/Llama-xLAM-2-70b-fc-r",
+        "See [1] and [2]: no tool is needed.",
+        "See [1] and [2]: no tool is needed.",
+        None,
+        [],
+    ),
+    # Olmo 3: one Python call a line, JSON literals allowed (vLLM olmo3 tests).
+    (
+        "olmo3",
+        "allenai/Olmo-3-7B-Instruct",
+        "<function_calls>\nget_current_weather(city='Dallas', state='TX', unit='fahrenheit')\n"
+        'get_current_time(timezone="America/Chicago", dst=true, offset=null)\n</function_calls>',
+        None,
+        None,
+        [
+            ("get_current_weather", WEATHER),
+            ("get_current_time", {"timezone": "America/Chicago", "dst": True, "offset": None}),
+        ],
+    ),
+    # LFM2: a Python list, the answer right after the end marker (vLLM/SGLang lfm2 tests).
+    (
+        "lfm2",
+        "LiquidAI/LFM2-1.2B",
+        '<|tool_call_start|>[get_current_weather(city="Dallas", state="TX", unit="fahrenheit")]<|tool_call_end|>'
+        "Checking the weather in Dallas.",
+        "Checking the weather in Dallas.",
+        None,
+        [("get_current_weather", WEATHER)],
+    ),
+    # LFM2 asked for JSON tool calls writes a JSON array between the same markers.
+    (
+        "lfm2",
+        "LiquidAI/LFM2.5-1.2B-Instruct",
+        f'<|tool_call_start|>[{{"name": "get_current_weather", "arguments": {W}}}]<|tool_call_end|>',
+        None,
+        None,
+        [("get_current_weather", WEATHER)],
+    ),
+    # FunctionGemma: `<escape>` strings, bare numbers and booleans (vLLM functiongemma tests).
+    (
+        "functiongemma",
+        "google/functiongemma-270m-it",
+        "<start_function_call>call:get_current_weather{city:<escape>Dallas<escape>,state:<escape>TX<escape>,"
+        "unit:<escape>fahrenheit<escape>}<end_function_call>"
+        "<start_function_call>call:set_volume{level:7,mute:false}<end_function_call>",
+        None,
+        None,
+        [("get_current_weather", WEATHER), ("set_volume", {"level": 7, "mute": False})],
+    ),
+    # Step3: the template opens `<think>`; steptml calls after `</think>` (vLLM step3 tests).
+    (
+        "step3",
+        "stepfun-ai/step3",
+        "The user wants the weather.</think>\n<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜>"
+        '<steptml:invoke name="get_current_weather">\n<steptml:parameter name="city">Dallas</steptml:parameter>\n'
+        '<steptml:parameter name="state">TX</steptml:parameter>\n'
+        '<steptml:parameter name="unit">fahrenheit</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n'
+        "<｜tool_calls_end｜>",
+        None,
+        "The user wants the weather.",
+        [("get_current_weather", WEATHER)],
+    ),
+    # Functionary v3.2: the first recipient line without `>>>` (llama.cpp FUNCTIONARY_V3_2 tests).
+    (
+        "functionary_v3_2",
+        "meetkai/functionary-medium-v3.2",
+        f"all\nLet me check that for you.>>>get_current_weather\n{W}>>>get_current_time\n{TIME}",
+        "Let me check that for you.",
+        None,
+        [("get_current_weather", WEATHER), ("get_current_time", {"timezone": "America/Chicago"})],
+    ),
+    (
+        "functionary_v3_2",
+        "meetkai/functionary-small-v3.2",
+        f"get_current_weather\n{W}",
+        None,
+        None,
+        [("get_current_weather", WEATHER)],
+    ),
+    (
+        "functionary_v3_2",
+        "meetkai/functionary-small-v3.2",
+        "all\nHello! How can I help you today?",
+        "Hello! How can I help you today?",
+        None,
+        [],
+    ),
 ]
 
 
@@ -268,6 +392,12 @@ MALFORMED = [
     ("apertus", '<|tools_prefix|>[{"f": {}, "g": {}}]<|tools_suffix|>'),  # two keys: not one call
     ("longcat", "<longcat_tool_call>not json</longcat_tool_call>"),
     ("internlm2", "<|action_start|><|plugin|>\n[1]<|action_end|>"),
+    ("xlam", '```json\n{"a": 1}\n```'),  # a fence that holds no call
+    ("xlam", 'Use [{"name": "f", "arguments": {}}] like this.'),  # an array inside prose is an example
+    ("olmo3", "<function_calls>\nprint('hi'); x = 1\n</function_calls>"),
+    ("lfm2", "<|tool_call_start|>[f(1, 2)]<|tool_call_end|>"),  # positional arguments
+    ("functiongemma", "<start_function_call>call:f{a:<escape>x}<end_function_call>"),
+    ("functionary_v3_2", "Hi>>>f\nnot json"),
 ]
 
 
@@ -294,6 +424,12 @@ CUT_OFF = [
     ("apertus", '<|tools_prefix|>[{"f": {"a": 1}}'),
     ("longcat", '<longcat_tool_call>{"name": "f", "arguments": {}}'),
     ("internlm2", '<|action_start|><|plugin|>\n{"name": "f", "parameters": {}}'),
+    ("xlam", '[{"name": "f", "arguments": {"a": '),
+    ("olmo3", "<function_calls>\nf(a='x')\n"),
+    ("lfm2", "<|tool_call_start|>[f(a="),
+    ("functiongemma", "<start_function_call>call:f{a:<escape>x<escape>}"),
+    ("step3", '<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">\n'),
+    ("functionary_v3_2", 'f\n{"a": '),
 ]
 
 
@@ -328,8 +464,28 @@ def test_output_cut_off_inside_a_call_is_truncated_never_a_call_or_content(diale
         ("meituan-longcat/LongCat-Flash-Chat-FP8", "longcat"),
         ("internlm/internlm2_5-20b-chat", "internlm2"),
         ("internlm/Intern-S1-mini", "internlm2"),
+        ("Salesforce/Llama-xLAM-2-8b-fc-r", "xlam"),  # not llama3_json
+        ("allenai/Olmo-3-32B-Think", "olmo3"),
+        ("olmo-3:7b", "olmo3"),
+        ("LiquidAI/LFM2-8B-A1B", "lfm2"),
+        ("google/functiongemma-270m-it", "functiongemma"),
+        ("google/gemma-4-31b-it", "gemma4"),
+        ("stepfun-ai/step3-fp8", "step3"),
+        ("meetkai/functionary-small-v3.2", "functionary_v3_2"),
+        ("meetkai/functionary-small-v3.1", "llama_function"),  # v3.1's `<function=f>` form
     ],
 )
 def test_the_served_model_name_selects_the_format(model: str, dialect: str) -> None:
     found = dialect_for_model(model)
     assert found is not None and found.name == dialect
+
+
+def test_kimi_vl_thinking_markers_are_reasoning() -> None:
+    """Kimi-VL-Thinking and k1.5 think in `◁think▷…◁/think▷` (SGLang's `kimi` reasoning parser) and
+    have no tool format of their own: detection (`auto`) reads their markers."""
+    raw = "◁think▷The user greets me; no tool is needed.◁/think▷Hello! How can I help?"
+    result = check_streams(raw, seeds=range(5), dialect="auto")
+    assert (result.content, result.reasoning) == ("Hello! How can I help?", "The user greets me; no tool is needed.")
+    call = '◁think▷Weather.◁/think▷<tool_call>\n{"name": "get_current_weather", "arguments": ' + W + "}\n</tool_call>"
+    result = check_streams(call, seeds=range(5), dialect="auto")
+    assert (result.reasoning, calls(result)) == ("Weather.", [("get_current_weather", WEATHER)])

@@ -23,6 +23,10 @@ _MODULES = (
     "cohere",
     "apertus",
     "hermes_like",
+    "marked_calls",
+    "step3",
+    "xlam",
+    "functionary",
     "glm",
     "harmony",
     "gemma4",
@@ -39,10 +43,24 @@ _MODULES = (
 
 # The dialects that stream a call's arguments as they arrive with
 # `StreamParser(arguments_streaming="incremental")` (see `base.Block.take`): the JSON bodies of
-# hermes, kimi_k2 and deepseek V3/V3.1 as the model's own text, the parameter-tagged formats one
-# typed member per completed parameter. The others emit each call whole at its end in either mode.
+# hermes (and longcat's and internlm2's, read by hermes' block), kimi_k2 and deepseek V3/V3.1 as
+# the model's own text, the parameter-tagged formats one typed member per completed parameter.
+# The others emit each call whole at its end in either mode.
 INCREMENTAL_DIALECTS = frozenset(
-    {"hermes", "kimi_k2", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2", "seed_oss", "glm45", "glm47"}
+    {
+        "hermes",
+        "longcat",
+        "internlm2",
+        "kimi_k2",
+        "deepseek_v3",
+        "deepseek_v31",
+        "qwen3_coder",
+        "minimax_m2",
+        "seed_oss",
+        "step3",
+        "glm45",
+        "glm47",
+    }
 )
 
 

@@ -168,7 +168,7 @@ def _gemma_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
     )
 
 
-def _gemma_result(result: ToolResult) -> str:
+def gemma_result(result: ToolResult) -> str:
     try:
         value = json.loads(result.output)
     except (ValueError, RecursionError):
@@ -181,7 +181,7 @@ def _gemma_result(result: ToolResult) -> str:
 GEMMA4 = Renderer(
     calls=_gemma_calls,
     tools=_gemma_tools,
-    results=results_joined(_gemma_result, ""),
+    results=results_joined(gemma_result, ""),
     assistant=lambda c, k: join_turn(c, k, ""),
 )
 
