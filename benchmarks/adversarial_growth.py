@@ -93,7 +93,7 @@ SHAPES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
     "llama_function": (("<function=",), "f>{", "</function>", ()),
     "pythonic": (("<|python_start|>", "["), "[f(a=", "<|python_end|>", ("f(", "(")),
     "generic_json": (("{",), '{"tool_calls": [{"name": "f", "arguments": {', "", ('"tool_calls"',)),
-    "granite": (("<|tool_call|>", "<tool_call>"), '[{"name": "f", "arguments": {', "", ()),
+    "granite": (("<|tool_call|>", "<tool_call>", "[{"), '[{"name": "f", "arguments": {', "", ()),
     "granite_20b_fc": (("<function_call>",), _JSON_HEAD, "", ()),
     "jamba": (("<tool_calls>",), "[" + _JSON_HEAD, "</tool_calls>", ()),
     "nemotron": (("<TOOLCALL>",), "[" + _JSON_HEAD, "</TOOLCALL>", ()),

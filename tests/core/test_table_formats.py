@@ -66,6 +66,15 @@ SAMPLES: list[Sample] = [
         None,
         [("get_current_weather", WEATHER)],
     ),
+    # Granite 3.0 decoded with special tokens skipped: the bare array (vLLM reads it too).
+    (
+        "granite",
+        "ibm-granite/granite-3.0-8b-instruct",
+        f'[{{"name": "get_current_weather", "arguments": {W}}}]',
+        None,
+        None,
+        [("get_current_weather", WEATHER)],
+    ),
     # granite-20b-functioncalling: one object per `<function_call>` (vLLM granite_20b_fc tests).
     (
         "granite_20b_fc",
@@ -380,6 +389,7 @@ MALFORMED = [
     ("granite", '<|tool_call|>{"name": "f", "arguments": {}}'),  # not an array
     ("granite", '<tool_call>[{"name": "f", "arguments": {}}, 3]'),  # an item that is not a call
     ("granite", "<|tool_call|>[]"),
+    ("granite", 'The list [{"a": 1}] is data.'),  # a bracket after text is text
     ("granite_20b_fc", '<function_call> ["f"]'),
     ("jamba", '<tool_calls>[{"name": "f", "arguments": {}}]</tool_call>'),  # the wrong end marker
     ("jamba", '<tool_calls>[{"name": "f", "arguments": {"a": 1,}}]</tool_calls>'),  # broken JSON

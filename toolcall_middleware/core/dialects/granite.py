@@ -7,7 +7,9 @@
 ```
 
 Granite 3 writes one JSON array of calls after the marker, with no closing marker; vLLM's
-`granite` parser requires the output to start with it, here text before it is content. The
+`granite` parser requires the output to start with it, here text before it is content. A bare
+`[{` where the answer starts is a call array too (3.0's marker is a special token, which a
+decoder that skips special tokens drops), as vLLM reads it; elsewhere a bracket is text. The
 20B function-calling model writes one object per `<function_call>`, repeated for parallel calls.
 Granite 4 writes hermes `<tool_call>{…}</tool_call>` blocks and is selected as `hermes`.
 
@@ -25,8 +27,8 @@ from ..reasoning import ReasoningSyntax
 from ..request.render_base import Call as RenderCall
 from ..request.render_base import Renderer, dumps, join_turn
 from ..request.tools import ToolSpec
-from .base import BlockParser, Dialect
-from .json_calls import JsonCallsBlock, JsonCallsSyntax
+from .base import Block, BlockParser, Dialect
+from .json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
 
 TOKEN = "<|tool_call|>"
 TAG = "<tool_call>"
@@ -37,10 +39,12 @@ _OBJECT = JsonCallsSyntax(shape="object")
 
 
 class GraniteParser(BlockParser):
-    openers = (TOKEN, TAG)
+    openers = (TOKEN, TAG, BARE_ARRAY)
     strip_around_blocks = True
 
-    def open_block(self, opener: str) -> JsonCallsBlock:
+    def open_block(self, opener: str) -> Block:
+        if opener == BARE_ARRAY:  # the marker token dropped by the decoder (vLLM reads this too)
+            return bare_array_block(at_answer_start=not self._last and not self._after_call)
         return JsonCallsBlock(opener, _ARRAY)
 
 

@@ -177,6 +177,20 @@ class JsonCallsBlock:
         return raw or None
 
 
+BARE_ARRAY = "[{"  # a call array written without a marker (a bracket not opening an object is text)
+
+
+def bare_array_block(at_answer_start: bool) -> JsonCallsBlock | LiteralText:
+    """The block of a `BARE_ARRAY` opener: a call array where the answer starts (xLAM's form, and
+    Granite's when the decoder dropped its marker token), text anywhere else, so that prose with
+    brackets stays prose."""
+    if not at_answer_start:
+        return LiteralText(BARE_ARRAY)
+    block = JsonCallsBlock("", JsonCallsSyntax(shape="array"))
+    block.feed(BARE_ARRAY)
+    return block
+
+
 class DroppedMarker:
     """A marker that wraps the answer (`<answer>`, `<|START_RESPONSE|>`): it is dropped, and the
     text goes on. With `newline`, one newline right after it is layout and goes too."""
@@ -211,4 +225,4 @@ class LiteralText:
         return None
 
 
-__all__ = ["DroppedMarker", "JsonCallsBlock", "JsonCallsSyntax", "LiteralText"]
+__all__ = ["BARE_ARRAY", "DroppedMarker", "JsonCallsBlock", "JsonCallsSyntax", "LiteralText", "bare_array_block"]

@@ -25,9 +25,8 @@ from ..request.render_base import Renderer, join_turn
 from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
 from .granite import call_array
-from .json_calls import JsonCallsBlock, JsonCallsSyntax, LiteralText
+from .json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
 
-BARE = "[{"  # (a bracket that does not open an object is never a call array)
 FENCED = "```json"
 MISTRAL = "[TOOL_CALLS]"
 TAG, TAG_END = "<tool_call>", "</tool_call>"
@@ -37,21 +36,16 @@ _SYNTAX = {
     TAG: JsonCallsSyntax(shape="any", close=TAG_END),
     FENCED: JsonCallsSyntax(shape="any", close="```"),
 }
-_BARE = JsonCallsSyntax(shape="array")
 
 
 class XlamParser(BlockParser):
-    openers = (BARE, FENCED, MISTRAL, TAG)
+    openers = (BARE_ARRAY, FENCED, MISTRAL, TAG)
     strip_around_blocks = True
 
     def open_block(self, opener: str) -> Block:
-        if opener != BARE:
+        if opener != BARE_ARRAY:
             return JsonCallsBlock(opener, _SYNTAX[opener])
-        if self._last or self._after_call:
-            return LiteralText(opener)  # a bracket in prose, or after the answer's calls
-        block = JsonCallsBlock("", _BARE)
-        block.feed(opener)
-        return block
+        return bare_array_block(at_answer_start=not self._last and not self._after_call)
 
 
 def _tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
