@@ -8,3 +8,6 @@ from toolcall_middleware.integrations.quart import init_app    # Quart: around a
 from toolcall_middleware.integrations.django import ToolCallDjangoMiddleware, wrap_asgi, wrap_wsgi
 ```
 """
+
+
+__all__: list[str] = []

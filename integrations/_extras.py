@@ -14,3 +14,8 @@ def require(module: str, extra: str) -> ModuleType:
         raise ImportError(
             f"toolcall_middleware.integrations.{extra} needs {module}: pip install 'toolcall-middleware[{extra}]'"
         ) from error
+
+
+__all__ = [
+    "require",
+]

@@ -30,7 +30,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from time import monotonic
 from typing import Any
 
-from .config import Route, ToolCallConfig
+from .config import RouteMatch as Route
+from .config import ToolCallConfig
 from .core import lane as lane_module
 from .core.http import headers_named, without
 from .core.lane import Lane

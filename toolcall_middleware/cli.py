@@ -191,3 +191,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+__all__ = [
+    "CommandError",
+    "HelpFormatter",
+    "Parser",
+    "build_parser",
+    "cmd_dialects",
+    "cmd_parse",
+    "main",
+    "result_json",
+]

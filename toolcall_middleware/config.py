@@ -11,18 +11,19 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .core.api import API_PATHS, APIS, Api
 from .core.dialects import get_dialect, list_dialects
 
 Profile = Literal["required_action", "extensions", "ping_events", "open_responses"]
-Api = Literal["chat", "responses", "completions", "messages"]
 Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "responses-to-messages"]
 BridgeTarget = Literal["chat", "messages"]
-BRIDGE_ROUTES: dict[BridgeTarget, str] = {"chat": "/v1/chat/completions", "messages": "/v1/messages"}
+BRIDGE_ROUTES: dict[BridgeTarget, str] = {"chat": API_PATHS["chat"], "messages": API_PATHS["messages"]}
 COUNT_TOKENS = "/count_tokens"  # under a Messages route: Anthropic's token counting
 
 
-class Route(NamedTuple):
-    """Where a request goes: the client's API, the host's API, and the path the host gets.
+class RouteMatch(NamedTuple):
+    """A request path one of the configured routes matched, and so where the request goes: the
+    client's API, the host's API, and the path the host gets.
     `count_tokens`: an Anthropic `…/messages/count_tokens` request (its API is `messages`);
     `asked`: the path the client called."""
 
@@ -204,7 +205,7 @@ class ToolCallConfig(BaseModel):
                 )
         return self
 
-    def route(self, path: str) -> Route | None:
+    def route(self, path: str) -> RouteMatch | None:
         """The client API of a request path, the host's API (another one when bridged) and the path
         the host gets (the request's own path, unless bridged); None when the middleware leaves the
         request alone."""
@@ -213,15 +214,14 @@ class ToolCallConfig(BaseModel):
             if prefix and not path.startswith(prefix):
                 continue
             rest = path[len(prefix) :] if prefix else path
-            apis: tuple[Api, ...] = ("chat", "responses", "completions", "messages")
-            for api in apis:
+            for api in APIS:
                 if rest in getattr(self, f"{api}_routes"):
                     upstream = self.upstream_api(api)
                     target = asked if upstream == api else prefix + self.bridge_routes[upstream]  # type: ignore[index]
-                    return Route(api, upstream, target, asked=asked)
+                    return RouteMatch(api, upstream, target, asked=asked)
             if rest.endswith(COUNT_TOKENS) and rest[: -len(COUNT_TOKENS)] in self.messages_routes:
                 # Counted where the client asked, bridged or not: a host that cannot is estimated.
-                return Route("messages", "messages", asked, count_tokens=True, asked=asked)
+                return RouteMatch("messages", "messages", asked, count_tokens=True, asked=asked)
         return None
 
     def upstream_api(self, api: Api) -> Api:
@@ -247,3 +247,15 @@ class ToolCallConfig(BaseModel):
 
         found = dialect_for_model(model) if model else None
         return found.name if found is not None else "auto"
+
+
+__all__ = [
+    "BRIDGE_ROUTES",
+    "COUNT_TOKENS",
+    "Bridge",
+    "BridgeTarget",
+    "Limits",
+    "Profile",
+    "RouteMatch",
+    "ToolCallConfig",
+]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-from .config import Route, ToolCallConfig
+from .config import RouteMatch, ToolCallConfig
 from .core.emitters.anthropic import error_object
 from .core.framing.utf8 import json_bytes
 from .core.http import Headers
@@ -80,7 +80,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
 class ToolCallExchange:
     """One request and its response; per request, never shared between requests."""
 
-    def __init__(self, config: ToolCallConfig, route: Route, settings: Settings | None = None) -> None:
+    def __init__(self, config: ToolCallConfig, route: RouteMatch, settings: Settings | None = None) -> None:
         self.config = config
         self._route = route
         settings = settings if settings is not None else settings_from(config)
@@ -94,7 +94,9 @@ class ToolCallExchange:
         self._lane_due = False
 
     @staticmethod
-    def route(config: ToolCallConfig, method: str, path: str, content_encoding: bytes | str | None) -> Route | None:
+    def route(
+        config: ToolCallConfig, method: str, path: str, content_encoding: bytes | str | None
+    ) -> RouteMatch | None:
         """Where a request the middleware rewrites goes (client API, host API, host path), or None
         to leave the request alone (another method or path, or a compressed request body)."""
         if method.upper() != "POST":

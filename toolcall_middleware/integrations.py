@@ -12,3 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 __path__ = [str(Path(__file__).resolve().parent.parent / "integrations")]
+
+
+__all__: list[str] = []

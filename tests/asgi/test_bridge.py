@@ -27,8 +27,7 @@ from tests.asgi.harness import sse_events
 from tests.servers import serve, uvicorn
 from tests.wire import replay_responses
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.config import Route as RoutePlan
-from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.config import RouteMatch, ToolCallConfig
 
 set_tracing_disabled(True)
 
@@ -311,14 +310,14 @@ def test_host_errors_keep_their_status() -> None:
 
 def test_route_plan() -> None:
     config = ToolCallConfig(bridge="responses-to-chat", route_prefixes=("", "/api"))
-    plan = RoutePlan("responses", "chat", "/v1/chat/completions", asked="/v1/responses")
+    plan = RouteMatch("responses", "chat", "/v1/chat/completions", asked="/v1/responses")
     assert config.route("/v1/responses") == plan
     asked = "/api/v1/responses/"
-    assert config.route(asked) == RoutePlan("responses", "chat", "/api/v1/chat/completions", asked=asked)
+    assert config.route(asked) == RouteMatch("responses", "chat", "/api/v1/chat/completions", asked=asked)
     asked = "/v1/chat/completions/"
-    assert config.route(asked) == RoutePlan("chat", "chat", "/v1/chat/completions/", asked=asked)
+    assert config.route(asked) == RouteMatch("chat", "chat", "/v1/chat/completions/", asked=asked)
     assert config.route("/v1/models") is None
-    plan = RoutePlan("responses", "responses", "/v1/responses", asked="/v1/responses")
+    plan = RouteMatch("responses", "responses", "/v1/responses", asked="/v1/responses")
     assert ToolCallConfig().route("/v1/responses") == plan
     assert config.bridge_routes == {"chat": "/v1/chat/completions", "messages": "/v1/messages"}
 

@@ -30,6 +30,9 @@ from toolcall_middleware import (
         ("Qwen/Qwen2.5-7B-Instruct", "hermes"),
         ("NousResearch/Hermes-3-Llama-3.1-8B", "hermes"),
         ("Qwen/QwQ-32B", "hermes"),
+        ("Qwen/Qwen2.5-VL-7B-Instruct", "hermes"),
+        ("Qwen/Qwen3-VL-8B-Instruct", "hermes"),
+        ("kimi-k2-thinking", "kimi_k2"),
         ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3_coder"),
         ("qwen3-coder:30b", "qwen3_coder"),
         ("Qwen/Qwen3.5-9B", "qwen3_coder"),
@@ -62,6 +65,27 @@ def test_every_dialect_of_the_parsing_core_is_registered() -> None:
         "generic_json",
     }
     assert expected <= set(list_dialects())
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "moonshotai/Kimi-VL-A3B-Thinking",  # Kimi's vision model writes no Kimi K2 markup
+        "moonshotai/Kimi-Dev-72B",
+        "Qwen/Qwen-7B-Chat",  # Qwen 1 answers in ReAct text
+        "Qwen/Qwen1.5-14B-Chat",
+        "THUDM/glm-4-9b-chat",  # GLM-4's older format
+        "google/gemma-3-27b-it",
+        "meta-llama/Llama-2-7b-chat-hf",
+    ],
+)
+def test_another_model_of_a_known_family_gets_detection_not_the_familys_format(model: str) -> None:
+    assert tm.dialect_for_model(model) is tm.get_dialect("auto")
+    react = "Thought: I should look it up.\nAction: search\nAction Input: {\"q\": \"weather\"}"
+    assert parse(react, model=model).content == react  # its own text, untouched
+    hermes = 'Sure.\n<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>'
+    result = parse(hermes, model=model)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("search", '{"q": "x"}')]
 
 
 def test_unknown_model_is_a_clear_error_listing_the_dialects() -> None:

@@ -21,7 +21,8 @@ from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.pipeline import Api, Exchange
+from toolcall_middleware.core.api import Api
+from toolcall_middleware.core.pipeline import Exchange
 
 SSE = [(b"content-type", b"text/event-stream")]
 JSON = [(b"content-type", b"application/json")]

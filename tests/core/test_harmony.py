@@ -110,6 +110,34 @@ def test_output_without_any_header_is_content() -> None:
     assert parse_all_ways(" tomorrow").content == " tomorrow"
 
 
+# What a host that decodes with `skip_special_tokens=True` sends: every marker gone.
+STRIPPED = "analysisThe user greets us. Reply briefly.assistantfinalHello! How can I help?"
+
+
+def test_output_with_its_special_tokens_stripped_is_read_back() -> None:
+    result = parse_all_ways(STRIPPED)
+    assert result == ParseResult(content="Hello! How can I help?", reasoning="The user greets us. Reply briefly.")
+    assert parse_all_ways("analysis2 + 2 = 4.assistantfinal4") == ParseResult(content="4", reasoning="2 + 2 = 4.")
+    # Cut off in its reasoning: reasoning so far, no content.
+    assert parse_all_ways("analysisWe need the weather.") == ParseResult(content=None, reasoning="We need the weather.")
+
+
+def test_stripped_reasoning_streams_holding_back_only_a_partial_final_marker() -> None:
+    parser = StreamParser(model=MODEL)
+    assert parser.feed("analys") == []  # may be the stripped analysis header
+    assert parser.feed("isWe need ") == [ReasoningDelta("We need ")]
+    assert parser.feed("nothing.assistantfi") == [ReasoningDelta("nothing.")]
+    assert parser.feed("nalHi") == [TextDelta("Hi")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["analysis of the data shows a trend.", "analysis", "analysis: done", "analyses differ", "assistantfinal x"],
+)
+def test_prose_that_only_looks_stripped_stays_content(text: str) -> None:
+    assert parse_all_ways(text) == ParseResult(content=text, reasoning=None)
+
+
 def test_reasoning_and_content_stream_as_they_arrive() -> None:
     parser = StreamParser(model=MODEL)
     assert parser.feed(ANALYSIS + "The user ") == [ReasoningDelta("The user ")]

@@ -20,11 +20,13 @@ from hypothesis import strategies as st
 
 from tests.conftest import split_at
 from toolcall_middleware import StreamParser, merge_events, parse
-from toolcall_middleware.core.dialects import INCREMENTAL_DIALECTS, list_dialects
+from toolcall_middleware.core.dialects import get_dialect, list_dialects
 from toolcall_middleware.core.events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from toolcall_middleware.core.request import render_calls
 from toolcall_middleware.core.result import ParseResult
 
 FIXTURES = load_fixtures()
+INCREMENTAL_DIALECTS = {name for name in list_dialects() if get_dialect(name).incremental}
 
 
 def events_of(pieces: list[str], **kwargs: Any) -> list[Event]:
@@ -66,10 +68,27 @@ def fixture_options(fixture: Fixture) -> dict[str, Any]:
     }
 
 
-def test_the_streaming_dialects_are_registered() -> None:
-    assert INCREMENTAL_DIALECTS <= set(list_dialects())
+def test_the_streaming_dialects_declare_it() -> None:
     streaming = {"hermes", "kimi_k2", "deepseek_v3", "deepseek_v31", "qwen3_coder", "minimax_m2", "seed_oss", "glm45"}
     assert streaming | {"glm47"} <= INCREMENTAL_DIALECTS
+
+
+@pytest.mark.parametrize("dialect", sorted(set(list_dialects()) - {"auto"}))
+def test_a_dialect_streams_its_own_call_early_exactly_when_declared_incremental(dialect: str) -> None:
+    # The declaration is the behaviour: the call as the dialect's renderer writes it, fed one
+    # character at a time, sends argument text before the second argument has arrived.
+    raw = render_calls(dialect, [("call_1", "get_weather", '{"city": "Paris", "note": "a long rainy day"}')])
+    parser = StreamParser(dialect=dialect, arguments_streaming="incremental")
+    events: list[Event] = []
+    early = False
+    for position, char in enumerate(raw):
+        events.extend(parser.feed(char))
+        if position == raw.index("rainy"):
+            early = any(isinstance(event, ToolCallDelta) and event.arguments for event in events)
+    events.extend(parser.close())
+    well_formed(events)
+    assert merge_events(events) == parse(raw, dialect)
+    assert early == get_dialect(dialect).incremental
 
 
 def test_an_unknown_mode_is_a_clear_error() -> None:

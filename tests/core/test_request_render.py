@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from toolcall_middleware import list_dialects, parse
 from toolcall_middleware.core.dialects import UnknownDialectError
+from toolcall_middleware.core.dialects.rendering import value_text
 from toolcall_middleware.core.request import (
     BadRequest,
     ToolResult,
@@ -34,7 +35,6 @@ from toolcall_middleware.core.request import (
     render_tool_results,
     rendered_dialects,
 )
-from toolcall_middleware.core.request.render_base import value_text
 
 DIALECTS = [d for d in list_dialects() if d != "auto"]
 
@@ -120,6 +120,10 @@ def _strings(value: Any) -> list[str]:
 def carries(dialect: str, name: str, args: Mapping[str, Any]) -> bool:
     """Whether the dialect's format has a way to write these arguments (see the module doc)."""
     texts = [value_text(v) for v in args.values()]
+    if dialect in ("seed_oss", "minimax_m2", "glm45", "glm47", "step3") and any(
+        isinstance(v, str) and v.strip().lower() == "null" for v in args.values()
+    ):
+        return False  # a value that reads `null` is a null in the parameter formats
     if dialect == "gemma4":
         return not any('<|"|>' in s for s in _strings(args))
     if dialect in ("glm45", "glm47"):
@@ -226,6 +230,8 @@ def test_the_formats_without_an_escape_really_lose_those_values() -> None:
         ("step3", {"s": "\nedge\n"}),
         ("functiongemma", {"s": "a<escape>b"}),
         ("functiongemma", {"s": "a<end_function_call>b"}),
+        ("seed_oss", {"s": "null"}),
+        ("glm45", {"s": " NULL"}),
     ]
     for dialect, args in cases:
         assert not carries(dialect, "f", args)
@@ -240,10 +246,10 @@ def test_qwen3_coder_falls_back_to_json_for_values_xml_cannot_carry() -> None:
         "<tool_call>\n<function=f>\n<parameter=path>\na.txt\n</parameter>\n"
         "<parameter=n>\n2\n</parameter>\n</function>\n</tool_call>"
     )
-    tricky = {"code": "x = '</parameter>\\n<parameter=y>'"}
-    text = render_calls("qwen3_coder", [("c", "f", json.dumps(tricky))])
-    assert text.startswith('<tool_call>\n{"name": "f"')
-    assert json.loads(parse(text, "qwen3_coder").tool_calls[0].arguments) == tricky
+    for tricky in ({"code": "x = '</parameter>\\n<parameter=y>'"}, {"code": "null"}):
+        text = render_calls("qwen3_coder", [("c", "f", json.dumps(tricky))])
+        assert text.startswith('<tool_call>\n{"name": "f"')
+        assert json.loads(parse(text, "qwen3_coder").tool_calls[0].arguments) == tricky
 
 
 def test_dsml_writes_a_string_holding_its_marker_as_json() -> None:

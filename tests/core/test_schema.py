@@ -70,8 +70,13 @@ def test_schema_types(schema: dict[str, Any] | None, types: set[str]) -> None:
         ("true", BOOL, True),
         ("False", BOOL, False),
         ("TRUE", BOOL, True),
-        # Null: the literal, and Python's None where no string is allowed.
+        # Null: the literal whatever the schema (any case, as the engines decode it), and
+        # Python's None where no string is allowed.
         ("null", NULLABLE_STR, None),
+        ("null", STR, None),
+        (" NULL\n", STR, None),
+        ("Null", BOOL, None),
+        ("nullable", STR, "nullable"),
         ("gym", NULLABLE_STR, "gym"),
         ("None", NULLABLE_STR, "None"),
         ("None", {"type": ["integer", "null"]}, None),

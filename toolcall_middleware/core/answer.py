@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from .api import Api as Kind
 from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
 from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
 from .emitters.meta import Upstream, token_count, usage_details
@@ -27,7 +28,7 @@ from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, Upstrea
 from .inbound.anthropic import NativeCalls
 from .inbound.base import NOT_DECODED
 from .inbound.chat import ChatReader
-from .inbound.events import Kind, UpstreamCall
+from .inbound.events import UpstreamCall
 from .lane import Lane, Output
 from .logprobs import LogprobQueue
 from .parser import ArgumentsStreaming, StreamParser

@@ -95,3 +95,14 @@ class ContentDecoder:
             return b""
         tail = self.feed(b"") if self._head else b""
         return tail + self._z.flush()
+
+
+__all__ = [
+    "Body",
+    "ContentDecoder",
+    "Headers",
+    "classify",
+    "header",
+    "headers_named",
+    "without",
+]

@@ -382,3 +382,17 @@ def pending_lane(
         return b""
 
     return lane
+
+
+__all__ = [
+    "Hits",
+    "Lane",
+    "Output",
+    "Writer",
+    "native_table",
+    "pending_lane",
+    "quiet_lane",
+    "reasoning_lane",
+    "stop_bytes",
+    "text_lane",
+]

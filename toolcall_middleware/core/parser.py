@@ -55,7 +55,7 @@ class StreamParser:
     Any split of the same text gives the same merged events as `parse()`.
 
     `arguments_streaming="whole"` (the default) emits each call when its closing marker arrives.
-    With `"incremental"` the dialects that support it (`INCREMENTAL_DIALECTS`) emit a call's
+    With `"incremental"` the dialects that support it (`Dialect.incremental`) emit a call's
     `ToolCallStart` once its name is known and `ToolCallDelta`s as its argument text becomes
     certain: JSON formats stream the model's own text of the arguments object (so the final
     arguments are that text, not a re-dump), parameter-tagged formats one typed member per
@@ -372,3 +372,14 @@ def parse(
         reasoning_calls=reasoning_calls,
     )
     return merge_events(parser.feed(text) + parser.close())
+
+
+__all__ = [
+    "MAX_DRAFT_CHARS",
+    "PIECE",
+    "ArgumentsStreaming",
+    "ReasoningCalls",
+    "StreamParser",
+    "parse",
+    "tool_schemas",
+]

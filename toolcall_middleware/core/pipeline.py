@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .answer import Answer, Prepared
+from .api import API_PATHS as _ROUTES
+from .api import Api
+from .api import Api as Kind
 from .emitters.anthropic import error_object
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes, json_bytes_with
@@ -37,7 +40,6 @@ from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
 from .inbound.chat import first_chunk_text
-from .inbound.events import Kind
 from .lane import Lane
 from .replaced import error_body, error_type, estimate_tokens, host_error
 from .request import BadRequest
@@ -47,7 +49,6 @@ from .request.fields import check_fields
 from .request.host import REWRITES, for_host, request_dialect
 from .request.render import manifest_token
 
-Api = Literal["chat", "responses", "completions", "messages"]
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
 SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
@@ -546,14 +547,6 @@ class Exchange:
             self.report.notes.append("the host answered the chat route in the completions shape")
             return "completions"
         return kind
-
-
-_ROUTES = {
-    "chat": "/v1/chat/completions",
-    "responses": "/v1/responses",
-    "completions": "/v1/completions",
-    "messages": "/v1/messages",
-}
 
 
 def bad_request_body(error: BadRequest) -> bytes:

@@ -6,8 +6,12 @@ reasoning block stays reasoning. Reasoning is recognised only at the start of th
 when the chat template already opened it (`generation_prompt` ends inside a reasoning block).
 
 A reasoning block ends at its closing marker or, implicitly, where the dialect's tool-call syntax
-begins (Kimi's section token, Qwen3.5's `<tool_call><function=`): that text is handed on to the
-tool parser. Whitespace next to the reasoning markers is layout, not text, and is dropped.
+begins (Kimi's section token, Qwen3.5's `<tool_call><function=`), for the models that call before
+closing their reasoning. Others draft a whole call in their reasoning and close it later, so the
+text from such a call on is held: a closing marker after it makes all of it reasoning (a draft);
+the output ending first, or `TENTATIVE_CAP` characters without one, hands it to the tool parser
+(the call). Such a call therefore goes out at the end of the output. Whitespace next to the
+reasoning markers is layout, not text, and is dropped.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .textscan import WHITESPACE, Match, hold_whitespace, match_spaced, partial_marker_len
+
+# The most text held after a call inside the reasoning while a closing marker may still come;
+# past it the call is taken as one (the same for any split: it counts characters).
+TENTATIVE_CAP = 1 << 20
 
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
     ("<think>", "</think>"),
@@ -29,13 +37,16 @@ class ReasoningSyntax:
     """How a dialect marks reasoning.
 
     `pairs` are (open, close) markers. `implicit_ends` are tool-call openings that also end an
-    unclosed reasoning block; each is a sequence of literal parts that may be separated by
-    whitespace, so `("<tool_call>", "<function=")` ends reasoning while a mere mention of
-    `<tool_call>` does not.
+    unclosed reasoning block, unless the block closes after the call (then the call was a
+    draft); each is a sequence of literal parts that may be separated by whitespace, so
+    `("<tool_call>", "<function=")` ends reasoning while a mere mention of `<tool_call>` does
+    not. `answer_starts` are the same for a section that opens the answer (Kimi K3's response
+    section): it ends the reasoning at once.
     """
 
     pairs: tuple[tuple[str, str], ...] = DEFAULT_PAIRS
     implicit_ends: tuple[tuple[str, ...], ...] = ()
+    answer_starts: tuple[tuple[str, ...], ...] = ()
     opens: tuple[str, ...] = field(init=False)
     closes: tuple[str, ...] = field(init=False)
     implicit_heads: tuple[str, ...] = field(init=False)  # the first part of each implicit end
@@ -43,7 +54,8 @@ class ReasoningSyntax:
     def __post_init__(self) -> None:
         object.__setattr__(self, "opens", tuple(o for o, _ in self.pairs))
         object.__setattr__(self, "closes", tuple(c for _, c in self.pairs))
-        object.__setattr__(self, "implicit_heads", tuple(parts[0] for parts in self.implicit_ends))
+        ends = self.implicit_ends + self.answer_starts
+        object.__setattr__(self, "implicit_heads", tuple(parts[0] for parts in ends))
 
     def open_in(self, generation_prompt: str) -> bool:
         """Does the generation prompt leave a reasoning block open?"""
@@ -52,7 +64,10 @@ class ReasoningSyntax:
         return last_open >= 0 and last_open > last_close
 
 
-class Channel(Enum):
+class Channel(str, Enum):
+    """Where a piece of model text goes: the reasoning or the answer's content. A `str`, so a
+    channel also compares equal to its name (`Channel.CONTENT == "content"`)."""
+
     REASONING = "reasoning"
     CONTENT = "content"
 
@@ -60,6 +75,7 @@ class Channel(Enum):
 class _State(Enum):
     START = "start"  # nothing seen yet: the output may open a reasoning block
     REASONING = "reasoning"
+    TENTATIVE = "tentative"  # a call inside the reasoning: a draft if the block closes later
     DONE = "done"  # everything from here on is content
 
 
@@ -84,6 +100,8 @@ class ReasoningSplitter:
         self._held_ws = ""  # trailing reasoning whitespace: dropped if the block closes next
         self._implicit_heads = syntax.implicit_heads
         self._strip_content = False
+        self._tentative = ""  # the text from a call inside the reasoning on (`_State.TENTATIVE`)
+        self._scanned = 0  # how much of `_tentative` holds no closing marker
 
     @property
     def in_reasoning(self) -> bool:
@@ -125,12 +143,15 @@ class ReasoningSplitter:
         return out
 
     def _run(self, out: list[tuple[Channel, str]], final: bool) -> None:
-        while self._pending:
+        while self._pending or (final and self._state is _State.TENTATIVE):
             if self._state is _State.START:
                 if not self._start(out, final):
                     return
             elif self._state is _State.REASONING:
                 if not self._reasoning(out, final):
+                    return
+            elif self._state is _State.TENTATIVE:
+                if not self._held_call(out, final):
                     return
             else:
                 if self._strip_content:
@@ -194,21 +215,62 @@ class ReasoningSplitter:
             pos, marker, is_close = hit
             if is_close:
                 self._emit_reasoning(out, s[:pos], closing=True)
-                self._state = _State.DONE
+                self._end_reasoning()
                 self._pending = s[pos + len(marker) :]
                 self._strip_content = True  # whitespace after the closing marker is layout
                 return True
-            verdict = self._implicit_end(s, pos, final)
+            verdict, is_call = self._implicit_end(s, pos, final)
             if verdict is Match.YES:
-                self._emit_reasoning(out, s[:pos], closing=True)
-                self._state = _State.DONE
-                self._pending = s[pos:]
+                if final or not is_call:  # the answer begins, or no closing marker can follow
+                    self._emit_reasoning(out, s[:pos], closing=True)
+                    self._end_reasoning()
+                    self._pending = s[pos:]
+                    return True
+                self._emit_reasoning(out, s[:pos], closing=False)
+                self._state = _State.TENTATIVE
+                self._pending, self._tentative, self._scanned = "", s[pos:], 0
                 return True
             if verdict is Match.MAYBE:
                 self._emit_reasoning(out, s[:pos], closing=False)
                 self._pending = s[pos:]
                 return False
             start = pos + 1
+
+    def _end_reasoning(self) -> None:
+        """The block closed: the rest is content."""
+        self._state = _State.DONE
+
+    def _held_call(self, out: list[tuple[Channel, str]], final: bool) -> bool:
+        """A call inside the reasoning: held until a closing marker (a draft: all of it is
+        reasoning), the output's end or `TENTATIVE_CAP` (a call: all of it is content)."""
+        text = self._tentative = self._tentative + self._pending
+        self._pending = ""
+        close = self._first_close(text, self._scanned)
+        if close is not None and close[0] <= TENTATIVE_CAP:
+            pos, marker = close
+            self._emit_reasoning(out, text[:pos], closing=True)
+            self._tentative = ""
+            self._end_reasoning()
+            self._pending = text[pos + len(marker) :]
+            self._strip_content = True
+            return True
+        keep = 0 if final else partial_marker_len(text, self._closes)
+        if not final and len(text) - keep <= TENTATIVE_CAP:
+            self._scanned = len(text) - keep
+            return False
+        self._held_ws = ""  # whitespace before the call is layout, as before a closing marker
+        self._tentative = ""
+        self._end_reasoning()
+        out.append((Channel.CONTENT, text))
+        return True
+
+    def _first_close(self, s: str, start: int) -> tuple[int, str] | None:
+        best: tuple[int, str] | None = None
+        for marker in self._closes:
+            pos = s.find(marker, start)
+            if pos >= 0 and (best is None or pos < best[0]):
+                best = (pos, marker)
+        return best
 
     def _next_marker(self, s: str, start: int) -> tuple[int, str, bool] | None:
         best: tuple[int, str, bool] | None = None
@@ -222,14 +284,16 @@ class ReasoningSplitter:
                 best = (pos, head, False)
         return best
 
-    def _implicit_end(self, s: str, pos: int, final: bool) -> Match:
+    def _implicit_end(self, s: str, pos: int, final: bool) -> tuple[Match, bool]:
+        """Whether an implicit end starts at `pos`, and whether it is a call's (not the answer's)."""
         maybe = False
-        for parts in self._syntax.implicit_ends:
+        syntax = self._syntax
+        for parts in syntax.implicit_ends + syntax.answer_starts:
             verdict, _ = match_spaced(s, pos, parts)
             if verdict is Match.YES:
-                return Match.YES
+                return Match.YES, parts in syntax.implicit_ends
             maybe = maybe or verdict is Match.MAYBE
-        return Match.MAYBE if maybe and not final else Match.NO
+        return (Match.MAYBE if maybe and not final else Match.NO), False
 
     def _emit_reasoning(self, out: list[tuple[Channel, str]], text: str, *, closing: bool) -> None:
         if closing:
@@ -255,3 +319,11 @@ class ReasoningSplitter:
             return given
         given, self._held_ws = hold_whitespace(text[len(body) :])
         return held + body + given
+
+
+__all__ = [
+    "DEFAULT_PAIRS",
+    "Channel",
+    "ReasoningSplitter",
+    "ReasoningSyntax",
+]

@@ -100,3 +100,11 @@ def join_text(events: list[Event]) -> list[Event]:
     if kind is not None:
         out.append(kind("".join(run)))
     return out
+
+
+__all__ = [
+    "ParseResult",
+    "ToolCall",
+    "join_text",
+    "merge_events",
+]

@@ -4,9 +4,11 @@ XML-style formats (qwen3_coder, seed_oss, minimax_m2, step3, glm) write every ar
 text: `<parameter=hour>\\n9\\n</parameter>`. Only the request's tool schema says whether `9` is the
 number 9 or the string "9", so the value is typed from the property's schema:
 
-- a type the schema allows is tried in a fixed order: null (`null`, and Python's `None` when no
-  string is allowed), JSON objects and arrays (also as Python literals, which some chat templates
-  write), then string, boolean (`true`/`True`), integer, number;
+- the literal `null` (in any case, layout whitespace around it) is JSON null whatever the schema
+  says, as vLLM and SGLang decode it: the format has no other way to write a null;
+- a type the schema allows is tried in a fixed order: null (Python's `None` when no string is
+  allowed), JSON objects and arrays (also as Python literals, which some chat templates write),
+  then string, boolean (`true`/`True`), integer, number;
 - a string type keeps the text as it is: `02139`, `true` and `{"a": 1}` stay strings;
 - a value that fits no allowed type is returned as JSON (or a Python literal) when it is one, else
   as its text, so a call is never dropped because the model ignored its schema;
@@ -121,13 +123,15 @@ def _type_of(value: Any) -> str:
 
 def coerce_value(raw: str, schema: Mapping[str, Any] | None, *, untyped: Untyped = "string") -> Any:
     """The JSON value of a raw parameter text, typed by its property schema (see the module doc)."""
+    text = raw.strip()
+    if text.lower() == "null":
+        # The only way a parameter format can write a null, whatever the schema says: vLLM and
+        # SGLang decode it so too, and a string that reads `null` is far rarer than a null.
+        return None
     types = schema_types(schema)
     if not types:
-        if untyped == "json":
-            return _any_literal(raw, raw)
-        return None if raw.strip() == "null" else raw
-    text = raw.strip()
-    if "null" in types and (text == "null" or (text == "None" and "string" not in types)):
+        return _any_literal(raw, raw) if untyped == "json" else raw
+    if "null" in types and text == "None" and "string" not in types:
         return None
     if types & {"object", "array"} and text[:1] in ("{", "["):
         value = _any_literal(text, None)

@@ -346,3 +346,22 @@ class JsonDepth:
                     if self._depth == 0:
                         return i
         return -1
+
+
+__all__ = [
+    "HELD_WHITESPACE",
+    "WHITESPACE",
+    "JsonDepth",
+    "JsonSegment",
+    "JsonStringTracker",
+    "MarkerScanner",
+    "MarkerSegment",
+    "Match",
+    "alternation",
+    "find_first",
+    "head_pattern",
+    "hold_whitespace",
+    "marker_starts",
+    "match_spaced",
+    "partial_marker_len",
+]

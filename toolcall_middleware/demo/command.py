@@ -30,3 +30,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"toolcall-middleware demo: {e} (pip install 'toolcall-middleware[demo]')", file=sys.stderr)
         return 2
     return run_demo(args.dialect, sys.stdout)
+
+
+__all__ = [
+    "add_demo_command",
+    "cmd_demo",
+]

@@ -1,4 +1,10 @@
-"""The dialect registry: every format by name, and selection by served model name."""
+"""The dialect registry: every format by name, and selection by served model name.
+
+Each format is declared whole in one module of this package (its parser, reasoning syntax,
+incremental-streaming support and request-side renderer, on its `Dialect`); a module lists its
+dialects in `DIALECTS`, and `_MODULES` below names the modules. Adding a format is adding a
+module and its line there.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import importlib
 import re
 from functools import lru_cache
 
-from .base import Call, Dialect, ParseContext, ToolMachine
+from .dialect import Call, Dialect, ParseContext, ToolMachine
 
 # Modules in the order their model patterns are tried: the specific ones first
 # (`qwen3-coder` before `qwen3`, `deepseek-v3.1` before `deepseek-v3`).
@@ -38,29 +44,6 @@ _MODULES = (
     "llama_function",
     "generic_json",
     "auto",
-)
-
-
-# The dialects that stream a call's arguments as they arrive with
-# `StreamParser(arguments_streaming="incremental")` (see `base.Block.take`): the JSON bodies of
-# hermes (and longcat's and internlm2's, read by hermes' block), kimi_k2 and deepseek V3/V3.1 as
-# the model's own text, the parameter-tagged formats one typed member per completed parameter.
-# The others emit each call whole at its end in either mode.
-INCREMENTAL_DIALECTS = frozenset(
-    {
-        "hermes",
-        "longcat",
-        "internlm2",
-        "kimi_k2",
-        "deepseek_v3",
-        "deepseek_v31",
-        "qwen3_coder",
-        "minimax_m2",
-        "seed_oss",
-        "step3",
-        "glm45",
-        "glm47",
-    }
 )
 
 
@@ -99,14 +82,45 @@ def normalize_model(model: str) -> str:
     return model.strip().lower().rsplit("/", 1)[-1]
 
 
+# Model families whose names we know. A name of one of them that no dialect's variant patterns
+# select (a vision, older or side model, such as Kimi-VL or Qwen-7B-Chat, whose format differs
+# from the family's current one) gets `auto`: the output itself shows its format. Handing it the
+# family's newest format instead could read its text as markup.
+FAMILIES = (
+    "kimi",
+    "moonshot",
+    "qwen",
+    "qwq",
+    "deepseek",
+    "glm",
+    "gemma",
+    "llama",
+    "mistral",
+    "minimax",
+    "hunyuan",
+    "granite",
+    "phi-",
+    "internlm",
+    "command-",
+    "nemotron",
+    "seed",
+    "ernie",
+    "hermes",
+    "gpt-oss",
+)
+
+
 @lru_cache(maxsize=256)
 def dialect_for_model(model: str) -> Dialect | None:
-    """The dialect whose model patterns match the served model name first, if any."""
+    """The dialect whose model patterns match the served model name first; `auto` for another
+    model of a known family (`FAMILIES`); `None` for a name of no family we know."""
     name = normalize_model(model)
     for dialect in _registry().values():
         for pattern in dialect.models:
             if re.search(pattern, name):
                 return dialect
+    if any(family in name for family in FAMILIES):
+        return _registry()["auto"]
     return None
 
 
@@ -129,7 +143,6 @@ def resolve(dialect: str | None, model: str | None) -> Dialect:
 
 
 __all__ = [
-    "INCREMENTAL_DIALECTS",
     "Call",
     "Dialect",
     "ParseContext",
@@ -138,5 +151,6 @@ __all__ = [
     "dialect_for_model",
     "get_dialect",
     "list_dialects",
+    "normalize_model",
     "resolve",
 ]

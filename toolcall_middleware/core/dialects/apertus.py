@@ -18,9 +18,9 @@ from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..request.render_base import Renderer, dumps, join_turn
-from ..request.render_special import ts_type
 from ..request.tools import ToolSpec
 from .base import BlockParser, Call, Dialect, arguments_object, dump_arguments
+from .harmony import ts_type
 from .json_calls import JsonCallsBlock, JsonCallsSyntax
 
 TOOLS, TOOLS_END = "<|tools_prefix|>", "<|tools_suffix|>"

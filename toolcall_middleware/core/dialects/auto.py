@@ -147,3 +147,11 @@ DIALECTS = [
         reasoning=ReasoningSyntax(pairs=(*DEFAULT_PAIRS, KIMI_VL_THINK)),
     )
 ]
+
+
+__all__ = [
+    "DIALECTS",
+    "SHARED",
+    "UNIQUE",
+    "AutoParser",
+]

@@ -1,4 +1,4 @@
-"""What a dialect is, and the text-mode machine most dialects are built on.
+"""The text-mode machine most dialects are built on (what a dialect is: `dialect.py`).
 
 A dialect turns the content part of the output (after the reasoning splitter) into events. Most
 formats are "text, then a delimited block, then text": `BlockParser` runs the text mode (find
@@ -11,58 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.utf8 import json_loads, json_text
 from ..lane import Hits, Lane, Output, pending_lane, quiet_lane, text_lane
-from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
-
-if TYPE_CHECKING:
-    from ..request.render_base import Renderer
+from .dialect import Call, Dialect, ParseContext, ToolMachine  # (their first home: dialect modules import them here)
 
 FENCE = "```"
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """A complete call as a block found it; `arguments` is the JSON text of an object."""
-
-    name: str
-    arguments: str
-    id: str | None = None
-
-
-@dataclass
-class ParseContext:
-    """What a parser knows of the request: the offered tools' parameter schemas, and the model."""
-
-    tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    model: str | None = None
-    next_index: int = 0
-    incremental: bool = False  # blocks that can report `Opened` and `Fragment` items do so
-    model_ids: bool = True  # False: calls go out without the id the model wrote (the emitter mints one)
-    stopped: bool = False  # the output ended because the model stopped, not cut off (`StreamParser.close`)
-    # A call still open that holds more characters than this is let go (`OversizedCall`): what
-    # a parser holds of a call is bounded while it arrives, not only checked at its end. (Each
-    # character is at least one UTF-8 byte: a call over it is over a byte limit of the figure.)
-    max_call_chars: int | None = None
-
-    def schema_for(self, tool: str) -> Mapping[str, Any] | None:
-        return self.tools.get(tool)
-
-    def property_schema(self, tool: str, key: str) -> Mapping[str, Any] | None:
-        schema = self.tools.get(tool)
-        if not schema:
-            return None
-        props = schema.get("properties")
-        if isinstance(props, Mapping):
-            value = props.get(key)
-            if isinstance(value, Mapping):
-                return value
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,33 +44,6 @@ class Fragment:
 
 
 BlockItem = Call | str | Opened | Fragment
-
-
-class ToolMachine(Protocol):
-    """A dialect's parser for the content stream: `feed(text)` and `close()` return events."""
-
-    def feed(self, text: str) -> list[Event]: ...
-
-    def close(self) -> list[Event]: ...
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """A registered format: its name, the served models that write it, and its parser factory.
-
-    `models` are lower-case substrings or regular expressions matched against the served model
-    name. `prefills_reasoning(model, thinking)` says whether the model's chat template opens the
-    reasoning block itself when no generation prompt is given. `renderer` writes the format's
-    request side (calls, tool results, the tool manifest); a dialect defines it in its own module.
-    """
-
-    name: str
-    description: str
-    machine: Callable[[ParseContext], ToolMachine]
-    models: tuple[str, ...] = ()
-    reasoning: ReasoningSyntax | None = field(default_factory=ReasoningSyntax)
-    prefills_reasoning: Callable[[str | None, bool | None], bool] = lambda model, thinking: False
-    renderer: Renderer | None = None
 
 
 class Block(Protocol):
@@ -562,3 +493,23 @@ def call_events(ctx: ParseContext, call: Call) -> list[Event]:
         ToolCallDelta(index=index, arguments=call.arguments),
         ToolCallEnd(index=index, arguments=call.arguments),
     ]
+
+
+__all__ = [
+    "FENCE",
+    "Block",
+    "BlockItem",
+    "BlockParser",
+    "Call",
+    "Dialect",
+    "Fragment",
+    "Opened",
+    "ParseContext",
+    "PendingTextMachine",
+    "ToolMachine",
+    "arguments_object",
+    "call_events",
+    "dump_arguments",
+    "load_object",
+    "repairing",
+]

@@ -22,12 +22,18 @@ shared with it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from .rendering import CallToRender, Renderer, ToolResult, dumps, join_turn, tool_lines
 from .streaming import ObjectText, raw_arguments
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALLS_END = "<｜tool▁calls▁end｜>"
@@ -265,11 +271,79 @@ def prefills_when_thinking(model: str | None, thinking: bool | None) -> bool:
 # syntax itself, while a mere mention of the section token is not.
 _SECTION_START = ((CALLS_BEGIN, CALL_BEGIN),)
 
+
+# -- request side: the chat template's text --------------------------------------------------------
+
+OUTPUTS_BEGIN = "<｜tool▁outputs▁begin｜>"
+OUTPUTS_END = "<｜tool▁outputs▁end｜>"
+OUTPUT_BEGIN = "<｜tool▁output▁begin｜>"
+OUTPUT_END = "<｜tool▁output▁end｜>"
+
+
+def _v3_calls(calls: Sequence[CallToRender]) -> str:
+    body = "\n".join(
+        f"{CALL_BEGIN}function{SEP}{c.name}\n```json\n{dumps(dict(c.arguments))}\n```{CALL_END}" for c in calls
+    )
+    return CALLS_BEGIN + body + CALLS_END if calls else ""
+
+
+def _v3_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    return (
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+        + tool_lines(tools)
+        + f"\n</tools>\n\nFor function call returns, you should first print {CALLS_BEGIN}\n"
+        f"For each function call, you should return object like:\n{CALL_BEGIN}function{SEP}<function_name>\n"
+        f"```json\n<function_arguments_in_json_format>\n```{CALL_END}\n"
+        f"At the end of function call returns, you should print {CALLS_END}"
+    )
+
+
+def _v3_results(results: Sequence[ToolResult]) -> str:
+    body = "\n".join(f"{OUTPUT_BEGIN}{r.output}{OUTPUT_END}" for r in results)
+    return OUTPUTS_BEGIN + body + OUTPUTS_END
+
+
+DEEPSEEK_V3 = Renderer(
+    calls=_v3_calls, tools=_v3_tools, results=_v3_results, assistant=lambda c, k: join_turn(c, k, "")
+)
+
+
+def _v31_calls(calls: Sequence[CallToRender]) -> str:
+    body = "".join(f"{CALL_BEGIN}{c.name}{SEP}{dumps(dict(c.arguments))}{CALL_END}" for c in calls)
+    return CALLS_BEGIN + body + CALLS_END if calls else ""
+
+
+def _v31_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    listing = "".join(
+        f"### {t.name}\nDescription: {t.description or ''}\n\nParameters: {dumps(dict(t.schema()))}\n\n" for t in tools
+    )
+    return (
+        "## Tools\nYou have access to the following tools:\n\n"
+        + listing
+        + "IMPORTANT: ALWAYS adhere to this exact format for tool use:\n"
+        f"{CALLS_BEGIN}{CALL_BEGIN}tool_call_name{SEP}tool_call_arguments{CALL_END}{{{{additional_tool_calls}}}}"
+        f"{CALLS_END}\n\nWhere:\n\n- `tool_call_name` must be an exact match to one of the available tools\n"
+        "- `tool_call_arguments` must be valid JSON that strictly follows the tool's Parameters Schema\n"
+        "- For multiple tool calls, chain them directly without separators or spaces"
+    )
+
+
+DEEPSEEK_V31 = Renderer(
+    calls=_v31_calls,
+    tools=_v31_tools,
+    results=lambda rs: "".join(f"{OUTPUT_BEGIN}{r.output}{OUTPUT_END}" for r in rs),
+    assistant=lambda c, k: join_turn(c, k, ""),
+)
+
+
 DIALECTS = [
     Dialect(
         name="deepseek_v31",
         description="<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>: DeepSeek-V3.1, V3.1-Terminus",
         machine=DeepSeekV3Parser,
+        renderer=DEEPSEEK_V31,
+        incremental=True,
         models=(r"deepseek-v3\.1", r"deepseek-v3p1"),
         reasoning=ReasoningSyntax(pairs=THINK, implicit_ends=_SECTION_START),
         prefills_reasoning=prefills_when_thinking,
@@ -278,9 +352,34 @@ DIALECTS = [
         name="deepseek_v3",
         description="<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```: DeepSeek-V3, R1",
         machine=DeepSeekV3Parser,
+        renderer=DEEPSEEK_V3,
+        incremental=True,
         # `deepseek-v3.1`/`-v3.2` belong to the later formats (`deepseek_v31`, `deepseek_dsml`).
         models=(r"deepseek-v3(?![.p]\d)", r"deepseek-r1"),
         reasoning=ReasoningSyntax(pairs=THINK, implicit_ends=_SECTION_START),
         prefills_reasoning=_prefills_r1,
     ),
+]
+
+
+__all__ = [
+    "CALLS_BEGIN",
+    "CALLS_END",
+    "CALL_BEGIN",
+    "CALL_END",
+    "DEEPSEEK_V3",
+    "DEEPSEEK_V31",
+    "DIALECTS",
+    "OUTPUTS_BEGIN",
+    "OUTPUTS_END",
+    "OUTPUT_BEGIN",
+    "OUTPUT_END",
+    "SEP",
+    "THINK",
+    "CallStream",
+    "DeepSeekV3Parser",
+    "Section",
+    "ToolCallsBlock",
+    "parse_call",
+    "prefills_when_thinking",
 ]

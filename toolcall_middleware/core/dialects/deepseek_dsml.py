@@ -22,13 +22,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
 from .deepseek import THINK, Section, prefills_when_thinking
+from .rendering import CallToRender, Renderer, ToolResult, dumps, join_turn, results_joined
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
 
 
 def _tags(prefix: str, name: str) -> tuple[str, str]:
@@ -192,11 +197,95 @@ def _section_starts(opens: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple((o, i) for o in opens for i in INVOKE_OPENS)
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+DSML = "｜DSML｜"
+
+
+def _dsml_param(key: str, value: Any) -> str:
+    # A string is raw text that only the closing tag ends; one that holds a DSML marker goes as JSON.
+    raw = isinstance(value, str) and DSML not in value
+    text = value if raw else json.dumps(value, ensure_ascii=False)
+    return f'<{DSML}parameter name="{key}" string="{"true" if raw else "false"}">{text}</{DSML}parameter>'
+
+
+def _dsml_calls(block: str) -> Callable[[Sequence[CallToRender]], str]:
+    def render(calls: Sequence[CallToRender]) -> str:
+        if not calls:
+            return ""
+        invokes = "\n".join(
+            f'<{DSML}invoke name="{c.name}">\n'
+            + "\n".join(_dsml_param(k, v) for k, v in c.arguments.items())
+            + f"\n</{DSML}invoke>"
+            for c in calls
+        )
+        return f"<{DSML}{block}>\n{invokes}\n</{DSML}{block}>"
+
+    return render
+
+
+def _v32_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    d = DSML
+    return (
+        "## Tools\n\nYou have access to a set of tools you can use to answer the user's question.\n"
+        f'You can invoke functions by writing a "<{d}function_calls>" block like the following as part of your '
+        f'reply to the user:\n<{d}function_calls>\n<{d}invoke name="$FUNCTION_NAME">\n'
+        f'<{d}parameter name="$PARAMETER_NAME" string="true|false">$PARAMETER_VALUE</{d}parameter>\n...\n'
+        f'</{d}invoke>\n<{d}invoke name="$FUNCTION_NAME2">\n...\n</{d}invoke>\n</{d}function_calls>\n\n'
+        "String and scalar parameters should be specified as is without any escaping or quotes, while lists and "
+        'objects should use JSON format. The "string" attribute should be set to "true" for string type parameters '
+        'and "false" for other types (numbers, booleans, arrays, objects).\n\n'
+        "If the thinking_mode is enabled, then after function results you should strongly consider outputting a "
+        f"thinking block. Here is an example:\n\n<{d}function_calls>\n...\n</{d}function_calls>\n\n"
+        "<function_results>\n...\n</function_results>\n\n<think>...thinking about results</think>\n\n"
+        "Here are the functions available in JSONSchema format:\n<functions>\n"
+        + "\n".join(dumps(t.function()) for t in tools)
+        + "\n</functions>"
+    )
+
+
+def _v4_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    d = DSML
+    return (
+        "## Tools\n\nYou have access to a set of tools to help answer the user's question. You can invoke tools by "
+        f'writing a "<{d}tool_calls>" block like the following:\n\n<{d}tool_calls>\n<{d}invoke name="$TOOL_NAME">\n'
+        f'<{d}parameter name="$PARAMETER_NAME" string="true|false">$PARAMETER_VALUE</{d}parameter>\n...\n'
+        f'</{d}invoke>\n<{d}invoke name="$TOOL_NAME2">\n...\n</{d}invoke>\n</{d}tool_calls>\n\n'
+        'String parameters should be specified as is and set `string="true"`. For all other types (numbers, '
+        'booleans, arrays, objects), pass the value in JSON format and set `string="false"`.\n\n'
+        "If thinking_mode is enabled (triggered by <think>), you MUST output your complete reasoning inside "
+        "<think>...</think> BEFORE any tool calls or final response.\n\n"
+        "Otherwise, output directly after </think> with tool calls or final response.\n\n"
+        "### Available Tool Schemas\n\n"
+        + "\n".join(dumps(t.function()) for t in tools)
+        + "\n\nYou MUST strictly follow the above defined tool name and parameter schemas to invoke tool calls."
+    )
+
+
+def _v32_results(results: Sequence[ToolResult]) -> str:
+    return "<function_results>" + "".join(f"\n<result>{r.output}</result>" for r in results) + "\n</function_results>"
+
+
+DEEPSEEK_V32 = Renderer(
+    calls=_dsml_calls("function_calls"),
+    tools=_v32_tools,
+    results=_v32_results,
+    assistant=lambda c, k: join_turn(c, k, "\n\n"),
+)
+DEEPSEEK_V4 = Renderer(
+    calls=_dsml_calls("tool_calls"),
+    tools=_v4_tools,
+    results=results_joined(lambda r: f"<tool_result>{r.output}</tool_result>", "\n\n"),
+    assistant=lambda c, k: join_turn(c, k, "\n\n"),
+)
+
+
 DIALECTS = [
     Dialect(
         name="deepseek_v4",
         description='<｜DSML｜tool_calls><｜DSML｜invoke name="f">…: DeepSeek-V4, V4.1 (DSML)',
         machine=DsmlV4Parser,
+        renderer=DEEPSEEK_V4,
         models=(r"deepseek-v4",),
         reasoning=ReasoningSyntax(pairs=THINK, implicit_ends=_section_starts(V4_OPENS)),
         prefills_reasoning=prefills_when_thinking,
@@ -205,8 +294,28 @@ DIALECTS = [
         name="deepseek_v32",
         description='<｜DSML｜function_calls><｜DSML｜invoke name="f">…: DeepSeek-V3.2 (DSML)',
         machine=DsmlV32Parser,
+        renderer=DEEPSEEK_V32,
         models=(r"deepseek-v3\.2", r"deepseek-v3p2"),
         reasoning=ReasoningSyntax(pairs=THINK, implicit_ends=_section_starts((V32_OPEN,))),
         prefills_reasoning=prefills_when_thinking,
     ),
+]
+
+
+__all__ = [
+    "DEEPSEEK_V4",
+    "DEEPSEEK_V32",
+    "DIALECTS",
+    "DSML",
+    "INVOKE_CLOSES",
+    "INVOKE_OPENS",
+    "PARAM_CLOSES",
+    "PARAM_OPENS",
+    "V4_CLOSES",
+    "V4_OPENS",
+    "V32_CLOSES",
+    "V32_OPEN",
+    "DsmlBlock",
+    "DsmlV4Parser",
+    "DsmlV32Parser",
 ]

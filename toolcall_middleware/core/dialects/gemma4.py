@@ -19,13 +19,21 @@ and the next call. As in every dialect, a call inside a markdown code fence is a
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..reasoning import ReasoningSyntax
+from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import BlockParser, Call, Dialect, dump_arguments
+from .rendering import CallToRender, Renderer, ToolResult, join_turn, results_joined
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 OPEN = "<|tool_call>"
 CLOSE = "<tool_call|>"
@@ -342,13 +350,98 @@ class Gemma4Parser(BlockParser):
         return after_call or last in SENTENCE_END
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+# Keys written bare: stricter than what the parser reads bare (`_BARE_KEY`), so any key
+# that could be mistaken for markup or for the layout is written between delimiters.
+_WRITTEN_BARE = re.compile(r"[^\s:{}\[\],\"<>|][^:{}\[\],<>|]*(?<!\s)")
+
+
+def _gemma_key(key: str) -> str:
+    return key if _WRITTEN_BARE.fullmatch(key) else STR + key + STR
+
+
+def gemma_value(value: Any, *, upper_types: bool = False) -> str:
+    """A JSON value in Gemma's notation: bare keys, `<|"|>` strings, Python-formatted numbers."""
+    if isinstance(value, str):
+        return STR + value + STR
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, JSON_OBJECT):
+        items = []
+        for k, v in value.items():
+            if upper_types and k == "type":
+                v = v.upper() if isinstance(v, str) else [t.upper() if isinstance(t, str) else t for t in v]
+            items.append(f"{_gemma_key(str(k))}:{gemma_value(v, upper_types=upper_types)}")
+        return "{" + ",".join(items) + "}"
+    return "[" + ",".join(gemma_value(v, upper_types=upper_types) for v in value) + "]"
+
+
+def _gemma_calls(calls: Sequence[CallToRender]) -> str:
+    return "".join(f"<|tool_call>call:{c.name}{gemma_value(dict(c.arguments))}<tool_call|>" for c in calls)
+
+
+def _gemma_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    declarations = "".join(
+        f"<|tool>declaration:{t.name}{{description:{STR}{t.description or ''}{STR}"
+        f",parameters:{gemma_value(dict(t.schema()), upper_types=True)}}}<tool|>"
+        for t in tools
+    )
+    # The template only declares the tools; the call syntax is spelled out here for a prompt that
+    # carries them as text.
+    return (
+        declarations + "\n\nTo call a function, write <|tool_call>call:NAME{key:value,…}<tool_call|>, "
+        f"with each string value between {STR} delimiters."
+    )
+
+
+def gemma_result(result: ToolResult) -> str:
+    try:
+        value = json.loads(result.output)
+    except (ValueError, RecursionError):
+        value = None
+    name = result.name or "unknown"
+    body = gemma_value(value) if isinstance(value, dict) else "{value:" + gemma_value(result.output) + "}"
+    return f"<|tool_response>response:{name}{body}<tool_response|>"
+
+
+GEMMA4 = Renderer(
+    calls=_gemma_calls,
+    tools=_gemma_tools,
+    results=results_joined(gemma_result, ""),
+    assistant=lambda c, k: join_turn(c, k, ""),
+)
+
+
 DIALECTS = [
     Dialect(
         name="gemma4",
         description='<|tool_call>call:f{a:<|"|>text<|"|>,n:3}<tool_call|>: Gemma 4',
         machine=Gemma4Parser,
+        renderer=GEMMA4,
         # `gemma-4-31b-it`, `gemma4:31b`; not `medgemma-4b` or `functiongemma`.
         models=(r"(?<![a-z])gemma-?4(?![0-9a-z])",),
         reasoning=ReasoningSyntax(pairs=(("<|channel>thought", "<channel|>"),)),
     )
+]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "GEMMA4",
+    "OPEN",
+    "PREFIX",
+    "SENTENCE_END",
+    "STR",
+    "Gemma4Block",
+    "Gemma4Parser",
+    "gemma_result",
+    "gemma_value",
+    "parse_arguments",
+    "read_header",
 ]

@@ -10,13 +10,18 @@ content.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
 from .base import Call, Dialect, ParseContext, call_events
 from .hermes import call_from_object
+from .rendering import CallToRender, Renderer, dumps, join_turn, tool_lines
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
 
 
 def calls_from_value(value: Any) -> list[Call] | str | None:
@@ -123,12 +128,51 @@ class GenericJsonParser:
         return out
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _generic_calls(calls: Sequence[CallToRender]) -> str:
+    items = ", ".join(
+        f'{{"name": {dumps(c.name)}, "arguments": {dumps(dict(c.arguments))}'
+        + (f', "id": {dumps(c.id)}' if c.id else "")
+        + "}"
+        for c in calls
+    )
+    return f'{{"tool_calls": [{items}]}}' if calls else ""
+
+
+def _generic_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    return (
+        "Respond in JSON format, either with `tool_call` (a request to call tools) or with `response` reply to "
+        "the user's request.\n\nThe tools you can call:\n" + tool_lines(tools) + "\n\n"
+        'To call tools, the whole reply is {"tool_calls": [{"name": <function-name>, "arguments": '
+        '<args-json-object>}]}; otherwise it is {"response": <your reply>}.'
+    )
+
+
+def _generic_turn(content: str, calls: str) -> str:
+    # The whole output is one JSON object; text after it is content, text before it is not a call.
+    return join_turn(calls, content)
+
+
+GENERIC_JSON = Renderer(calls=_generic_calls, tools=_generic_tools, assistant=_generic_turn)
+
+
 DIALECTS = [
     Dialect(
         name="generic_json",
         description='whole-output JSON: {"name", "arguments"}, {"tool_call"}, {"tool_calls": [...]}, {"response"}',
         machine=GenericJsonParser,
+        renderer=GENERIC_JSON,
         models=(),
         reasoning=ReasoningSyntax(),
     )
+]
+
+
+__all__ = [
+    "DIALECTS",
+    "GENERIC_JSON",
+    "GenericJsonParser",
+    "calls_from_value",
 ]

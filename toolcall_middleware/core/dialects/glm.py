@@ -36,16 +36,21 @@ Reasoning is `<think>…</think>`; GLM-4.7 and later templates open it themselve
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events import Event
 from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value, decode_json, schema_types
 from ..textscan import WHITESPACE, Match, find_first, partial_marker_len
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments
+from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, tool_response, value_text
 from .streaming import member_fragment
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -331,11 +336,58 @@ def _template_opens_think(model: str | None, thinking: bool | None) -> bool:
     return thinking is True or (thinking is None and model is not None)
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _glm_calls(newlines: bool) -> Callable[[Sequence[CallToRender]], str]:
+    nl = "\n" if newlines else ""
+
+    def render(calls: Sequence[CallToRender]) -> str:
+        return nl.join(
+            f"<tool_call>{c.name}{nl}"
+            + "".join(
+                f"<arg_key>{k}</arg_key>{nl}<arg_value>{value_text(v)}</arg_value>{nl}" for k, v in c.arguments.items()
+            )
+            + "</tool_call>"
+            for c in calls
+        )
+
+    return render
+
+
+def _glm_tools(newlines: bool) -> Callable[[Sequence[ToolSpec], bool], str]:
+    nl = "\n" if newlines else ""
+
+    def render(tools: Sequence[ToolSpec], parallel: bool) -> str:
+        return (
+            "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+            "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+            + "\n".join(dumps(t.chat_shape()) for t in tools)
+            + "\n</tools>\n\nFor each function call, output the function name and arguments within the following "
+            f"XML format:\n<tool_call>{{function-name}}{nl}<arg_key>{{arg-key-1}}</arg_key>{nl}"
+            f"<arg_value>{{arg-value-1}}</arg_value>{nl}<arg_key>{{arg-key-2}}</arg_key>{nl}"
+            f"<arg_value>{{arg-value-2}}</arg_value>{nl}...{nl}</tool_call>"
+        )
+
+    return render
+
+
+GLM45 = Renderer(calls=_glm_calls(True), tools=_glm_tools(True), results=results_joined(tool_response))
+GLM47 = Renderer(
+    calls=_glm_calls(False),
+    tools=_glm_tools(False),
+    results=results_joined(tool_response),
+    assistant=lambda c, k: join_turn(c, k, ""),
+)
+
+
 DIALECTS = [
     Dialect(
         name="glm45",
         description="<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>: GLM-4.5, 4.6",
         machine=GlmParser,
+        renderer=GLM45,
+        incremental=True,
         models=(r"glm-?4[.p][56]",),
         reasoning=_SYNTAX,
     ),
@@ -343,8 +395,26 @@ DIALECTS = [
         name="glm47",
         description="<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>: GLM-4.7, 5.x",
         machine=GlmParser,
+        renderer=GLM47,
+        incremental=True,
         models=(r"glm-?4[.p]7", r"glm-?(?:[5-9]|[1-9][0-9])(?![0-9])"),
         reasoning=_SYNTAX,
         prefills_reasoning=_template_opens_think,
     ),
+]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "GLM45",
+    "GLM47",
+    "KEY",
+    "KEY_END",
+    "OPEN",
+    "VALUE",
+    "VALUE_END",
+    "GlmBlock",
+    "GlmParser",
+    "typed_value",
 ]

@@ -19,6 +19,13 @@ content type (`<|constrain|>json`, or a bare `json`). What a message is follows 
   unknown channels are content. Text bodies end only at `<|end|>` or `<|return|>`: a model that
   writes `<|call|>` or `<|channel|>` inside its reasoning wrote text (it cannot emit the token).
 
+A host that decodes with `skip_special_tokens=True` strips every marker, and the output collapses
+to `analysisWe need…assistantfinalThe answer…`, as SGLang's text fallback reads it. Where that is
+unambiguous it is read back: an output that begins with `analysis` directly followed by a capital
+letter or a digit (prose has a space there) is reasoning up to `assistantfinal`, and content after
+it. Calls cannot be recovered from such text (their JSON runs into the header words), so the host
+should keep the special tokens: `skip_special_tokens=False` (see the docs' dialect page).
+
 Malformed markup never becomes a call. A header whose words are not header words comes back raw
 as content, and so does one with no `<|message|>` within `HEADER_CAP` characters, or a call body
 that is not a JSON object. A header of header words that breaks off (at `<|end|>`, a new
@@ -30,11 +37,19 @@ dialect splits reasoning itself (`reasoning=None`): reasoning streams as it arri
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from ..events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
+from ..schema import JSON_OBJECT
 from ..textscan import JsonStringTracker, alternation, partial_marker_len
 from .base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
+from .rendering import CallToRender, Renderer, dumps
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 START = "<|start|>"
 END = "<|end|>"
@@ -47,6 +62,8 @@ MARKERS = (START, END, MESSAGE, CHANNEL, CONSTRAIN, CALL, RETURN)
 TEXT_ENDS = (END, RETURN)
 SKIP_ENDS = (END, CALL, RETURN)
 ROLE_RECIPIENT = " to="  # the output's first header may start in the role part: ` to=functions.f`
+STRIPPED_ANALYSIS = "analysis"  # what `<|channel|>analysis<|message|>` leaves with its tokens stripped
+STRIPPED_FINAL = "assistantfinal"  # what `<|end|><|start|>assistant<|channel|>final<|message|>` leaves
 HEADER_CAP = 512  # a header longer than this is not one: the model is writing text
 
 _ANY = alternation(MARKERS)
@@ -65,6 +82,7 @@ class _Mode(Enum):
     CALL = "call"
     SKIP = "skip"  # the body of a message to a built-in tool
     SPENT = "spent"  # after a call over `ctx.max_call_chars`: nothing more is read
+    STRIPPED = "stripped"  # reasoning of an output whose special tokens the host stripped
 
 
 def classify(header: str) -> tuple[str, str | None] | None:
@@ -92,6 +110,13 @@ def classify(header: str) -> tuple[str, str | None] | None:
         if limit == 2 and words:
             channel = words[0]  # the first word after <|channel|>; a second is the content type
     return channel, recipient
+
+
+def _stripped_start(text: str) -> bool:
+    """Whether the output begins as one whose special tokens were stripped: `analysis` and then,
+    with no space, a capital letter or a digit (`analysisWe need to…`)."""
+    n = len(STRIPPED_ANALYSIS)
+    return len(text) > n and text.startswith(STRIPPED_ANALYSIS) and (text[n].isupper() or text[n].isdigit())
 
 
 class HarmonyParser:
@@ -143,11 +168,16 @@ class HarmonyParser:
             s = self._pending
             if s.startswith(ROLE_RECIPIENT):
                 self._open_header("")
-            elif final or not ROLE_RECIPIENT.startswith(s):
+            elif _stripped_start(s):
+                self._pending = s[len(STRIPPED_ANALYSIS) :]
+                self._mode = _Mode.STRIPPED
+            elif final or not (ROLE_RECIPIENT.startswith(s) or STRIPPED_ANALYSIS.startswith(s)):
                 self._mode = _Mode.LOOSE
             else:
                 return False
             return True
+        if mode is _Mode.STRIPPED:
+            return self._read_stripped(out, final)
         if mode is _Mode.HEADER:
             return self._read_header(out, final)
         if mode is _Mode.CALL:
@@ -189,6 +219,20 @@ class HarmonyParser:
         elif marker in (START, CHANNEL):
             self._open_header(marker)
         # Any other marker between messages is a stray end or header part: markup, dropped.
+        return True
+
+    def _read_stripped(self, out: list[Event], final: bool) -> bool:
+        """Reasoning up to `assistantfinal` (a partial one held back), content after it."""
+        s = self._pending
+        at = s.find(STRIPPED_FINAL)
+        stop = at if at >= 0 else len(s) - (0 if final else partial_marker_len(s, (STRIPPED_FINAL,)))
+        if stop:
+            out.append(ReasoningDelta(s[:stop]))
+        if at < 0:
+            self._pending = s[stop:]
+            return False
+        self._pending = s[at + len(STRIPPED_FINAL) :]
+        self._mode = _Mode.CONTENT
         return True
 
     # -- headers ---------------------------------------------------------------------------
@@ -306,12 +350,130 @@ class HarmonyParser:
             out.append(TextDelta(text))
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _harmony_calls(calls: Sequence[CallToRender]) -> str:
+    # The prompt ends with `<|start|>assistant`: the first message continues that header.
+    return "<|start|>assistant".join(
+        f"<|channel|>commentary to=functions.{c.name} <|constrain|>json<|message|>{dumps(dict(c.arguments))}<|call|>"
+        for c in calls
+    )
+
+
+def _harmony_turn(content: str, calls: str) -> str:
+    if not content:
+        return calls
+    preamble = f"<|channel|>commentary<|message|>{content}<|end|>"
+    return preamble + ("<|start|>assistant" + calls if calls else "")
+
+
+def ts_type(spec: Any) -> str:
+    """The gpt-oss template's `render_typescript_type`."""
+    if not isinstance(spec, JSON_OBJECT):
+        return "any"
+    kind = spec.get("type")
+    nullable = " | null" if spec.get("nullable") else ""
+    if kind == "array":
+        items = spec.get("items")
+        if not isinstance(items, JSON_OBJECT):
+            return "any[]" + nullable
+        simple = {"string": "string[]", "number": "number[]", "integer": "number[]", "boolean": "boolean[]"}
+        item_kind = items.get("type")
+        if isinstance(item_kind, str) and item_kind in simple:
+            return simple[item_kind] + nullable
+        inner = ts_type(items)
+        return ("any[]" if inner == "object | object" or len(inner) > 50 else inner + "[]") + nullable
+    if isinstance(kind, list) and kind:
+        return " | ".join(str(k) for k in kind)
+    variants = spec.get("oneOf")
+    if isinstance(variants, list) and variants:
+        if len(variants) > 1 and any(isinstance(v, JSON_OBJECT) and v.get("type") == "object" for v in variants):
+            return "any"
+        return " | ".join(ts_type(v) for v in variants)
+    if kind == "string":
+        enum = spec.get("enum")
+        if isinstance(enum, list) and enum:
+            return " | ".join(f'"{v}"' for v in enum)
+        return "string" + nullable
+    if kind in ("number", "integer"):
+        return "number"
+    if kind == "boolean":
+        return "boolean"
+    if kind == "object":
+        props = spec.get("properties")
+        if isinstance(props, JSON_OBJECT) and props:
+            required = spec.get("required") or []
+            fields = ", ".join(f"{k}{'' if k in required else '?'}: {ts_type(v)}" for k, v in props.items())
+            return "{\n" + fields + "}"
+        return "object"
+    return "any"
+
+
+def _harmony_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    out = ["Calls to these tools must go to the commentary channel: 'functions'.\n\n# Tools\n\n"]
+    out.append("## functions\n\nnamespace functions {\n\n")
+    for tool in tools:
+        if tool.description:
+            out.append(f"// {tool.description}\n")
+        schema = tool.schema()
+        props = schema.get("properties")
+        if not isinstance(props, JSON_OBJECT) or not props:
+            out.append(f"type {tool.name} = () => any;\n\n")
+            continue
+        required = schema.get("required") or []
+        out.append(f"type {tool.name} = (_: {{\n")
+        for name, spec in props.items():
+            spec = spec if isinstance(spec, JSON_OBJECT) else {}
+            if spec.get("description"):
+                out.append(f"// {spec['description']}\n")
+            line = f"{name}{'' if name in required else '?'}: {ts_type(spec)}"
+            if "default" in spec:
+                default = spec["default"] if spec.get("enum") else dumps(spec["default"])
+                line += f", // default: {default}"
+            out.append(line + ",\n")
+        out.append("}) => any;\n\n")
+    out.append("} // namespace functions")
+    return "".join(out)
+
+
+def _harmony_reasoning(text: str) -> str:
+    # Reasoning is a message on the analysis channel; the next message continues the header.
+    return f"<|channel|>analysis<|message|>{text}<|end|><|start|>assistant"
+
+
+GPT_OSS = Renderer(calls=_harmony_calls, tools=_harmony_tools, assistant=_harmony_turn, reasoning=_harmony_reasoning)
+
+
 DIALECTS = [
     Dialect(
         name="gpt_oss",
         description="harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}: gpt-oss",
         machine=HarmonyParser,
+        renderer=GPT_OSS,
         models=(r"gpt-?oss", r"gpt_oss"),
         reasoning=None,
     )
+]
+
+
+__all__ = [
+    "CALL",
+    "CHANNEL",
+    "CONSTRAIN",
+    "DIALECTS",
+    "END",
+    "FUNCTIONS",
+    "GPT_OSS",
+    "HEADER_CAP",
+    "MARKERS",
+    "MESSAGE",
+    "RETURN",
+    "ROLE_RECIPIENT",
+    "SKIP_ENDS",
+    "START",
+    "TEXT_ENDS",
+    "HarmonyParser",
+    "classify",
+    "ts_type",
 ]

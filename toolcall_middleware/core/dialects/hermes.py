@@ -12,8 +12,8 @@ object streams as the model wrote it (held until the name, when it comes first);
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
@@ -28,7 +28,12 @@ from .base import (
     dump_arguments,
     load_object,
 )
+from .rendering import CallToRender, Renderer, dumps, results_joined, tool_lines, tool_response
 from .streaming import CallObjectWatcher, raw_arguments
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -127,13 +132,51 @@ def _prefills(model: str | None, thinking: bool | None) -> bool:
     return thinking is not False and model is not None and bool(_PREFILLED.search(model.lower()))
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _hermes_calls(calls: Sequence[CallToRender]) -> str:
+    return "\n".join(
+        f'<tool_call>\n{{"name": {dumps(c.name)}, "arguments": {dumps(dict(c.arguments))}}}\n</tool_call>'
+        for c in calls
+    )
+
+
+def hermes_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    return (
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+        + tool_lines(tools)
+        + "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+        "within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+        '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+    )
+
+
+HERMES = Renderer(calls=_hermes_calls, tools=hermes_tools, results=results_joined(tool_response))
+
+
 DIALECTS = [
     Dialect(
         name="hermes",
         description="<tool_call>{json}</tool_call>: Hermes 2 Pro/3, Qwen2.5, Qwen3, QwQ, Granite 4",
         machine=HermesParser,
-        models=(r"hermes", r"qwq", r"qwen2\.5", r"qwen-?2\.5", r"qwen3", r"qwen", r"granite-?4", r"ernie"),
+        renderer=HERMES,
+        incremental=True,
+        models=(r"hermes", r"qwq", r"qwen-?2", r"qwen3", r"granite-?4", r"ernie"),
         reasoning=ReasoningSyntax(),
         prefills_reasoning=_prefills,
     )
+]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "HERMES",
+    "OPEN",
+    "HermesBlock",
+    "HermesParser",
+    "call_from_object",
+    "hermes_tools",
 ]

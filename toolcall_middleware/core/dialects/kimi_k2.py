@@ -21,11 +21,18 @@ thinking is on, and a section that starts before `</think>` ends the reasoning i
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment, MarkerScanner
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined
 from .streaming import ObjectText, raw_arguments
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 SECTION_BEGINS = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
 SECTION_ENDS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
@@ -199,6 +206,46 @@ def _prefills(model: str | None, thinking: bool | None) -> bool:
     return thinking is not False and model is not None and bool(_THINKING_MODELS.search(model.lower()))
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+_KIMI_ID = re.compile(r"(?:functions\.)?(.+):[0-9]+")
+
+
+def _kimi_id(call_id: str, name: str, n: int) -> str:
+    """`functions.NAME:N`, N counting calls across the conversation: the id K2 was trained on."""
+    m = _KIMI_ID.fullmatch(call_id)
+    return call_id if m is not None and m.group(1) == name else f"functions.{name}:{n}"
+
+
+def _kimi_calls(calls: Sequence[CallToRender]) -> str:
+    body = "".join(
+        f"<|tool_call_begin|>{_kimi_id(c.id, c.name, i)}<|tool_call_argument_begin|>{dumps(dict(c.arguments))}"
+        "<|tool_call_end|>"
+        for i, c in enumerate(calls)
+    )
+    return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>" if calls else ""
+
+
+def _kimi_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    # The template declares the tools as one JSON list in a `tool_declare` message and says no more;
+    # the call syntax is spelled out here because no template slot carries it.
+    return (
+        "# Tools\n\nThe available tools, declared in JSON:\n" + dumps([t.chat_shape() for t in tools]) + "\n\n"
+        "To call tools, write <|tool_calls_section_begin|>, then for each call <|tool_call_begin|>"
+        "functions.NAME:INDEX<|tool_call_argument_begin|>{JSON arguments}<|tool_call_end|>, then "
+        "<|tool_calls_section_end|>. INDEX counts the tool calls of the conversation from 0."
+    )
+
+
+KIMI_K2 = Renderer(
+    calls=_kimi_calls,
+    tools=_kimi_tools,
+    results=results_joined(lambda r: f"## Return of {r.call_id}\n{r.output}", "\n\n"),
+    assistant=lambda c, k: join_turn(c, k, ""),
+    native_id=_kimi_id,
+)
+
+
 DIALECTS = [
     Dialect(
         name="kimi_k2",
@@ -207,11 +254,28 @@ DIALECTS = [
             "<|tool_call_end|><|tool_calls_section_end|>: Kimi-K2, K2-Thinking, K2.5, K2.6"
         ),
         machine=KimiK2Parser,
-        models=(r"kimi",),
+        renderer=KIMI_K2,
+        incremental=True,
+        models=(r"kimi-?k2",),
         reasoning=ReasoningSyntax(
             pairs=(THINK,),
             implicit_ends=tuple((begin,) for begin in SECTION_BEGINS),
         ),
         prefills_reasoning=_prefills,
     )
+]
+
+
+__all__ = [
+    "ARGUMENT_BEGIN",
+    "CALL_BEGIN",
+    "CALL_END",
+    "DIALECTS",
+    "KIMI_K2",
+    "SECTION_BEGINS",
+    "SECTION_ENDS",
+    "THINK",
+    "KimiK2Parser",
+    "KimiSectionBlock",
+    "name_from_id",
 ]

@@ -28,12 +28,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..reasoning import ReasoningSyntax
+from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE, MarkerScanner
 from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments, load_object
+from .rendering import CallToRender, Renderer, dumps, dumps_safe, fallback_result, results_joined
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolChoice, ToolSpec
+
 
 OPEN = "<|open|>"
 SEP = "<|sep|>"
@@ -303,6 +310,79 @@ def _prefills(model: str | None, thinking: bool | None) -> bool:
     return thinking is True or (thinking is None and model is not None)
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;")
+
+
+def _xtml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "object" if isinstance(value, JSON_OBJECT) else "array"
+
+
+def _k3_call(index: int, call: CallToRender) -> str:
+    head = f'<|open|>call tool="{_attr(call.name)}" index="{index}"<|sep|>'
+    texts = {k: v if isinstance(v, str) else dumps(v) for k, v in call.arguments.items()}
+    if any("<|" in k or "<|" in t for k, t in texts.items()):
+        # Markup in a value could end its element: the JSON element, `<` escaped, carries anything.
+        body = f'<|open|>json type="object"<|sep|>{dumps_safe(dict(call.arguments))}<|close|>json<|sep|>'
+    else:
+        body = "".join(
+            f'<|open|>argument key="{_attr(k)}" type="{_xtml_type(call.arguments[k])}"<|sep|>{t}'
+            "<|close|>argument<|sep|>"
+            for k, t in texts.items()
+        )
+    return head + body + "<|close|>call<|sep|>"
+
+
+def _k3_calls(calls: Sequence[CallToRender]) -> str:
+    if not calls:
+        return ""
+    return "<|open|>tools<|sep|>" + "".join(_k3_call(i, c) for i, c in enumerate(calls, 1)) + "<|close|>tools<|sep|>"
+
+
+def _k3_turn(content: str, calls: str) -> str:
+    response = f"<|open|>response<|sep|>{content}<|close|>response<|sep|>" if content else ""
+    return response + calls
+
+
+def _k3_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    listing = json.dumps([t.chat_shape() for t in tools], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return (
+        "# Tools\nHere are the available tools, described in JSONSchema.\n\n```json\n" + listing + "\n```\n\n"
+        'To call tools, write <|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|>'
+        '<|open|>argument key="KEY" type="string"<|sep|>VALUE<|close|>argument<|sep|>…<|close|>call<|sep|>'
+        "<|close|>tools<|sep|>."
+    )
+
+
+def _k3_choice(choice: ToolChoice) -> str | None:
+    """The template's own `tool_choice` messages (it has none for a forced function)."""
+    if choice.mode == "none":
+        return "The system is invoked with `tool_choice=none`.\nYou MUST NOT call any tools in the next message."
+    if choice.mode == "required" and choice.forced is None:
+        return "The system is invoked with `tool_choice=required`.\nYou MUST call tools in the next message."
+    return None
+
+
+KIMI_K3 = Renderer(
+    calls=_k3_calls,
+    tools=_k3_tools,
+    results=results_joined(fallback_result),
+    assistant=_k3_turn,
+    choice=_k3_choice,
+)
+
+
 DIALECTS = [
     Dialect(
         name="kimi_k3",
@@ -311,11 +391,40 @@ DIALECTS = [
             "<|sep|>v<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>: Kimi-K3 (XTML)"
         ),
         machine=KimiK3Parser,
+        renderer=KIMI_K3,
         models=(r"kimi-?k3",),
         reasoning=ReasoningSyntax(
             pairs=((THINK_OPEN, THINK_CLOSE),),
-            implicit_ends=((RESPONSE_OPEN,), (TOOLS_OPEN,)),
+            implicit_ends=((TOOLS_OPEN,),),
+            answer_starts=((RESPONSE_OPEN,),),
         ),
         prefills_reasoning=_prefills,
     )
+]
+
+
+__all__ = [
+    "ARGUMENT_OPEN",
+    "CALL_CLOSE",
+    "CALL_OPEN",
+    "DIALECTS",
+    "END_OF_MESSAGE",
+    "FOLLOWERS",
+    "JSON_OPEN",
+    "KIMI_K3",
+    "LAYOUT",
+    "MESSAGE_CLOSE",
+    "OPEN",
+    "RESPONSE_CLOSE",
+    "RESPONSE_OPEN",
+    "SEP",
+    "THINK_CLOSE",
+    "THINK_OPEN",
+    "TOOLS_CLOSE",
+    "TOOLS_OPEN",
+    "VALUE_CLOSES",
+    "KimiK3Parser",
+    "XtmlToolsBlock",
+    "attributes",
+    "typed_value",
 ]

@@ -17,13 +17,19 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE
 from .base import Call, Dialect, arguments_object, dump_arguments, load_object
 from .llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
 from .pythonic import PyScanner, Scan, keyword_arguments, parse_source
+from .rendering import CallToRender, Renderer, dumps, join_turn, tool_lines
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 _FIRST_KEYS = ("name", "parameters", "arguments", "type")
 _CALL_KEYS = frozenset(_FIRST_KEYS)
@@ -251,13 +257,44 @@ class Llama3Parser(TextMachine):
         return Llama3Segment(opener)
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _llama3_calls(calls: Sequence[CallToRender]) -> str:
+    # The tag makes a call after prose a call; several calls are joined by `; `.
+    body = "; ".join(f'{{"name": {dumps(c.name)}, "parameters": {dumps(dict(c.arguments))}}}' for c in calls)
+    return "<|python_tag|>" + body if calls else ""
+
+
+def _llama3_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    return (
+        "You have access to the following functions. To call a function, please respond with JSON for a "
+        'function call. Respond in the format {"name": function name, "parameters": dictionary of argument '
+        "name and its value}. Do not use variables.\n\n" + tool_lines(tools, indent=4, sep="\n\n")
+    )
+
+
+LLAMA3_JSON = Renderer(calls=_llama3_calls, tools=_llama3_tools, assistant=lambda c, k: join_turn(c, k, ""))
+
+
 DIALECTS = [
     Dialect(
         name="llama3_json",
         description='<|python_tag|>{"name": …, "parameters": …}: Llama 3.1/3.2/3.3 (JSON template)',
         machine=Llama3Parser,
+        renderer=LLAMA3_JSON,
         # Llama 3.x, not its fine-tunes with their own formats (Nemotron's <TOOLCALL>, xLAM arrays).
         models=(r"^(?!.*(?:nemotron|xlam)).*llama-?(?:3(?:\.[0-3])?|v3(?:p[0-3])?)(?![\d.])",),
         reasoning=ReasoningSyntax(),
     )
+]
+
+
+__all__ = [
+    "DIALECTS",
+    "LLAMA3_JSON",
+    "Llama3Parser",
+    "Llama3Segment",
+    "builtin_call",
+    "call_from_json",
 ]

@@ -6,12 +6,19 @@ outside a JSON string, so a value that mentions the marker stays inside the call
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
+from .rendering import CallToRender, Renderer, dumps, join_turn
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 OPEN = "<function="
 CLOSE = "</function>"
@@ -70,12 +77,57 @@ class LlamaFunctionParser(BlockParser):
         return LlamaFunctionBlock()
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _function_calls(calls: Sequence[CallToRender]) -> str:
+    return "".join(f"<function={c.name}>{dumps(dict(c.arguments))}</function>" for c in calls)
+
+
+def _function_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    listing = "".join(
+        f"Use the function '{t.name}' to: {t.description or ''}\n"
+        + json.dumps(t.function(), ensure_ascii=False, indent=4)
+        + "\n\n"
+        for t in tools
+    )
+    one_at_a_time = "- Only call one function at a time\n" if not parallel else ""
+    return (
+        "You have access to the following functions:\n\n"
+        + listing
+        + "If a you choose to call a function ONLY reply in the following format:\n"
+        "<{start_tag}={function_name}>{parameters}{end_tag}\nwhere\n\nstart_tag => `<function`\n"
+        "parameters => a JSON dict with the function argument name as key and function argument value as value.\n"
+        "end_tag => `</function>`\n\nHere is an example,\n"
+        '<function=example_function_name>{"example_name": "example_value"}</function>\n\n'
+        "Reminder:\n- Function calls MUST follow the specified format\n- Required parameters MUST be specified\n"
+        + one_at_a_time
+        + "- Put the entire function call reply on one line\n"
+        "- Always use the information returned by the function to answer to the user\n"
+        "- If there is no relevant function available, do NOT call any function: respond directly to the user"
+    )
+
+
+LLAMA_FUNCTION = Renderer(calls=_function_calls, tools=_function_tools, assistant=lambda c, k: join_turn(c, k, ""))
+
+
 DIALECTS = [
     Dialect(
         name="llama_function",
         description="<function=name>{json}</function>: Llama 3.1 custom tools, Functionary v3.1",
         machine=LlamaFunctionParser,
+        renderer=LLAMA_FUNCTION,
         models=(r"functionary.*v3\.1", r"functionary-small-v3\.1"),
         reasoning=ReasoningSyntax(),
     )
+]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "LLAMA_FUNCTION",
+    "OPEN",
+    "LlamaFunctionBlock",
+    "LlamaFunctionParser",
 ]

@@ -243,3 +243,13 @@ class TextMachine(PendingTextMachine):
         self._seg_held = ""
         if self._edge == "call":
             self._prev = " "
+
+
+__all__ = [
+    "PYTHON_END",
+    "PYTHON_START",
+    "PYTHON_TAG",
+    "STOP_TOKENS",
+    "Segment",
+    "TextMachine",
+]

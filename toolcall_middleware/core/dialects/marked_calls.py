@@ -26,13 +26,11 @@ from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
 from ..request.render_base import Call as RenderCall
 from ..request.render_base import Renderer, ToolResult, dumps, join_turn, python_literal, results_joined
-from ..request.render_special import STR as GEMMA_STR
-from ..request.render_special import gemma_result, gemma_value
 from ..request.tools import ToolSpec
 from ..textscan import MarkerSegment
 from .base import BlockItem, BlockParser, Call, Dialect, dump_arguments
 from .gemma4 import STR as GEMMA4_STR
-from .gemma4 import parse_arguments, read_header
+from .gemma4 import gemma_result, gemma_value, parse_arguments, read_header
 from .hermes import call_from_object
 from .pythonic import calls_from_list
 
@@ -177,13 +175,13 @@ FunctionGemmaParser = _parser((FG,), FG_END, read_gemma_call, strip=False)
 
 
 def _fg_value(value: object) -> str:
-    return gemma_value(value).replace(GEMMA_STR, ESCAPE)
+    return gemma_value(value).replace(GEMMA4_STR, ESCAPE)
 
 
 def _fg_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
     declarations = "".join(
         f"<start_function_declaration>declaration:{t.name}{{description:{ESCAPE}{t.description or ''}{ESCAPE}"
-        f",parameters:{gemma_value(dict(t.schema()), upper_types=True).replace(GEMMA_STR, ESCAPE)}}}"
+        f",parameters:{gemma_value(dict(t.schema()), upper_types=True).replace(GEMMA4_STR, ESCAPE)}}}"
         "<end_function_declaration>"
         for t in tools
     )
@@ -197,7 +195,7 @@ def _fg_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 def _fg_result(result: ToolResult) -> str:
     # Gemma 4's tool response with FunctionGemma's markers and string delimiter.
     gemma = gemma_result(result)
-    body = gemma[len("<|tool_response>") : -len("<tool_response|>")].replace(GEMMA_STR, ESCAPE)
+    body = gemma[len("<|tool_response>") : -len("<tool_response|>")].replace(GEMMA4_STR, ESCAPE)
     return f"<start_function_response>{body}<end_function_response>"
 
 

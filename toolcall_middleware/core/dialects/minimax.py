@@ -27,8 +27,12 @@ is a `TruncatedCall`, never a call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from ..reasoning import ReasoningSyntax
 from .base import Dialect
+from .rendering import CallToRender, Renderer, dumps, results_joined, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
 MINIMAX = XmlCallSyntax(
@@ -53,16 +57,62 @@ def _prefills(model: str | None, thinking: bool | None) -> bool:
     return thinking is not False and model is not None
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _minimax_calls(calls: Sequence[CallToRender]) -> str:
+    if not calls:
+        return ""
+    body = "".join(
+        f'<invoke name="{c.name}">\n'
+        + "".join(f'<parameter name="{k}">{value_text(v)}</parameter>\n' for k, v in c.arguments.items())
+        + "</invoke>\n"
+        for c in calls
+    )
+    return f"<minimax:tool_call>\n{body}</minimax:tool_call>"
+
+
+def _minimax_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    listing = "".join(f"<tool>{dumps(t.function())}</tool>\n" for t in tools)
+    return (
+        "# Tools\nYou may call one or more tools to assist with the user query.\n"
+        "Here are the tools available in JSONSchema format:\n\n<tools>\n" + listing + "</tools>\n\n"
+        "When making tool calls, use XML format to invoke tools and pass parameters:\n\n<minimax:tool_call>\n"
+        '<invoke name="tool-name-1">\n<parameter name="param-key-1">param-value-1</parameter>\n'
+        '<parameter name="param-key-2">param-value-2</parameter>\n...\n</invoke>\n</minimax:tool_call>'
+    )
+
+
+MINIMAX_M2 = Renderer(
+    calls=_minimax_calls,
+    tools=_minimax_tools,
+    results=results_joined(lambda r: f"<response>{r.output}</response>"),
+)
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
+
 DIALECTS = [
     Dialect(
         name="minimax_m2",
         description='<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>'
         "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5, M3",
         machine=MinimaxM2Parser,
+        renderer=MINIMAX_M2,
+        incremental=True,
         models=(r"minimax[-_]?m[23]",),
         # No implicit end: a call written before `</think>` is a draft and stays reasoning, as
         # SGLang and vLLM read it; ending reasoning there would run calls the model only pondered.
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         prefills_reasoning=_prefills,
     )
+]
+
+
+__all__ = [
+    "DIALECTS",
+    "MINIMAX",
+    "MINIMAX_M2",
+    "MinimaxM2Parser",
 ]

@@ -20,12 +20,17 @@ end it: the model drafts calls while thinking.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Sequence
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
 from .hermes import call_from_object
+from .rendering import CallToRender, Renderer, ToolResult, alnum_id, dumps, join_turn, results_joined, tool_lines
 
 OPEN = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
@@ -52,6 +57,9 @@ class _State(Enum):
 _SKIP_WS = frozenset(
     {_State.START, _State.AFTER_NAME, _State.ARGS_START, _State.ARRAY_FIRST, _State.ARRAY_AFTER, _State.ARRAY_NEXT}
 )
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
 
 
 class MistralBlock:
@@ -227,6 +235,54 @@ class MistralParser(BlockParser):
         return MistralBlock(opener)
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+# Written in the v3 tokenizer's layout (`[TOOL_CALLS] [...]`); the parser reads the v11 layout too.
+_MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
+
+
+def _mistral_id(call_id: str, name: str, n: int) -> str:
+    return call_id if _MISTRAL_ID.fullmatch(call_id) else alnum_id(call_id or f"{name}:{n}")
+
+
+def _mistral_calls(calls: Sequence[CallToRender]) -> str:
+    items = ", ".join(
+        f'{{"name": {dumps(c.name)}, "arguments": {dumps(dict(c.arguments))}, '
+        f'"id": {dumps(_mistral_id(c.id, c.name, i))}}}'
+        for i, c in enumerate(calls)
+    )
+    return f"[TOOL_CALLS] [{items}]" if calls else ""
+
+
+def _mistral_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    return (
+        "You are a helpful assistant that can call tools. If you call one or more tools, format them in a single "
+        "JSON array or objects, where each object is a tool call, not as separate objects outside of an array or "
+        'multiple arrays. Use the format [{"name": tool call name, "arguments": tool call arguments}, additional '
+        "tool calls] if you call more than one tool. If you call tools, do not attempt to interpret them or "
+        "otherwise provide a response until you receive a tool call result that you can interpret for the user."
+        "\n\n[AVAILABLE_TOOLS] [" + tool_lines(tools, sep=", ") + "][/AVAILABLE_TOOLS]"
+    )
+
+
+def _mistral_result(result: ToolResult) -> str:
+    try:
+        content = json.loads(result.output)
+    except (ValueError, RecursionError):
+        content = result.output
+    return "[TOOL_RESULTS] " + dumps({"content": content, "call_id": result.call_id}) + "[/TOOL_RESULTS]"
+
+
+MISTRAL = Renderer(
+    calls=_mistral_calls,
+    tools=_mistral_tools,
+    results=results_joined(_mistral_result, ""),
+    assistant=lambda c, k: join_turn(c, k, ""),
+    native_id=_mistral_id,
+    prepend=True,  # the template puts its tool prompt before the system message
+)
+
+
 DIALECTS = [
     Dialect(
         name="mistral",
@@ -235,7 +291,19 @@ DIALECTS = [
             "(v11+: Mistral Small 3.2, Magistral, Devstral, Ministral 3), [THINK] reasoning"
         ),
         machine=MistralParser,
+        renderer=MISTRAL,
         models=(r"mistral", r"mixtral", r"magistral", r"devstral", r"ministral", r"codestral", r"pixtral"),
         reasoning=ReasoningSyntax(pairs=(("[THINK]", "[/THINK]"), ("<think>", "</think>"))),
     )
+]
+
+
+__all__ = [
+    "ARGS",
+    "CALL_ID",
+    "DIALECTS",
+    "MISTRAL",
+    "OPEN",
+    "MistralBlock",
+    "MistralParser",
 ]

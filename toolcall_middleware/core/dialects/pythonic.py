@@ -15,16 +15,23 @@ with `llama3_json`, whose built-in tool calls (`brave_search.call(query="…")`)
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 import warnings
+from collections.abc import Sequence
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE
 from .base import Call, Dialect, dump_arguments
 from .llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
+from .rendering import CallToRender, Renderer, python_literal
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 _MAX_NAME = 128  # a longer "function name" after `[` is prose, not a call
 
@@ -339,12 +346,50 @@ class PythonicParser(TextMachine):
         return CallListSegment()
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _pythonic_calls(calls: Sequence[CallToRender]) -> str:
+    if not calls:
+        return ""
+    items = ", ".join(
+        f"{c.name}(" + ", ".join(f"{k}={python_literal(v)}" for k, v in c.arguments.items()) + ")" for c in calls
+    )
+    return f"[{items}]"
+
+
+def _pythonic_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    return (
+        "You have access to the following functions. To call functions, please respond with a python list of the "
+        "calls. Respond in the format [func_name1(params_name1=params_value1, params_name2=params_value2...), "
+        "func_name2(params)] Do not use variables.\n\n"
+        + "\n\n".join(json.dumps(t.chat_shape(), ensure_ascii=False, indent=4) for t in tools)
+    )
+
+
+PYTHONIC = Renderer(calls=_pythonic_calls, tools=_pythonic_tools)
+
+
 DIALECTS = [
     Dialect(
         name="pythonic",
         description="[f(a=1), g()] Python call list: Llama 3.2 (pythonic), Llama 4, ToolACE",
         machine=PythonicParser,
+        renderer=PYTHONIC,
         models=(r"llama-?4", r"toolace"),
         reasoning=ReasoningSyntax(),
     )
+]
+
+
+__all__ = [
+    "DIALECTS",
+    "PYTHONIC",
+    "CallListSegment",
+    "PyScanner",
+    "PythonicParser",
+    "Scan",
+    "calls_from_list",
+    "keyword_arguments",
+    "parse_source",
 ]

@@ -32,12 +32,15 @@ The XML body is read by `xml_calls.XmlCallBlock`, shared with `seed_oss` and `mi
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..reasoning import ReasoningSyntax
+from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import Block, BlockItem, Dialect, ParseContext
-from .hermes import HermesBlock
+from .hermes import HERMES, HermesBlock
+from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, tool_response, value_text
 from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 
 OPEN = "<tool_call>"
@@ -110,15 +113,109 @@ def _prefills(model: str | None, thinking: bool | None) -> bool:
     return bool(re.search(_QWEN3_X, name)) and "coder" not in name and "instruct" not in name
 
 
+# -- request side: the chat template's text --------------------------------------------------------
+
+_QWEN_UNSAFE = ("</parameter>", "<parameter=", "</function>", "</tool_call>")
+
+
+def _qwen_xml_ok(call: CallToRender) -> bool:
+    """Whether the XML body carries the call exactly (names on one line, no markers in a value)."""
+    names = [call.name, *call.arguments]
+    if any(ch in n for n in names for ch in "<>\n") or any(n != n.strip() or not n for n in names):
+        return False
+    values = call.arguments.values()
+    if any(isinstance(v, str) and v.strip().lower() == "null" for v in values):
+        return False  # the text `null` reads back as a null
+    return not any(m in value_text(v) for v in values for m in _QWEN_UNSAFE)
+
+
+def _qwen_call(call: CallToRender) -> str:
+    if not _qwen_xml_ok(call):
+        return HERMES.calls([call])  # the same block also reads hermes JSON, which carries any value
+    params = "".join(f"<parameter={k}>\n{value_text(v)}\n</parameter>\n" for k, v in call.arguments.items())
+    return f"<tool_call>\n<function={call.name}>\n{params}</function>\n</tool_call>"
+
+
+def _extra_keys(obj: Any, handled: Sequence[str]) -> str:
+    """The template's `render_extra_keys`: keys it has no slot for, as `<key>value</key>` lines."""
+    if not isinstance(obj, JSON_OBJECT):
+        return ""
+    out = []
+    for key, value in obj.items():
+        if key in handled:
+            continue
+        text = dumps(value) if isinstance(value, (Mapping, list)) else str(value)
+        out.append(f"\n<{key}>{text}</{key}>")
+    return "".join(out)
+
+
+def _qwen_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    parts = ["# Tools\n\nYou have access to the following functions:\n\n<tools>"]
+    for tool in tools:
+        parts.append(f"\n<function>\n<name>{tool.name}</name>")
+        if tool.description is not None:
+            parts.append(f"\n<description>{tool.description.strip()}</description>")
+        parts.append("\n<parameters>")
+        schema = tool.schema()
+        props = schema.get("properties")
+        if isinstance(props, JSON_OBJECT):
+            for pname, fields in props.items():
+                parts.append(f"\n<parameter>\n<name>{pname}</name>")
+                if isinstance(fields, JSON_OBJECT):
+                    if "type" in fields:
+                        parts.append(f"\n<type>{fields['type']}</type>")
+                    if isinstance(fields.get("description"), str):
+                        parts.append(f"\n<description>{fields['description'].strip()}</description>")
+                parts.append(_extra_keys(fields, ("name", "type", "description")) + "\n</parameter>")
+        parts.append(_extra_keys(schema, ("type", "properties")) + "\n</parameters>\n</function>")
+    parts.append(
+        "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n"
+        "<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n"
+        "<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n"
+        "</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n"
+        "- Function calls MUST follow the specified format: an inner <function=...></function> block must be "
+        "nested within <tool_call></tool_call> XML tags\n- Required parameters MUST be specified\n"
+        "- You may provide optional reasoning for your function call in natural language BEFORE the function "
+        "call, but NOT after\n- If there is no function call available, answer the question like normal with your "
+        "current knowledge and do not tell the user about function calls\n</IMPORTANT>"
+    )
+    return "".join(parts)
+
+
+QWEN3_CODER_RENDERER = Renderer(
+    calls=lambda calls: "\n".join(_qwen_call(c) for c in calls),
+    tools=_qwen_tools,
+    results=results_joined(tool_response),
+    assistant=lambda c, k: join_turn(c, k, "\n\n"),
+)
+
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
+
 DIALECTS = [
     Dialect(
         name="qwen3_coder",
         description="<tool_call><function=f><parameter=k>v</parameter></function></tool_call>: "
         "Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5/3.6/3.8",
         machine=Qwen3CoderParser,
+        renderer=QWEN3_CODER_RENDERER,
+        incremental=True,
         models=(r"qwen3-coder", _QWEN3_X),
         # A call written before `</think>` ends the reasoning; a mere mention of `<tool_call>` does not.
         reasoning=ReasoningSyntax(implicit_ends=((OPEN, FUNCTION),)),
         prefills_reasoning=_prefills,
     )
+]
+
+
+__all__ = [
+    "CLOSE",
+    "DIALECTS",
+    "FUNCTION",
+    "OPEN",
+    "QWEN3_CODER",
+    "QWEN3_CODER_RENDERER",
+    "Qwen3CoderBlock",
+    "Qwen3CoderParser",
 ]

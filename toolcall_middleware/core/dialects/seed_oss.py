@@ -27,8 +27,13 @@ budget are reasoning text and stay in it, tags and all, as vLLM keeps them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from ..reasoning import ReasoningSyntax
+from ..schema import JSON_OBJECT
 from .base import Dialect
+from .rendering import CallToRender, Renderer, join_turn, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
 SEED = XmlCallSyntax(
@@ -42,9 +47,72 @@ SEED = XmlCallSyntax(
     one_newline=True,
 )
 
+if TYPE_CHECKING:
+    from ..request.tools import ToolSpec
+
 
 class SeedOssParser(XmlCallParser):
     syntax = SEED
+
+
+# -- request side: the chat template's text --------------------------------------------------------
+
+
+def _edge_newlines(text: str) -> str:
+    """A value between its tags, with a layout newline on a side where the value has its own.
+
+    The parser drops one newline on each side of a value, which the template writes only there.
+    """
+    return ("\n" if text.startswith("\n") else "") + text + ("\n" if text.endswith("\n") else "")
+
+
+def _seed_calls(calls: Sequence[CallToRender]) -> str:
+    out = []
+    for c in calls:
+        params = "".join(
+            f"<parameter={k}>{_edge_newlines(value_text(v))}</parameter>\n" for k, v in c.arguments.items()
+        )
+        out.append(f"<seed:tool_call>\n<function={c.name}>\n{params}</function>\n</seed:tool_call>")
+    return "\n".join(out)
+
+
+_PY_TYPES = {"string": "str", "number": "int", "integer": "int", "boolean": "bool", "array": "list"}
+
+
+def _seed_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+    # The template's default tool listing: Python signatures with docstrings (必填 = required,
+    # 选填 = optional), and its call-format line (工具调用请遵循如下格式 = "tool calls follow this format").
+    blocks = []
+    for tool in tools:
+        schema = tool.schema()
+        props = schema.get("properties")
+        props = props if isinstance(props, JSON_OBJECT) else {}
+        listed = schema.get("required")
+        required: list[Any] = listed if isinstance(listed, list) else []
+
+        def py(spec: Any) -> str:
+            kind = spec.get("type") if isinstance(spec, JSON_OBJECT) else None
+            return _PY_TYPES.get(kind, "Any") if isinstance(kind, str) else "Any"
+
+        signature = ", ".join(f"{name}: {py(spec)}" for name, spec in props.items())
+        doc = f'    """\n    {(tool.description or "").strip()}\n'
+        if props:
+            doc += "\n    Args:\n" + "".join(
+                f"    - {name} ({py(spec)}) {'[必填]' if name in required else '[选填]'}: "
+                f"{(spec.get('description') or '') if isinstance(spec, JSON_OBJECT) else ''}\n"
+                for name, spec in props.items()
+            )
+        blocks.append(f'Function:\ndef {tool.name}({signature}):\n{doc}    """')
+    return (
+        "You may call one or more functions to assist with the user query.\n\n"
+        + "\n\n".join(blocks)
+        + "\n\n工具调用请遵循如下格式:\n<seed:tool_call>\n<function=example_function_name>\n"
+        "<parameter=example_parameter_1>value_1</parameter>\n<parameter=example_parameter_2>This is the value for "
+        "the second parameter\nthat can span\nmultiple lines</parameter>\n</function>\n</seed:tool_call>"
+    )
+
+
+SEED_OSS = Renderer(calls=_seed_calls, tools=_seed_tools, assistant=lambda c, k: join_turn(c, k, "\n\n"))
 
 
 DIALECTS = [
@@ -53,9 +121,19 @@ DIALECTS = [
         description="<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>: "
         "ByteDance Seed-OSS",
         machine=SeedOssParser,
+        renderer=SEED_OSS,
+        incremental=True,
         models=(r"seed[-_]?oss",),
         # No implicit end: Seed-OSS drafts whole calls while thinking ("The format is
         # <seed:tool_call>…"); they stay reasoning, and only the call after `</seed:think>` runs.
         reasoning=ReasoningSyntax(pairs=(("<seed:think>", "</seed:think>"),)),
     )
+]
+
+
+__all__ = [
+    "DIALECTS",
+    "SEED",
+    "SEED_OSS",
+    "SeedOssParser",
 ]

@@ -76,6 +76,7 @@ DIALECTS = [
         description='<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">…'
         "<｜tool_calls_end｜>: StepFun Step3",
         machine=Step3Parser,
+        incremental=True,
         models=(r"step-?3(?![.p0-9])",),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         prefills_reasoning=lambda model, thinking: thinking is not False and model is not None,

@@ -338,3 +338,10 @@ class XmlCallParser(BlockParser):
 
     def open_block(self, opener: str) -> Block:
         return XmlCallBlock(self.ctx, self.syntax, opener)
+
+
+__all__ = [
+    "XmlCallBlock",
+    "XmlCallParser",
+    "XmlCallSyntax",
+]

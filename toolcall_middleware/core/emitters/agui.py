@@ -90,3 +90,8 @@ class AGUIEmitter:
             event["code"] = code
         out.append(event)
         return out
+
+
+__all__ = [
+    "AGUIEmitter",
+]

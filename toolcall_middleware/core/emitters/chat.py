@@ -327,3 +327,13 @@ def extensions(message: dict[str, Any], result: ParseResult) -> dict[str, Any]:
         chunks.append({"type": "args", "index": index, "arguments": fn["arguments"]})
         chunks.append({"type": "end", "index": index})
     return {"reasoning_chunks": [result.reasoning] if result.reasoning else [], "tool_call_chunks": chunks}
+
+
+__all__ = [
+    "ChatMessageBuilder",
+    "ChatStreamEmitter",
+    "ReasoningField",
+    "extensions",
+    "finish_reason_for",
+    "reasoning_fields",
+]

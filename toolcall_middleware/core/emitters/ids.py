@@ -39,3 +39,12 @@ def tool_call_id(model_id: str | None, style: CallIds = "model") -> str:
 
 def chat_completion_id() -> str:
     return random_id("chatcmpl-")
+
+
+__all__ = [
+    "CallIds",
+    "call_id",
+    "chat_completion_id",
+    "random_id",
+    "tool_call_id",
+]

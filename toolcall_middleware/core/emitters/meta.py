@@ -51,3 +51,10 @@ class Upstream:
     usage: Mapping[str, Any] | None = None
     finish_reason: str | None = None
     stop_sequence: str | None = None
+
+
+__all__ = [
+    "Upstream",
+    "token_count",
+    "usage_details",
+]

@@ -443,3 +443,12 @@ class ResponsesBuilder:
             )
         status = "incomplete" if cut else "completed"
         return self._shell.response(status, output, responses_usage(usage or self._shell.upstream.usage))
+
+
+__all__ = [
+    "ResponsesBuilder",
+    "ResponsesStreamEmitter",
+    "flat_tools",
+    "required_action",
+    "responses_usage",
+]

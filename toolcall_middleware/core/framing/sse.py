@@ -231,3 +231,17 @@ class SSEDecoder:
             elif name == b"retry" and text.isdigit():
                 retry = int(text)
         return SSEEvent(raw=raw, data="\n".join(data) if data else None, event=event, id=event_id, retry=retry)
+
+
+__all__ = [
+    "DONE",
+    "SSEDecoder",
+    "SSEEvent",
+    "SSETemplate",
+    "SSETooLarge",
+    "encode_chat",
+    "encode_data",
+    "encode_event",
+    "encode_events",
+    "json_token",
+]

@@ -22,7 +22,6 @@ from .detect import detect, kind_of, kind_of_route, reader_for
 from .events import (
     Channel,
     InboundEvent,
-    Kind,
     RawText,
     Unrecognized,
     UpstreamCall,
@@ -38,7 +37,6 @@ __all__ = [
     "ChatReader",
     "CompletionsReader",
     "InboundEvent",
-    "Kind",
     "MessagesReader",
     "NativeCalls",
     "RawText",

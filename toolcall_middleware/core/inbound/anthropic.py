@@ -21,10 +21,11 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ..api import Api
 from ..events import Event, ToolCallDelta, ToolCallEnd, ToolCallStart
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, str_or_none, upstream_error
-from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamCall, UpstreamMeta
+from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamMeta
 
 STREAM_EVENTS = frozenset(
     {
@@ -83,7 +84,7 @@ class MessagesReader(ReaderBase):
     ```
     """
 
-    kind: ClassVar[Kind] = "messages"
+    kind: ClassVar[Api] = "messages"
 
     def __init__(self) -> None:
         super().__init__()
@@ -147,9 +148,9 @@ class MessagesReader(ReaderBase):
         self._blocks[index] = kind if isinstance(kind, str) else ""
         self._see(0)
         if kind == "text":
-            return self._text(block.get("text"), "content")
+            return self._text(block.get("text"), Channel.CONTENT)
         if kind == "thinking":
-            return self._text(block.get("thinking"), "reasoning")
+            return self._text(block.get("thinking"), Channel.REASONING)
         if kind == "redacted_thinking":
             return []
         self._native = True
@@ -166,9 +167,9 @@ class MessagesReader(ReaderBase):
     def _block_delta(self, index: int, delta: Mapping[str, Any]) -> list[InboundEvent]:
         kind = delta.get("type")
         if kind == "text_delta":
-            return self._text(delta.get("text"), "content")
+            return self._text(delta.get("text"), Channel.CONTENT)
         if kind == "thinking_delta":
-            return self._text(delta.get("thinking"), "reasoning")
+            return self._text(delta.get("thinking"), Channel.REASONING)
         if kind == "input_json_delta" and index in self._calls:
             fragment = delta.get("partial_json")
             if isinstance(fragment, str) and fragment:

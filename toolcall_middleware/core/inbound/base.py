@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
+from ..api import Api
 from ..framing.utf8 import json_loads
 from ..schema import JSON_OBJECT
-from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
+from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
 from .template import TextTemplate
 
 DONE = "[DONE]"
@@ -23,7 +24,7 @@ class Reader(Protocol):
     upstream's body ended. Both return the events the input completes; neither looks back."""
 
     @property
-    def kind(self) -> Kind: ...
+    def kind(self) -> Api: ...
 
     @property
     def has_native_tool_calls(self) -> bool: ...
@@ -106,7 +107,7 @@ def content_texts(content: object, choice: int) -> tuple[list[RawText], bool]:
     parts are reasoning; other parts (images, audio) carry no text.
     """
     if isinstance(content, str):
-        return ([RawText(content, "content", choice)] if content else []), False
+        return ([RawText(content, Channel.CONTENT, choice)] if content else []), False
     out: list[RawText] = []
     refusal = False
     if not isinstance(content, list):
@@ -114,20 +115,20 @@ def content_texts(content: object, choice: int) -> tuple[list[RawText], bool]:
     for part in content:
         if isinstance(part, str):  # a bare string in the list: some hosts write parts that way
             if part:
-                out.append(RawText(part, "content", choice))
+                out.append(RawText(part, Channel.CONTENT, choice))
             continue
         if not isinstance(part, JSON_OBJECT):
             continue
         kind = part.get("type")
         if kind == "thinking":
             inner, _ = content_texts(part.get("thinking"), choice)
-            out.extend(RawText(t.text, "reasoning", choice) for t in inner)
+            out.extend(RawText(t.text, Channel.REASONING, choice) for t in inner)
         elif kind == "refusal":
             refusal = refusal or bool(part.get("refusal"))
         elif kind in ("text", "output_text", "reasoning_text", None):
             text = part.get("text")
             if isinstance(text, str) and text:
-                channel: Channel = "reasoning" if kind == "reasoning_text" else "content"
+                channel: Channel = Channel.REASONING if kind == "reasoning_text" else Channel.CONTENT
                 out.append(RawText(text, channel, choice))
     return out, refusal
 
@@ -147,7 +148,7 @@ class ReaderBase:
     """The state every reader keeps: whether the meta went out, each choice's finish reason, the
     last usage seen, whether the response ended; and the end itself (`[DONE]`, `flush()`)."""
 
-    kind: ClassVar[Kind]
+    kind: ClassVar[Api]
 
     def __init__(self) -> None:
         self._meta_sent = False
@@ -319,7 +320,7 @@ class ReaderBase:
         return out
 
 
-def choices_meta(obj: Mapping[str, Any], kind: Kind) -> UpstreamMeta:
+def choices_meta(obj: Mapping[str, Any], kind: Api) -> UpstreamMeta:
     """The metadata of a `choices`-shaped object (Chat Completions, legacy completions)."""
     # (`str_or_none` written out: this runs on every response)
     id_, model = obj.get("id"), obj.get("model")
@@ -332,3 +333,19 @@ def choices_meta(obj: Mapping[str, Any], kind: Kind) -> UpstreamMeta:
         system_fingerprint=fingerprint if isinstance(fingerprint, str) else None,
         service_tier=tier if isinstance(tier, str) else None,
     )
+
+
+__all__ = [
+    "DONE",
+    "NOT_DECODED",
+    "Reader",
+    "ReaderBase",
+    "choices_meta",
+    "content_texts",
+    "decode_data",
+    "error_from",
+    "int_or_none",
+    "reasoning_text",
+    "str_or_none",
+    "upstream_error",
+]

@@ -15,15 +15,19 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
+from ..api import Api
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, choices_meta, content_texts, int_or_none, reasoning_text, str_or_none, upstream_error
-from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamCall, UpstreamMeta
+from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamMeta
 from .template import TextTemplate, holder_of, text_key
 
 Shape = Literal["chunk", "completion"]
 
 # Where a delta's text is, by channel, in the order `_message` reads it.
-_TEXT_KEYS: dict[Channel, tuple[str, ...]] = {"content": ("content",), "reasoning": ("reasoning_content", "reasoning")}
+_TEXT_KEYS: dict[Channel, tuple[str, ...]] = {
+    Channel.CONTENT: ("content",),
+    Channel.REASONING: ("reasoning_content", "reasoning"),
+}
 
 
 def chat_shape(obj: Mapping[str, Any]) -> Shape | None:
@@ -103,7 +107,7 @@ class ChatReader(ReaderBase):
     A whole `chat.completion` body gives everything, `UpstreamDone` included, from one `feed`.
     """
 
-    kind: ClassVar[Kind] = "chat"
+    kind: ClassVar[Api] = "chat"
 
     def __init__(self) -> None:
         super().__init__()
@@ -215,9 +219,18 @@ class ChatReader(ReaderBase):
         out: list[RawText] = []
         reasoning = reasoning_text(message)
         if reasoning:
-            out.append(RawText(reasoning, "reasoning", index))
+            out.append(RawText(reasoning, Channel.REASONING, index))
         texts, refusal = content_texts(message.get("content"), index)
         out.extend(texts)
         if refusal or (isinstance(message.get("refusal"), str) and message["refusal"]):
             self._refusal = True
         return out
+
+
+__all__ = [
+    "ChatReader",
+    "Shape",
+    "chat_shape",
+    "first_chunk_text",
+    "with_logprobs",
+]

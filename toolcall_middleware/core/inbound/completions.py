@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ..api import Api
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, choices_meta, upstream_error
-from .events import InboundEvent, Kind, RawText, Unrecognized
+from .events import Channel, InboundEvent, RawText, Unrecognized
 
 
 def is_text_completion(obj: Mapping[str, Any]) -> bool:
@@ -36,7 +37,7 @@ class CompletionsReader(ReaderBase):
     `stream=False` the first body is the whole response.
     """
 
-    kind: ClassVar[Kind] = "completions"
+    kind: ClassVar[Api] = "completions"
 
     def __init__(self, *, stream: bool = True) -> None:
         super().__init__()
@@ -54,8 +55,14 @@ class CompletionsReader(ReaderBase):
         for index, choice in self._choices(obj):
             text = choice.get("text")
             if isinstance(text, str) and text:
-                out.append(RawText(text, "content", index))
+                out.append(RawText(text, Channel.CONTENT, index))
             self._finished(index, choice.get("finish_reason"))
         if not self._stream:
             out.extend(self._end(complete=True))
         return out
+
+
+__all__ = [
+    "CompletionsReader",
+    "is_text_completion",
+]

@@ -7,23 +7,23 @@ came. Inside a stream the reader reports errors itself (`UpstreamError`).
 
 from __future__ import annotations
 
+from ..api import Api
 from ..schema import JSON_OBJECT
 from .anthropic import MessagesReader, is_anthropic_message
 from .base import Reader, upstream_error
 from .chat import ChatReader, chat_shape
 from .completions import CompletionsReader, is_text_completion
-from .events import Kind
 from .responses import ResponsesReader
 
 # Longest suffix first: `/chat/completions` also ends with `/completions`.
-_ROUTES: tuple[tuple[str, Kind], ...] = (
+_ROUTES: tuple[tuple[str, Api], ...] = (
     ("/chat/completions", "chat"),
     ("/completions", "completions"),
     ("/responses", "responses"),
 )
 
 
-def kind_of(obj: object) -> Kind | None:
+def kind_of(obj: object) -> Api | None:
     """The API an upstream object belongs to, or `None` (an error, or something else).
 
     `object` decides (`chat.completion`, `chat.completion.chunk`, `text_completion`,
@@ -47,7 +47,7 @@ def kind_of(obj: object) -> Kind | None:
     return None
 
 
-def kind_of_route(path: str) -> Kind | None:
+def kind_of_route(path: str) -> Api | None:
     """The API a request path is for: `…/chat/completions`, `…/completions`, `…/responses`,
     `…/v1/messages` (Anthropic).
 
@@ -64,7 +64,7 @@ def kind_of_route(path: str) -> Kind | None:
     return None
 
 
-def detect(obj: object = None, *, route: str | None = None) -> Kind | None:
+def detect(obj: object = None, *, route: str | None = None) -> Api | None:
     """The reader for a response, from its first object and/or the request's route.
 
     With an object, the object decides, and a route that names another API makes it not ours
@@ -80,7 +80,7 @@ def detect(obj: object = None, *, route: str | None = None) -> Kind | None:
     return by_object
 
 
-def reader_for(kind: Kind, *, stream: bool = True) -> Reader:
+def reader_for(kind: Api, *, stream: bool = True) -> Reader:
     """A new reader for one response. `stream` says whether the body is SSE; it matters only for
     legacy completions, whose chunks and whole bodies share one `object`."""
     if kind == "chat":
@@ -90,3 +90,11 @@ def reader_for(kind: Kind, *, stream: bool = True) -> Reader:
     if kind == "messages":
         return MessagesReader()
     return CompletionsReader(stream=stream)
+
+
+__all__ = [
+    "detect",
+    "kind_of",
+    "kind_of_route",
+    "reader_for",
+]

@@ -18,15 +18,12 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from ..api import Api
 from ..emitters.ids import chat_completion_id
 from ..emitters.meta import Upstream
-
-Kind = Literal["chat", "responses", "completions", "messages"]
-"""The upstream's API: Chat Completions, the Responses API, legacy `/v1/completions`, Anthropic Messages."""
-
-Channel = Literal["content", "reasoning"]
+from ..reasoning import Channel
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +31,7 @@ class RawText:
     """Raw model text for one choice (`n > 1` Chat/completions requests have several; Responses has 0)."""
 
     text: str
-    channel: Channel = "content"
+    channel: Channel = Channel.CONTENT
     choice: int = 0
     # The host's log probabilities of this text's tokens (`logprobs.content` of a Chat choice),
     # when it sent them: carried to the client where the text goes out as it came.
@@ -51,7 +48,7 @@ class UpstreamMeta:
     other top-level fields (`instructions`, `tools`, `tool_choice`, `metadata`, …) for echoing.
     """
 
-    kind: Kind
+    kind: Api  # the upstream's API
     id: str | None = None
     model: str | None = None
     created: int | None = None
@@ -143,7 +140,6 @@ InboundEvent = RawText | UpstreamMeta | UpstreamDone | UpstreamError | UpstreamC
 __all__ = [
     "Channel",
     "InboundEvent",
-    "Kind",
     "RawText",
     "Unrecognized",
     "UpstreamCall",

@@ -23,9 +23,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from ..api import Api
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, error_from, str_or_none, upstream_error
-from .events import Channel, InboundEvent, Kind, RawText, Unrecognized, UpstreamCall, UpstreamError, UpstreamMeta
+from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamError, UpstreamMeta
 
 _TEXT_ITEMS = ("message", "reasoning")
 _CALL_ITEMS = ("function_call", "custom_tool_call")
@@ -88,7 +89,7 @@ def _index(value: object) -> int:
 class ResponsesReader(ReaderBase):
     """Responses stream events or a whole `response` object in, raw text and metadata out."""
 
-    kind: ClassVar[Kind] = "responses"
+    kind: ClassVar[Api] = "responses"
 
     def __init__(self) -> None:
         super().__init__()
@@ -117,17 +118,17 @@ class ResponsesReader(ReaderBase):
 
     def _event(self, kind: str, obj: Mapping[str, Any]) -> list[InboundEvent]:
         if kind == "response.output_text.delta":
-            return self._delta(self._key(obj, "content", "content_index"), obj.get("delta"), "content")
+            return self._delta(self._key(obj, "content", "content_index"), obj.get("delta"), Channel.CONTENT)
         if kind == "response.reasoning_text.delta":
-            return self._delta(self._key(obj, "content", "content_index"), obj.get("delta"), "reasoning")
+            return self._delta(self._key(obj, "content", "content_index"), obj.get("delta"), Channel.REASONING)
         if kind == "response.reasoning_summary_text.delta":
-            return self._delta(self._key(obj, "summary", "summary_index"), obj.get("delta"), "reasoning")
+            return self._delta(self._key(obj, "summary", "summary_index"), obj.get("delta"), Channel.REASONING)
         if kind == "response.output_text.done":
-            return self._settle(self._key(obj, "content", "content_index"), obj.get("text"), "content")
+            return self._settle(self._key(obj, "content", "content_index"), obj.get("text"), Channel.CONTENT)
         if kind == "response.reasoning_text.done":
-            return self._settle(self._key(obj, "content", "content_index"), obj.get("text"), "reasoning")
+            return self._settle(self._key(obj, "content", "content_index"), obj.get("text"), Channel.REASONING)
         if kind == "response.reasoning_summary_text.done":
-            return self._settle(self._key(obj, "summary", "summary_index"), obj.get("text"), "reasoning")
+            return self._settle(self._key(obj, "summary", "summary_index"), obj.get("text"), Channel.REASONING)
         if kind in ("response.content_part.added", "response.content_part.done"):
             return self._part(self._key(obj, "content", "content_index"), obj.get("part"))
         if kind in ("response.reasoning_summary_part.added", "response.reasoning_summary_part.done"):
@@ -202,7 +203,7 @@ class ResponsesReader(ReaderBase):
         if kind == "refusal":
             self._refusal = self._refusal or bool(part.get("refusal"))
             return []
-        channel: Channel = "content" if kind == "output_text" else "reasoning"
+        channel: Channel = Channel.CONTENT if kind == "output_text" else Channel.REASONING
         if kind not in ("output_text", "reasoning_text", "summary_text"):
             return []
         return self._settle(key, part.get("text"), channel)
@@ -273,3 +274,11 @@ class ResponsesReader(ReaderBase):
         self._note_usage(response.get("usage"))
         self._finished(0, finish_reason_of(response))
         return out + self._end(complete=True)
+
+
+__all__ = [
+    "PartKey",
+    "ResponsesReader",
+    "finish_reason_of",
+    "responses_meta",
+]

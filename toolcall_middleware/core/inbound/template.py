@@ -169,3 +169,11 @@ def text_key(
         if holder.get(key) == text:
             return key
     return None
+
+
+__all__ = [
+    "Locate",
+    "TextTemplate",
+    "holder_of",
+    "text_key",
+]

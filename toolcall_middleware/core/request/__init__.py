@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from ..dialects.rendering import ToolResult
 from .chat import rewrite_chat_request
 from .errors import BadRequest
 from .render import (
@@ -23,7 +24,6 @@ from .render import (
     render_tool_results,
     rendered_dialects,
 )
-from .render_base import ToolResult
 from .responses import rewrite_responses_request
 from .rewrite import RewriteResult
 from .tools import ToolChoice, ToolSet, ToolSpec, normalize_tools

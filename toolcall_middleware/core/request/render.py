@@ -26,39 +26,27 @@ from collections.abc import Sequence
 from json.encoder import encode_basestring
 
 from ..dialects import UnknownDialectError, get_dialect, list_dialects
+from ..dialects.rendering import Renderer, ToolResult
 from ..memo import MAX_ENTRIES
-from .render_base import CallText, Renderer, ToolResult, decode_calls, fallback_result
-from .render_dsml import RENDERERS as _DSML
-from .render_json import RENDERERS as _JSON
-from .render_special import RENDERERS as _SPECIAL
-from .render_xml import RENDERERS as _XML
+from .render_base import CallText, decode_calls
 from .tools import ToolChoice, ToolSet
-
-_RENDERERS: dict[str, Renderer] = {**_JSON, **_XML, **_DSML, **_SPECIAL}
 
 NO_TOOLS = "No tools are available for this response: do not call any function, answer directly."
 
 
 def renderer(dialect: str) -> Renderer:
     """The renderer of a registered dialect; `UnknownDialectError` for others and for `auto`."""
-    found = _RENDERERS.get(dialect)
-    if found is not None:
-        return found  # (every request asks, some more than once)
-    own = get_dialect(dialect).renderer  # the registry's error names the dialects
-    if own is not None:
-        return own
-    try:
-        return _RENDERERS[dialect]
-    except KeyError:
+    found = get_dialect(dialect).renderer  # the registry's error names the dialects
+    if found is None:
         raise UnknownDialectError(
             f"dialect {dialect!r} has no request renderer; pass a concrete dialect: {', '.join(rendered_dialects())}"
-        ) from None
+        )
+    return found
 
 
 def rendered_dialects() -> list[str]:
     """The dialects requests can be rendered in."""
-    own = {name for name in list_dialects() if get_dialect(name).renderer is not None}
-    return sorted(own | set(_RENDERERS))
+    return [name for name in list_dialects() if get_dialect(name).renderer is not None]
 
 
 def render_calls(dialect: str, calls: Sequence[CallText]) -> str:
@@ -79,9 +67,10 @@ def render_assistant(dialect: str, content: str | None, calls: Sequence[CallText
 def render_reasoning(dialect: str, text: str) -> str:
     """`text` as the dialect's reasoning block, written where the model writes it: before its
     answer or calls (see the module doc)."""
-    if dialect == "gpt_oss":
-        return f"<|channel|>analysis<|message|>{text}<|end|><|start|>assistant"
-    syntax = get_dialect(dialect).reasoning
+    found = get_dialect(dialect)
+    if found.renderer is not None and found.renderer.reasoning is not None:
+        return found.renderer.reasoning(text)  # a notation of its own (harmony's analysis channel)
+    syntax = found.reasoning
     if syntax is None:
         return ""
     start, end = syntax.pairs[0]
@@ -95,17 +84,13 @@ def render_tool_result(dialect: str, call_id: str, output: str, *, name: str | N
 
 def render_tool_results(dialect: str, results: Sequence[ToolResult]) -> str:
     """The consecutive tool results of one turn, merged as the dialect's template merges them."""
-    r = renderer(dialect)
-    if r.results is None:
-        return "\n".join(fallback_result(res) for res in results)
-    return r.results(results)
+    return renderer(dialect).results(results)
 
 
 def native_call_id(dialect: str, call_id: str, name: str, n: int) -> str:
     """The id the dialect writes for the `n`-th call of a conversation (Kimi's `functions.f:n`,
     Mistral's 9 alphanumerics); the client's id for dialects that write none."""
-    r = renderer(dialect)
-    return r.native_id(call_id, name, n) if r.native_id is not None else call_id
+    return renderer(dialect).native_id(call_id, name, n)
 
 
 def choice_rules(choice: ToolChoice, parallel: bool) -> list[str]:
@@ -166,7 +151,7 @@ def _render_manifest(dialect: str, tools: ToolSet) -> str | None:
     if not tools.tools:
         return None
     r = renderer(dialect)
-    native = r.choice(tools.choice) if r.choice is not None else None
+    native = r.choice(tools.choice)
     offered = tools.offered
     if not offered:
         return native or NO_TOOLS

@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..dialects.rendering import CallToRender, ToolResult
 from ..schema import JSON_OBJECT
 from .errors import invalid
 from .render import renderer
-from .render_base import Call, ToolResult, fallback_result, load_arguments
+from .render_base import load_arguments
 from .tools import ToolSet
 
 TEXT_PARTS = ("text", "input_text", "output_text")
@@ -104,8 +105,7 @@ class Flattener:
         self.n_results = 0
 
     def _native(self, call_id: str, name: str) -> str:
-        native = self._renderer.native_id
-        return native(call_id, name, self._count) if native is not None else call_id
+        return self._renderer.native_id(call_id, name, self._count)
 
     def assistant(self, content: str, calls: Sequence[tuple[str | None, str, Any, str]]) -> str:
         """An assistant turn: `calls` are `(client_id, name, arguments, param)`, `client_id` `None`
@@ -119,7 +119,7 @@ class Flattener:
             native = self._native(client_id, name)
             self._ids[client_id] = native
             self._names[client_id] = name
-            decoded.append(Call(id=native, name=name, arguments=args))
+            decoded.append(CallToRender(id=native, name=name, arguments=args))
             self._count += 1
         self.n_calls += len(decoded)
         r = self._renderer
@@ -147,8 +147,7 @@ class Flattener:
                 )
             )
         self.n_results += len(rendered)
-        r = self._renderer
-        return r.results(rendered) if r.results is not None else "\n".join(fallback_result(x) for x in rendered)
+        return self._renderer.results(rendered)
 
     @property
     def prepend_manifest(self) -> bool:

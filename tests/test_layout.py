@@ -1,0 +1,106 @@
+"""The package's shape: no import cycles between its modules, and no module over 500 lines.
+
+The modules are the package's and those of the integrations it ships (`tests/modules.py`). The
+import graph is read from the source with `ast`: an edge for each module a module imports at its
+top level or inside a function (imports under `if TYPE_CHECKING:` are for the type checker and
+do not run). `from package import name` is an edge to the submodule `package.name` when there is
+one, else to the package. Importing a module also runs its packages' `__init__`, but Python has
+started those first, so that is not an edge here.
+"""
+
+from __future__ import annotations
+
+import ast
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+from tests.modules import package_modules
+
+MAX_LINES = 500
+
+
+MODULES = package_modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def imports_of(name: str, path: Path) -> set[str]:
+    """The package's modules that module `name` imports when it runs."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            module = node.module or ""
+            source = (f"{base}.{module}" if module else base) if node.level else module
+            targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in MODULES else source for a in node.names]
+        out.update(t for t in targets if t in MODULES and t != name)
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {name: imports_of(name, path) for name, path in MODULES.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import loops, each as `[a, b, ..., a]` (`a` imports `b`, ...): one is found, one of its
+    edges set aside, and the search goes on until the rest of the graph has none."""
+    rest = {module: set(imported) for module, imported in graph.items()}
+    found: list[list[str]] = []
+    while True:
+        try:
+            TopologicalSorter(rest).prepare()
+        except CycleError as error:
+            loop = list(reversed(error.args[1]))  # graphlib lists it in dependency order
+            found.append(loop)
+            rest[loop[0]].discard(loop[1])
+        else:
+            return found
+
+
+def test_the_graph_reader_sees_edges_and_cycles() -> None:
+    graph = import_graph()
+    assert "toolcall_middleware.core.dialects.base" in graph["toolcall_middleware.core.dialects.hermes"]
+    assert "toolcall_middleware.core.dialects" in graph["toolcall_middleware.core.request.render"]
+    (loop,) = cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    assert loop[0] == loop[-1] and sorted(loop[:-1]) == ["a", "b", "c"]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles() -> None:
+    found = cycles(import_graph())
+    assert not found, "modules that import each other, directly or around a loop:\n" + "\n".join(
+        " -> ".join(loop) for loop in found
+    )
+
+
+def test_no_module_over_500_lines() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
+    over = {name: size for name, size in sorted(sizes.items()) if size > MAX_LINES}
+    assert not over, f"modules over {MAX_LINES} lines: {over}"
