@@ -99,3 +99,5 @@ DIALECTS = [
         renderer=Renderer(calls=_calls, tools=_tools, results=_results, assistant=_turn),
     )
 ]
+
+__all__ = ["ACTION", "ACTION_END", "DIALECTS", "THINKING", "THINKING_END", "WRAPPERS", "CohereParser", "read_action"]

@@ -75,6 +75,11 @@ class FunctionaryBlock:
 
     def finish(self) -> str | None:
         if self._args is not None:
+            if not self._opener and not self._args.started:
+                # A bare first line and nothing after it: a line of text, not a call begun.
+                raw = self._args.finish()
+                self._items.append(raw or "")
+                return None
             return self._args.finish()
         return self._opener + "".join(self._head)
 
@@ -156,4 +161,14 @@ DIALECTS = [
         reasoning=ReasoningSyntax(),
         renderer=RENDERER,
     )
+]
+
+__all__ = [
+    "DIALECTS",
+    "OPEN",
+    "RENDERER",
+    "TEXT_RECIPIENT",
+    "FunctionaryBlock",
+    "FunctionaryMachine",
+    "FunctionaryParser",
 ]

@@ -132,3 +132,17 @@ DIALECTS = [
         renderer=GRANITE_RENDERER,
     ),
 ]
+
+__all__ = [
+    "DIALECTS",
+    "FUNCTION_CALL",
+    "GRANITE_20B_RENDERER",
+    "GRANITE_RENDERER",
+    "GRANITE_THINKING",
+    "TAG",
+    "TOKEN",
+    "Granite20bParser",
+    "GraniteParser",
+    "call_array",
+    "tool_list",
+]

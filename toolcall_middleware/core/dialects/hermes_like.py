@@ -99,3 +99,16 @@ DIALECTS = [
         renderer=INTERNLM_RENDERER,
     ),
 ]
+
+__all__ = [
+    "ACTION",
+    "ACTION_END",
+    "ACTION_SPACED",
+    "DIALECTS",
+    "INTERNLM_RENDERER",
+    "LONGCAT",
+    "LONGCAT_END",
+    "LONGCAT_RENDERER",
+    "InternLMParser",
+    "LongcatParser",
+]

@@ -279,3 +279,20 @@ DIALECTS = [
         renderer=FIREFUNCTION_RENDERER,
     ),
 ]
+
+__all__ = [
+    "ANSWER",
+    "ANSWER_END",
+    "DIALECTS",
+    "FUNCTOOLS",
+    "TOOLCALL",
+    "TOOLCALL_END",
+    "TOOL_CALLS",
+    "TOOL_CALLS_END",
+    "FirefunctionParser",
+    "FunctoolsParser",
+    "HunyuanParser",
+    "JambaParser",
+    "MinimaxM1Parser",
+    "NemotronParser",
+]

@@ -168,6 +168,11 @@ class JsonCallsBlock:
         self._raw, self._values, self._closed = [], [], ""
         return s[i:]
 
+    @property
+    def started(self) -> bool:
+        """Whether the JSON after the opener has begun (not only whitespace so far)."""
+        return self._state is not _State.LEAD
+
     def take(self) -> list[BlockItem]:
         items, self._items = self._items, []
         return items

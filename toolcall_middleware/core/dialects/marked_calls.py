@@ -230,3 +230,21 @@ DIALECTS = [
         renderer=FUNCTIONGEMMA_RENDERER,
     ),
 ]
+
+__all__ = [
+    "DIALECTS",
+    "ESCAPE",
+    "FG",
+    "FG_END",
+    "LFM",
+    "LFM_END",
+    "OLMO",
+    "OLMO_END",
+    "FunctionGemmaParser",
+    "Lfm2Parser",
+    "MarkedBlock",
+    "Olmo3Parser",
+    "read_call_lines",
+    "read_call_list",
+    "read_gemma_call",
+]

@@ -83,3 +83,16 @@ DIALECTS = [
         renderer=RENDERER,
     )
 ]
+
+__all__ = [
+    "CALLS_BEGIN",
+    "CALLS_END",
+    "CALL_BEGIN",
+    "CALL_END",
+    "DIALECTS",
+    "INVOKE",
+    "RENDERER",
+    "SEP",
+    "STEP3",
+    "Step3Parser",
+]

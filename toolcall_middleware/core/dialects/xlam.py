@@ -80,3 +80,5 @@ DIALECTS = [
         renderer=RENDERER,
     )
 ]
+
+__all__ = ["DIALECTS", "FENCED", "MISTRAL", "RENDERER", "TAG", "TAG_END", "XlamParser"]
