@@ -27,6 +27,14 @@ def _json(args: Args) -> str:
     return json.dumps(args, ensure_ascii=False)
 
 
+def _array(calls: list[tuple[str, Args]]) -> str:
+    return json.dumps([{"name": n, "arguments": a} for n, a in calls], ensure_ascii=False)
+
+
+def _python_call(name: str, args: Args) -> str:
+    return f"{name}(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"
+
+
 def _xml_params(args: Args, fmt: str) -> str:
     return "".join(fmt.format(k=k, v=v) for k, v in args.items())
 
@@ -124,6 +132,54 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
     "generic_json": lambda calls: json.dumps(
         {"tool_calls": [{"name": n, "arguments": a} for n, a in calls]}, ensure_ascii=False
     ),
+    "granite": lambda calls: "<|tool_call|>" + _array(calls),
+    "granite_20b_fc": lambda calls: "".join(
+        f'<function_call> {{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls
+    ),
+    "jamba": lambda calls: f"<tool_calls>{_array(calls)}</tool_calls>",
+    "nemotron": lambda calls: f"<TOOLCALL>{_array(calls)}</TOOLCALL>",
+    "hunyuan_a13b": lambda calls: f"<answer>\n<tool_calls>{_array(calls)}</tool_calls>\n</answer>",
+    "phi4_mini": lambda calls: "functools" + _array(calls),
+    "firefunction_v2": lambda calls: " functools" + _array(calls),
+    "minimax_m1": lambda calls: "<tool_calls>\n"
+    + "".join(f'{{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls)
+    + "</tool_calls>",
+    "cohere_command": lambda calls: "<|START_ACTION|>"
+    + json.dumps(
+        [{"tool_call_id": str(i), "tool_name": n, "parameters": a} for i, (n, a) in enumerate(calls)],
+        ensure_ascii=False,
+    )
+    + "<|END_ACTION|>",
+    "apertus": lambda calls: "<|tools_prefix|>"
+    + json.dumps([{n: a} for n, a in calls], ensure_ascii=False)
+    + "<|tools_suffix|>",
+    "longcat": lambda calls: "".join(
+        f'<longcat_tool_call>{{"name": "{n}", "arguments": {_json(a)}}}</longcat_tool_call>\n' for n, a in calls
+    ),
+    "xlam": lambda calls: _array(calls),
+    "olmo3": lambda calls: "<function_calls>\n"
+    + "".join(f"{_python_call(n, a)}\n" for n, a in calls)
+    + "</function_calls>",
+    "lfm2": lambda calls: "<|tool_call_start|>["
+    + ", ".join(_python_call(n, a) for n, a in calls)
+    + "]<|tool_call_end|>",
+    "functiongemma": lambda calls: "".join(
+        f"<start_function_call>call:{n}{{" + ",".join(f"{k}:<escape>{v}<escape>" for k, v in a.items()) + "}"
+        "<end_function_call>"
+        for n, a in calls
+    ),
+    "step3": lambda calls: "<｜tool_calls_begin｜>\n"
+    + "".join(
+        f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{n}">\n'
+        + _xml_params(a, '<steptml:parameter name="{k}">{v}</steptml:parameter>\n')
+        + "</steptml:invoke><｜tool_call_end｜>\n"
+        for n, a in calls
+    )
+    + "<｜tool_calls_end｜>",
+    "functionary_v3_2": lambda calls: "".join(f">>>{n}\n{_json(a)}" for n, a in calls),
+    "internlm2": lambda calls: "".join(
+        f'<|action_start|><|plugin|>\n{{"name": "{n}", "parameters": {_json(a)}}}<|action_end|>' for n, a in calls
+    ),
 }
 
 
@@ -156,7 +212,7 @@ def code(size: int, seed: int) -> str:
 TEXT: dict[str, Callable[[str], str]] = {
     "gpt_oss": lambda t: f"<|channel|>final<|message|>{t}<|end|>",
 }
-NO_PROSE_BEFORE_CALLS = {"generic_json"}
+NO_PROSE_BEFORE_CALLS = {"generic_json", "xlam"}
 
 # (case, number of calls the parse must find)
 CALLS = {"text 20KB": 0, "call 50KB": 1, "call 200KB": 1, "8 calls": 8}

@@ -154,6 +154,19 @@ def render(dialect: str, name: str, args: dict[str, Any], compact: bool) -> tupl
     if dialect == "hermes":
         body = {"name": name, "arguments": args} if not compact else {"arguments": args, "name": name}
         return f"<tool_call>\n{json.dumps(body)}\n</tool_call>", "</tool_call>"
+    if dialect == "longcat":
+        body = {"name": name, "arguments": args}
+        return f"<longcat_tool_call>{json.dumps(body)}</longcat_tool_call>", "</longcat_tool_call>"
+    if dialect == "internlm2":
+        body = {"name": name, "parameters": args}
+        return f"<|action_start|><|plugin|>\n{json.dumps(body)}<|action_end|>", "<|action_end|>"
+    if dialect == "step3":
+        params = "".join(f'<steptml:parameter name="{k}">{v}</steptml:parameter>\n' for k, v in args.items())
+        return (
+            f'<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{name}">\n'
+            f"{params}</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>",
+            "</steptml:invoke>",
+        )
     if dialect in ("deepseek_v3", "deepseek_v31"):
         raw = spaced_json(args, compact)
         body = (
@@ -206,7 +219,7 @@ def check_generated(dialect: str, before: str, call: tuple[str, dict[str, Any]],
     fragments = [e for e in early if isinstance(e, ToolCallDelta)]
     if dialect == "hermes" and compact:
         assert len(fragments) == 1  # the arguments came before the name: held until it, then at once
-    elif dialect in ("hermes", "kimi_k2", "deepseek_v3", "deepseek_v31"):
+    elif dialect in ("hermes", "kimi_k2", "deepseek_v3", "deepseek_v31", "longcat", "internlm2"):
         assert len(fragments) > 1  # the JSON text, piece by piece
     else:
         # One member per parameter whose end is certain: the last one's `</parameter>` is confirmed
@@ -217,7 +230,7 @@ def check_generated(dialect: str, before: str, call: tuple[str, dict[str, Any]],
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.sampled_from(["hermes", "kimi_k2", "deepseek_v3", "deepseek_v31"]),
+    st.sampled_from(["hermes", "kimi_k2", "deepseek_v3", "deepseek_v31", "longcat", "internlm2"]),
     TEXT,
     json_call(),
     TEXT,
@@ -231,7 +244,7 @@ def test_generated_json_calls_stream_as_they_arrive(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.sampled_from(["qwen3_coder", "minimax_m2", "seed_oss", "glm45", "glm47"]),
+    st.sampled_from(["qwen3_coder", "minimax_m2", "seed_oss", "glm45", "glm47", "step3"]),
     TEXT,
     xml_call(),
     TEXT,

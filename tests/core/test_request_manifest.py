@@ -91,6 +91,58 @@ TEMPLATE_WORDS = {
     "kimi_k2": ["<|tool_calls_section_begin|>"],
     "kimi_k3": ["# Tools\nHere are the available tools, described in JSONSchema.\n\n```json\n[{"],
     "generic_json": ["Respond in JSON format, either with `tool_call`"],
+    "granite": [
+        "<|start_of_role|>available_tools<|end_of_role|>\n" + json.dumps(WEATHER, ensure_ascii=False, indent=4)
+    ],
+    "granite_20b_fc": [
+        "You are a helpful assistant with access to the following function calls. Your task is to understand the "
+        "given conversation with function calls and responses",
+        "<|function_call_library|>\n{",
+    ],
+    "jamba": ["<tool_calls>[{"],
+    "nemotron": [
+        "You can use the following tools to assist the user if required:\n<AVAILABLE_TOOLS>["
+        + json.dumps(WEATHER["function"]),
+        "The user will execute tool-calls and return responses from tool(s) in this format:\n<TOOL_RESPONSE>",
+    ],
+    "hunyuan_a13b": ["你是一位函数组合专家。", "如果你决定调用任何函数，你必须将其格式化为<tool_calls>"],
+    "phi4_mini": [
+        "  * prefix function calls with functools marker (no closing marker required)\n"
+        "  * all function calls should be generated in a single JSON list formatted as functools[",
+        json.dumps(WEATHER, ensure_ascii=False, indent=4),
+    ],
+    "firefunction_v2": [
+        "You are a helpful assistant with access to functions.",
+        "prefix function calls with functools",
+    ],
+    "minimax_m1": [
+        "You are provided with these tools:\n<tools>\n" + json.dumps(WEATHER, ensure_ascii=False),
+        "If you need to call tools, please respond with <tool_calls></tool_calls> XML tags",
+    ],
+    "cohere_command": ["## Available Tools\nHere is a list of tools that you have available to you."],
+    "apertus": [
+        "Tool Capabilities:\n// Get the weather\ntype get_weather = (_: {\n// The city\ncity: string,\n"
+        "days?: number\n}) => any;"
+    ],
+    "longcat": ["<longcat_tool_call>"],
+    "olmo3": [
+        "You have access to the following functions. To call functions, respond with a pythonic function call "
+        "wrapped in <function_calls></function_calls> XML tags.",
+        "Here are the available functions:\n<functions>\n" + json.dumps(WEATHER["function"]),
+    ],
+    "lfm2": ["List of tools: <|tool_list_start|>[" + json.dumps(WEATHER["function"])],
+    "functiongemma": [
+        "You are a model that can do function calling with the following functions"
+        "<start_function_declaration>declaration:get_weather{description:<escape>Get the weather<escape>"
+    ],
+    "step3": ['<steptml:invoke name="NAME">'],
+    "xlam": [
+        "You have access to a set of tools. When using tools, make calls in a single JSON array: \n\n"
+        '[{"name": "tool_call_name", "arguments": {"arg1": "value1", "arg2": "value2"}}',
+        json.dumps(WEATHER, ensure_ascii=False, indent=4),
+    ],
+    "functionary_v3_2": ["Respond in this format:\n>>>${recipient}\n${content}"],
+    "internlm2": ["<|action_start|><|plugin|>\n", json.dumps([WEATHER["function"]])[:40]],
 }
 
 

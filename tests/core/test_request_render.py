@@ -6,8 +6,9 @@ quotes, newlines, unicode and other formats' markers in their strings) are rende
 The XML-style dialects type their raw values by the request's tool schemas, so the parse gets the
 schemas of the rendered calls, as the response side does. A few formats have no escape for some
 values (Gemma's `<|"|>` string delimiter inside a string, a glm value holding `</arg_value>`, a
-seed/minimax value holding `</parameter>`, minimax's edge newlines, a Python keyword as a pythonic
-keyword argument); those values are excluded for those formats only, and shown to break.
+seed/minimax value holding `</parameter>`, minimax's and step3's edge newlines, a Python keyword as
+a pythonic, olmo3 or lfm2 keyword argument, FunctionGemma's `<escape>` delimiter or end marker in
+a string); those values are excluded for those formats only, and shown to break.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def _strings(value: Any) -> list[str]:
 def carries(dialect: str, name: str, args: Mapping[str, Any]) -> bool:
     """Whether the dialect's format has a way to write these arguments (see the module doc)."""
     texts = [value_text(v) for v in args.values()]
-    if dialect in ("seed_oss", "minimax_m2", "glm45", "glm47") and any(
+    if dialect in ("seed_oss", "minimax_m2", "glm45", "glm47", "step3") and any(
         isinstance(v, str) and v.strip().lower() == "null" for v in args.values()
     ):
         return False  # a value that reads `null` is a null in the parameter formats
@@ -131,8 +132,12 @@ def carries(dialect: str, name: str, args: Mapping[str, Any]) -> bool:
         return not any(m in t for t in texts for m in ("</parameter>", "<parameter=", "</function>"))
     if dialect == "minimax_m2":
         return not any("</parameter>" in t or t != t.strip("\n") for t in texts)
-    if dialect == "pythonic":
+    if dialect in ("pythonic", "olmo3", "lfm2"):
         return not keyword.iskeyword(name) and not any(keyword.iskeyword(k) for k in args)
+    if dialect == "functiongemma":
+        return not any(m in s for s in _strings(args) for m in ("<escape>", '<|"|>', "<end_function_call>"))
+    if dialect == "step3":
+        return not any("</steptml:parameter>" in t or t != t.strip("\n") for t in texts)
     return True
 
 
@@ -222,6 +227,9 @@ def test_the_formats_without_an_escape_really_lose_those_values() -> None:
         ("glm47", {"s": "a</arg_value><arg_key>b"}),
         ("seed_oss", {"s": "a</parameter>\n<parameter=b>"}),
         ("minimax_m2", {"s": "\nedge\n"}),
+        ("step3", {"s": "\nedge\n"}),
+        ("functiongemma", {"s": "a<escape>b"}),
+        ("functiongemma", {"s": "a<end_function_call>b"}),
         ("seed_oss", {"s": "null"}),
         ("glm45", {"s": " NULL"}),
     ]

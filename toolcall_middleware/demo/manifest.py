@@ -4,7 +4,7 @@ The demo model is told nothing of OpenAI tool calling: the request rewriting wro
 the system prompt (or `instructions`) in the dialect's own wording (`render_manifest`), and this
 module reads that wording back. Most dialects declare each tool as a JSON object; the others have
 their own syntax, each read here: Qwen3-Coder's `<function><name>…` XML, harmony's TypeScript
-namespace, Gemma 4's `declaration:` blocks, Seed-OSS's Python signatures and DeepSeek V3.1's
+namespace, Gemma 4's and FunctionGemma's `declaration:` blocks, Seed-OSS's Python signatures and DeepSeek V3.1's
 `### name` sections.
 """
 
@@ -149,14 +149,18 @@ def _typescript_tools(text: str) -> Iterator[OfferedTool]:
         yield _from_schema(m.group(1), None, {"properties": props, "required": required})
 
 
-_GEMMA = re.compile(r"<\|tool>declaration:(\w[\w.-]*)(\{.*?\})<tool\|>", re.S)
+# Gemma 4's `<|tool>…<tool|>`, and FunctionGemma's `<start_function_declaration>…` with `<escape>`.
+_GEMMA = re.compile(
+    r"(?:<\|tool>|<start_function_declaration>)declaration:(\w[\w.-]*)(\{.*?\})(?:<tool\|>|<end_function_declaration>)",
+    re.S,
+)
 _GEMMA_KEY = re.compile(r"([{,])(\w+):")
 
 
 def _gemma_tools(text: str) -> Iterator[OfferedTool]:
     for m in _GEMMA.finditer(text):
         # Gemma's declaration is JSON with bare keys and `<|"|>` for quotes.
-        body = _GEMMA_KEY.sub(r'\1"\2":', m.group(2).replace('<|"|>', '"'))
+        body = _GEMMA_KEY.sub(r'\1"\2":', m.group(2).replace('<|"|>', '"').replace("<escape>", '"'))
         try:
             value = json.loads(body)
         except ValueError:

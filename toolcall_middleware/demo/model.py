@@ -132,6 +132,11 @@ def _result_pattern(dialect: str) -> str:
     def literal(part: str) -> str:
         return re.escape(part).replace("CALLID", ".*?").replace("NAME", ".*?")
 
+    if not prefix.strip() and not suffix.strip():
+        # Outputs only separated (Nemotron's and Apertus' `[A, B]`): an output follows the turn's
+        # opening or a separator, and ends at a separator or the turn's close.
+        start, stop = literal(before), literal(after)
+        return f"(?:{start}|{literal(between)})(?P<out>.*?)(?={literal(between)}|{stop}\\s*\\Z)"
     end = literal(suffix) if suffix.strip() else f"{literal(prefix)}|\\s*\\Z"
     return f"{literal(prefix)}(?P<out>.*?)(?={end})"  # a lookahead: the next output's prefix may overlap
 

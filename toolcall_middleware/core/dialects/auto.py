@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..events import Event, TextDelta
-from ..reasoning import ReasoningSyntax
+from ..reasoning import DEFAULT_PAIRS, ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, hold_whitespace, partial_marker_len
 from .base import Dialect, ParseContext, ToolMachine
 
@@ -34,6 +34,7 @@ UNIQUE: dict[str, str] = {
     "<seed:tool_call>": "seed_oss",
 }
 SHARED = ("<tool_call>", "<function=")
+KIMI_VL_THINK = ("◁think▷", "◁/think▷")
 # What follows a shared marker (after optional whitespace) decides; `None` = cannot tell yet.
 _AFTER_TOOL_CALL = re.compile(
     r"[ \t\r\n]*(?:(\{)|(<function=)|[A-Za-z_][\w.\-]*(\n)?[ \t\r\n]*(?:<arg_key>|</tool_call>))"
@@ -141,7 +142,9 @@ DIALECTS = [
         description="the format the output shows: the first marker only one format writes picks the dialect",
         machine=AutoParser,
         models=(),
-        reasoning=ReasoningSyntax(),
+        # Kimi-VL-Thinking and k1.5 think in `◁think▷…◁/think▷` and have no tool format of their
+        # own: their names select this dialect, which reads those markers too (SGLang's `kimi`).
+        reasoning=ReasoningSyntax(pairs=(*DEFAULT_PAIRS, KIMI_VL_THINK)),
     )
 ]
 

@@ -192,6 +192,9 @@ class BlockParser(PendingTextMachine):
         self._after_call = False  # a call came after `_last`
         self._skip_ws = False
         self._markers: tuple[str, ...] = (*self.openers, FENCE)
+        # Openers that begin with a fence (xlam's ```json): a fence at the very end of the text
+        # waits for what follows, as any partial opener does.
+        self._fenced_openers = tuple(o for o in self.openers if o.startswith(FENCE) and o != FENCE)
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
         self._heads = head_pattern(self._markers)
         self._block_chars = 0  # what the open block was given the general way (`ctx.max_call_chars`)
@@ -369,6 +372,8 @@ class BlockParser(PendingTextMachine):
             pos, marker = hit
             if marker != FENCE:
                 return hit
+            if self._fenced_openers and any(o.startswith(s[pos:]) for o in self._fenced_openers):
+                return None  # the text ends where an opener that starts as a fence may still follow
             before = s[pos - 1] if pos else self._prev
             if before == "\n":
                 self._in_fence = not self._in_fence

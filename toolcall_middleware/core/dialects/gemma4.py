@@ -399,7 +399,7 @@ def _gemma_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
     )
 
 
-def _gemma_result(result: ToolResult) -> str:
+def gemma_result(result: ToolResult) -> str:
     try:
         value = json.loads(result.output)
     except (ValueError, RecursionError):
@@ -412,7 +412,7 @@ def _gemma_result(result: ToolResult) -> str:
 GEMMA4 = Renderer(
     calls=_gemma_calls,
     tools=_gemma_tools,
-    results=results_joined(_gemma_result, ""),
+    results=results_joined(gemma_result, ""),
     assistant=lambda c, k: join_turn(c, k, ""),
 )
 
@@ -440,6 +440,7 @@ __all__ = [
     "STR",
     "Gemma4Block",
     "Gemma4Parser",
+    "gemma_result",
     "gemma_value",
     "parse_arguments",
     "read_header",

@@ -368,7 +368,7 @@ def _harmony_turn(content: str, calls: str) -> str:
     return preamble + ("<|start|>assistant" + calls if calls else "")
 
 
-def _ts_type(spec: Any) -> str:
+def ts_type(spec: Any) -> str:
     """The gpt-oss template's `render_typescript_type`."""
     if not isinstance(spec, JSON_OBJECT):
         return "any"
@@ -382,7 +382,7 @@ def _ts_type(spec: Any) -> str:
         item_kind = items.get("type")
         if isinstance(item_kind, str) and item_kind in simple:
             return simple[item_kind] + nullable
-        inner = _ts_type(items)
+        inner = ts_type(items)
         return ("any[]" if inner == "object | object" or len(inner) > 50 else inner + "[]") + nullable
     if isinstance(kind, list) and kind:
         return " | ".join(str(k) for k in kind)
@@ -390,7 +390,7 @@ def _ts_type(spec: Any) -> str:
     if isinstance(variants, list) and variants:
         if len(variants) > 1 and any(isinstance(v, JSON_OBJECT) and v.get("type") == "object" for v in variants):
             return "any"
-        return " | ".join(_ts_type(v) for v in variants)
+        return " | ".join(ts_type(v) for v in variants)
     if kind == "string":
         enum = spec.get("enum")
         if isinstance(enum, list) and enum:
@@ -404,7 +404,7 @@ def _ts_type(spec: Any) -> str:
         props = spec.get("properties")
         if isinstance(props, JSON_OBJECT) and props:
             required = spec.get("required") or []
-            fields = ", ".join(f"{k}{'' if k in required else '?'}: {_ts_type(v)}" for k, v in props.items())
+            fields = ", ".join(f"{k}{'' if k in required else '?'}: {ts_type(v)}" for k, v in props.items())
             return "{\n" + fields + "}"
         return "object"
     return "any"
@@ -427,7 +427,7 @@ def _harmony_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
             spec = spec if isinstance(spec, JSON_OBJECT) else {}
             if spec.get("description"):
                 out.append(f"// {spec['description']}\n")
-            line = f"{name}{'' if name in required else '?'}: {_ts_type(spec)}"
+            line = f"{name}{'' if name in required else '?'}: {ts_type(spec)}"
             if "default" in spec:
                 default = spec["default"] if spec.get("enum") else dumps(spec["default"])
                 line += f", // default: {default}"
@@ -475,4 +475,5 @@ __all__ = [
     "TEXT_ENDS",
     "HarmonyParser",
     "classify",
+    "ts_type",
 ]
