@@ -165,7 +165,7 @@ def test_floats_round_trip(x: float) -> None:
 @given(st.text(), st.sampled_from([STR, NULLABLE_STR, {"anyOf": [STR, INT]}]))
 def test_string_schemas_keep_any_text_but_null(text: str, schema: dict[str, Any]) -> None:
     got = coerce_value(text, schema)
-    if text.strip() == "null" and schema is NULLABLE_STR:
+    if text.strip().lower() == "null":  # the format's only way to write a null, whatever the schema
         assert got is None
     else:
         assert got == text
