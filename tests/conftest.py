@@ -7,22 +7,8 @@ import random
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-import pytest
-
 from toolcall_middleware import StreamParser, merge_events, parse
-from toolcall_middleware.core import lane as lane_module
 from toolcall_middleware.core.result import ParseResult
-
-
-@pytest.fixture(scope="module", params=["c", "python"])
-def lane_kind(request: pytest.FixtureRequest) -> Any:
-    """The lane tests run on both lanes: the C one (where it is built) and the Python one."""
-    if request.param == "c" and lane_module._native is None:
-        pytest.skip("the C lane is not built here")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "python":
-            patch.setattr(lane_module, "_native", None)
-        yield request.param
 
 
 def random_splits(text: str, seed: int | random.Random, max_size: int = 8) -> Iterator[str]:

@@ -5,9 +5,10 @@ objects in (its API's reader), the client's wire bytes out (its API's emitter).
 host objects -> reader -> raw text (+ a host's own calls) -> StreamParser -> PolicyFilter -> emitter -> bytes
 ```
 
-`Answer.feed` takes a streamed answer one SSE event at a time (`feed_event`: the direct path for
-a whole plain-text event), `finish` / `abort` end it, `whole` rewrites a whole JSON answer. Chat
-answers with several choices (`n > 1`) get one `Answer` per choice, each on its own `index`.
+`Answer.feed` takes a streamed answer one SSE event at a time (`feed_event`: the one fast path,
+for a whole event shaped like the last plain-text chunk), `finish` / `abort` end it, `whole`
+rewrites a whole JSON answer. Chat answers with several choices (`n > 1`) get one `Answer` per
+choice, each on its own `index`.
 """
 
 from __future__ import annotations
@@ -26,13 +27,10 @@ from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
 from .inbound.anthropic import NativeCalls
 from .inbound.base import NOT_DECODED
-from .inbound.chat import ChatReader
 from .inbound.events import Kind, UpstreamCall
-from .lane import Lane, Output
 from .logprobs import LogprobQueue
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyError, PolicyFilter, PolicyLimits
-from .reasoning import Channel
 from .request.bridge_messages import template_thinking
 from .result import merge_events
 
@@ -221,31 +219,21 @@ class Answer:
             return self._item(items[0], event)
         return b"".join([self._item(item, event) for item in items])
 
-    def begin(self, obj: Mapping[str, Any], text: str) -> bytes:
-        """`feed` for a stream's usual first chunk (`first_chunk_text(obj)` gave `text`), the
-        first text's path: the meta and the text it holds, without the general reading (the
-        same reader state, the same bytes)."""
-        assert isinstance(self.reader, ChatReader)
-        meta = self.meta = self.reader.begin(obj)
-        opening = self._open(meta.to_upstream())
-        if not text:
-            return opening  # (the role alone: no text for the parser, as `feed` gives none)
-        out = self._emit(self.parser.feed(text))  # (`_text`, for choice 0's content)
-        return opening + out if opening else out
-
     def feed_event(self, raw: bytes) -> bytes | None:
-        """The bytes out for one whole SSE event as it came, when its chunk is shaped like the last
-        plain text chunk (the reader's template); `None` for any other: decode it, `feed`.
+        """The fast path: the bytes out for one whole SSE event as it came, when its chunk is
+        shaped like the last plain text chunk (the reader's template); `None` for any other, with
+        nothing changed: decode it and `feed` it (the general path).
 
-        The usual chunk (content of this choice, plain text the parser holds nothing before, no
-        call waiting in the rules) goes straight from the parser to the emitter's text template:
-        what `_text` gives, without the events between them."""
+        A matched chunk skips the SSE decoder and the reader. Its text, when it is this choice's
+        content and the parser takes it as plain text (`StreamParser.take_plain`) with nothing
+        waiting in the rules, goes straight into the emitter's text chunk (`text_sse`); any other
+        text takes the parser, the rules and the emitter as `feed` would give it to them."""
         reader = self.reader
         reader.settle()  # (what the last chunk taught the template)
         template = self._template
         if template is None or reader.done:
             return None
-        text = template.match_text(raw)  # (the reader's `event_text`, one call less)
+        text = template.match_text(raw)
         if text is None:
             return None
         learned = template.learned
@@ -256,52 +244,16 @@ class Answer:
             and not self.done
             and self.failed is None
             and self.parent is None  # (one choice of several: the head's state counts too)
+            and self.policy.passes_text
+            and self._text_sse is not None
         ):
-            kept = self.parser.feed_content(text)
-            if isinstance(kept, list):
-                return self._emit(kept)  # (`_text`, for this choice's content)
-            if not kept:
-                return b""  # all held back (whitespace that may come before a call)
-            if self.policy.passes_text and self._text_sse is not None:
+            kept = self.parser.take_plain(text)
+            if kept is not None:
+                if not kept:
+                    return b""  # all held back (whitespace that may come before a call)
                 out = self._text_sse(kept)
-                if out is not None:
-                    return out
-            return self._emit([TextDelta(kept)])
+                return out if out is not None else self._emit([TextDelta(kept)])
         return self._text(RawText(text, learned.channel, learned.choice))
-
-    def lane(self, cap: int) -> Lane | None:
-        """`feed_event` for the usual chunk as one function (the parser's `lane`, between the
-        reader's template and the emitter's), while no state it takes as settled can change:
-        this choice alone, text or reasoning in the learned shape, nothing waiting in the rules.
-        Chat clients get text and reasoning chunks this way, Responses clients text. It stands
-        until anything else feeds this answer; `None` when there is none now."""
-        self.reader.settle()  # (what the last chunk taught the template)
-        template = self._template
-        learned = template.learned if template is not None else None
-        if (
-            learned is None
-            or template is None
-            or learned.choice != self.index
-            or self.several
-            or self.done
-            or self.failed is not None
-            or self.reader.done
-            or not self.policy.passes_text
-        ):
-            return None
-        frame_in = template.frame
-        if frame_in is None:
-            return None
-        chat, responses = self.chat, self.responses
-        output: Callable[[Channel], Output | None]
-        if chat is not None:
-            output = lambda channel: chat.text_frame("content" if channel is Channel.CONTENT else "reasoning")  # noqa: E731
-        elif responses is not None:
-            output = lambda channel: responses.text_writer() if channel is Channel.CONTENT else None  # noqa: E731
-        else:
-            return None
-        channel = Channel.CONTENT if learned.channel == "content" else Channel.REASONING
-        return self.parser.lane(channel, frame_in, output, cap, template)
 
     def _text(self, item: RawText) -> bytes:
         if item.choice != self.index:
