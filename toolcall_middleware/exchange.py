@@ -152,6 +152,7 @@ class ToolCallExchange:
         status = 413 if error.code == "request_too_large" else 400
         report = self.pipeline.report
         report.refused, report.status = error.code or "invalid_request", status
+        report.response_bytes = len(body)  # (the shell sends it after the record is made)
         self.report()
         return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
