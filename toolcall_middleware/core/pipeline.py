@@ -24,13 +24,13 @@ already returns real tool calls) goes through untouched, byte for byte.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from .answer import Answer, Prepared
+from .answer import Answer
+from .answer_parts import Prepared
 from .emitters.anthropic import error_object
+from .exchange_data import Report, Settings
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes, json_bytes_with
 from .http import Body, ContentDecoder, Headers, classify, header, without
@@ -49,77 +49,6 @@ Api = Literal["chat", "responses", "completions", "messages"]
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
 SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What an exchange needs of the configuration (the middleware builds it from `ToolCallConfig`)."""
-
-    dialect_for: Callable[[str | None], str]
-    generation_prompt: str | None = None
-    thinking: bool | None = None
-    forward_tools: bool = False
-    inject_manifest: bool = True
-    strict: bool = False
-    repair: bool = True
-    arguments_streaming: Literal["whole", "incremental"] = "whole"
-    reasoning_calls: Literal["keep", "fallback"] = "keep"
-    reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
-    responses_reasoning: bool = True
-    profiles: frozenset[str] = frozenset()
-    max_response_bytes: int = 64 * 1024 * 1024
-    max_sse_event_bytes: int = 8 * 1024 * 1024
-    max_calls: int = 128
-    max_call_bytes: int = 4 * 1024 * 1024
-    max_depth: int = 128
-    call_ids: Literal["openai", "model"] = "openai"
-
-
-@dataclass
-class Report:
-    """Telemetry of one exchange (DESIGN: dialect, calls found, failures, repairs, echoes)."""
-
-    api: str
-    dialect: str
-    path: str = ""  # the route the client called
-    model: str | None = None
-    stream: bool = False
-    request_bytes: int = 0
-    refused: str | None = None  # the code of the error the request was refused with (a 400, 413)
-    rewritten_request: bool = False
-    rewritten_response: bool = False
-    passthrough_reason: str | None = None
-    status: int | None = None  # the host's
-    unknown_tools: list[str] = field(default_factory=list)  # names the model called, not offered
-    calls_found: int = 0
-    calls_emitted: int = 0
-    truncated: bool = False
-    notes: list[str] = field(default_factory=list)
-    policy_error: str | None = None
-    echoed_function_calls: int = 0
-    dropped_tool_types: list[str] = field(default_factory=list)
-    response_bytes: int = 0  # the response body the client was sent (ours, or the host's as it came)
-    parse_seconds: float = 0.0  # our own work on the response (decoding, parsing, rules, writing)
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def outcome(self) -> str:
-        """`refused` (the request), `policy_error` (the answer broke the rules), `truncated` (cut off
-        inside a call), `rewritten`, or `passthrough` (not ours: the host's answer as it came)."""
-        if self.refused is not None:
-            return "refused"
-        if self.policy_error is not None:
-            return "policy_error"
-        if self.rewritten_response:
-            return "truncated" if self.truncated else "rewritten"
-        return "passthrough"
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "started"}
-        out["outcome"] = self.outcome
-        out["parse_seconds"] = round(self.parse_seconds, 6)
-        out["seconds"] = round(time.monotonic() - self.started, 6)
-        return out
 
 
 class Exchange:
@@ -146,7 +75,7 @@ class Exchange:
         self._host_status = 0
         self.settings = settings
         self.request: dict[str, Any] = {}
-        self._rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
+        self.rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
         self.report = Report(api=api, dialect="")
         if self.upstream != api:
             self.report.notes.append(f"bridged: the host answers as {self.upstream}")
@@ -197,7 +126,7 @@ class Exchange:
         self.report.stream = bool(body.get("stream"))
         if self.count_tokens:
             return self._count_request(body)
-        body, self._rules, dropped = for_host(self.api, self.upstream, body)
+        body, self.rules, dropped = for_host(self.api, self.upstream, body)
         if self.upstream == "completions":
             return None
         rewrite = REWRITES[self.upstream]
