@@ -17,8 +17,8 @@ until its body ends). Streamed rewrites drop
 goes out as the app sent it, head and messages. Everything else is forwarded in order, untouched.
 
 The `send` the app is given is `_Request._send`; every message the client gets goes to the
-server through `_Request._write` (the one place that counts the response's bytes), and through
-the keep-alive (`keepalive.KeepAlive`) once a rewritten stream is under way.
+server through `_Request._write` (`_counting`: the one place that counts the response's bytes),
+and through the keep-alive (`keepalive.KeepAlive`) once a rewritten stream is under way.
 """
 
 from __future__ import annotations
@@ -124,6 +124,19 @@ def _serving() -> bool:
     return True
 
 
+def _counting(send: Send, exchange: ToolCallExchange) -> Send:
+    """The server's `send`, through which every message the client gets passes (the keep-alive's
+    pings too), so the record's `response_bytes` counts every body byte sent. A closure, not a
+    method: the keep-alive holds it, and must not hold the request (a cycle per response)."""
+
+    async def write(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            exchange.sent(len(message.get("body", b"")))
+        await send(message)
+
+    return write
+
+
 class _Request:
     """The state of one request: never kept on the middleware."""
 
@@ -140,6 +153,7 @@ class _Request:
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
         self.state = "head"  # head -> stream | buffer -> done | pass; stream -> ended (ours, then drained)
+        self._write = _counting(send, exchange)
         # A rewritten stream under way (head sent, keep-alive set up): its next body goes the short
         # way in `_send`. Cleared whenever the stream ends or is given up.
         self.flowing = False
@@ -205,13 +219,6 @@ class _Request:
             return await self.receive()
 
         return receive
-
-    async def _write(self, message: Message) -> None:
-        """The server's `send`: every message the client gets passes here (the keep-alive's
-        pings too), so the record's `response_bytes` counts every body byte sent."""
-        if message["type"] == "http.response.body":
-            self.exchange.sent(len(message.get("body", b"")))
-        await self.send(message)
 
     async def _send(self, message: Message) -> None:
         """The app's `send`."""
