@@ -129,10 +129,11 @@ def _counting(send: Send, exchange: ToolCallExchange) -> Send:
     pings too), so the record's `response_bytes` counts every body byte sent. A closure, not a
     method: the keep-alive holds it, and must not hold the request (a cycle per response)."""
 
-    async def write(message: Message) -> None:
+    def write(message: Message) -> Awaitable[None]:
+        # (the server's awaitable itself: no coroutine of ours per message)
         if message["type"] == "http.response.body":
             exchange.sent(len(message.get("body", b"")))
-        await send(message)
+        return send(message)
 
     return write
 
@@ -328,9 +329,10 @@ class _Request:
             self.keepalive = KeepAlive(self._write, interval, ping)
             self.keepalive.start()
 
-    async def _out(self, message: Message) -> None:
-        """A message on a started stream: after any ping being written, never inside one."""
-        await (self.keepalive.send(message) if self.keepalive is not None else self._write(message))
+    def _out(self, message: Message) -> Awaitable[None]:
+        """A message on a started stream: after any ping being written, never inside one (the
+        keep-alive's `send`, or the server's, as the awaitable to await: no coroutine of ours)."""
+        return self.keepalive.send(message) if self.keepalive is not None else self._write(message)
 
     async def _abort(self, error: Exception) -> bool:
         """The app raised mid-stream: end the rewritten stream (held text out, an error event
