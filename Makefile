@@ -5,7 +5,7 @@ BIN = $(VENV)/bin
 
 .PHONY: demo test lint bench load
 
-$(BIN)/toolcall-middleware: pyproject.toml hatch_build.py toolcall_middleware/core/_lane.c
+$(BIN)/toolcall-middleware: pyproject.toml hatch_build.py toolcall_middleware/core/_scan.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'

@@ -338,18 +338,7 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     policy = PolicyFilter(tools, None, None)
     judged: list[list[Any]] = [list(policy.feed(e)) for e in parsed] + [list(policy.close())]
 
-    def exchange() -> None:  # as the middleware drives it: the lane for the usual chunk, else `feed`
-        ex = Exchange("chat", settings)
-        ex.rewrite_request(body)
-        ex.start("POST", 200, [(b"content-type", b"text/event-stream; charset=utf-8")])
-        lane = None
-        for m in messages:
-            if lane is None or lane(m) is None:
-                ex.feed(m)
-                lane = ex.lane
-        ex.close()
-
-    def exchange_no_lane() -> None:
+    def exchange() -> None:  # as the middleware drives it (the fast path for the usual chunk)
         ex = Exchange("chat", settings)
         ex.rewrite_request(body)
         ex.start("POST", 200, [(b"content-type", b"text/event-stream; charset=utf-8")])
@@ -421,14 +410,13 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
         return min(times)
 
     return [
-        ("the whole exchange (pipeline.Exchange, the lane for the usual chunk), alone", best(exchange)),
-        ("  the same without the lane (each chunk through `feed`)", best(exchange_no_lane)),
+        ("the whole exchange (pipeline.Exchange, the fast path for the usual chunk), alone", best(exchange)),
         ("  chunk template on each whole SSE event (reader.feed_event, else feed_data)", best(template)),
         ("  hermes StreamParser", best(parse)),
         ("  PolicyFilter (schema compile included)", best(filter_)),
         ("    compiling the tool's schema once, uncached (SchemaCheck; requests share it)", best(schema)),
         ("  ChatStreamEmitter.feed_sse (text chunks from a template)", best(emit_sse)),
-        ("  the long way, which the template and the lane skip for most chunks:", 0.0),
+        ("  the long way, which the fast path skips for most chunks:", 0.0),
         ("    SSE decoding (framing.sse.SSEDecoder)", best(sse)),
         ("    json.loads of each upstream chunk", best(loads)),
         ("    inbound chat reader, decoded chunks (reader.feed)", best(reader)),

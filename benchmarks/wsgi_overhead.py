@@ -117,11 +117,8 @@ def exchange_alone(chunks: list[bytes], request: bytes, config: ToolCallConfig) 
         exchange = ToolCallExchange(config, route)
         exchange.rewrite_request(request)
         exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
-        lane = None
-        for chunk in chunks:  # as the middleware runs it: the lane for the usual chunk, else `transform`
-            if lane is None or lane(chunk) is None:
-                exchange.transform(chunk)
-                lane = exchange.lane
+        for chunk in chunks:  # as the middleware runs it
+            exchange.transform(chunk)
         exchange.transform(b"", end=True)
 
     return run

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from toolcall_middleware import StreamParser, merge_events, parse
-from toolcall_middleware.core import lane as lane_module
 from toolcall_middleware.core.result import ParseResult
 
 
@@ -21,17 +20,6 @@ def _data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
         yield
-
-
-@pytest.fixture(scope="module", params=["c", "python"])
-def lane_kind(request: pytest.FixtureRequest) -> Any:
-    """The lane tests run on both lanes: the C one (where it is built) and the Python one."""
-    if request.param == "c" and lane_module._native is None:
-        pytest.skip("the C lane is not built here")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "python":
-            patch.setattr(lane_module, "_native", None)
-        yield request.param
 
 
 def random_splits(text: str, seed: int | random.Random, max_size: int = 8) -> Iterator[str]:

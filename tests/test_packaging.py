@@ -22,8 +22,8 @@ PROBE = (
 
 NATIVE_PROBE = (
     "import sys; sys.path.insert(0, sys.argv[1])\n"
-    "from toolcall_middleware.core import lane\n"
-    "print(lane._native)\n"
+    "from toolcall_middleware.core import compiled\n"
+    "print(compiled.native)\n"
 )
 
 
@@ -65,32 +65,32 @@ def test_the_integrations_import_in_this_environment(tmp_path: Path) -> None:
     assert found == [str(ROOT / "integrations" / f"{m}.py") for m in MODULES]
 
 
-def test_the_c_lane_is_built_by_the_install() -> None:
-    """The development install compiles the C lane (`hatch_build.py`), unless asked not to: a
-    build that silently fell back to pure Python would leave the C lane untested."""
-    from toolcall_middleware.core import lane
+def test_the_c_helper_is_built_by_the_install() -> None:
+    """The development install compiles the C helper (`hatch_build.py`), unless asked not to: a
+    build that silently fell back to pure Python would leave the C helper untested."""
+    from toolcall_middleware.core import compiled
 
     if os.environ.get("TOOLCALL_MIDDLEWARE_PURE_PYTHON"):
         pytest.skip("pure Python asked for")
-    assert lane._native is not None
-    assert Path(lane._native.__file__).parent == ROOT / "toolcall_middleware" / "core"
+    assert compiled.native is not None
+    assert Path(compiled.native.__file__).parent == ROOT / "toolcall_middleware" / "core"
 
 
-def test_the_wheel_carries_the_c_lane_and_uses_it(wheel: Path, tmp_path: Path) -> None:
+def test_the_wheel_carries_the_c_helper_and_uses_it(wheel: Path, tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
-    assert [n for n in names if n.startswith("toolcall_middleware/core/_lane.") and n.endswith((".so", ".pyd"))]
-    assert "toolcall_middleware/core/_lane.c" not in names
+    assert [n for n in names if n.startswith("toolcall_middleware/core/_scan.") and n.endswith((".so", ".pyd"))]
+    assert "toolcall_middleware/core/_scan.c" not in names
     assert "-none-any" not in wheel.name  # a platform wheel: it holds compiled code
     zipfile.ZipFile(wheel).extractall(tmp_path)
     found = subprocess.run(
         [sys.executable, "-c", NATIVE_PROBE, str(tmp_path)], cwd=tmp_path, check=True, capture_output=True, text=True
     )
-    assert str(tmp_path) in found.stdout  # the C lane of the unpacked wheel
+    assert str(tmp_path) in found.stdout  # the C helper of the unpacked wheel
 
 
 def test_without_a_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
-    """The C lane is optional: a build whose compiler fails warns and makes a pure wheel, which
-    runs the Python lane."""
+    """The C helper is optional: a build whose compiler fails warns and makes a pure wheel, which
+    runs in Python."""
     out = tmp_path / "dist"
     env = {**os.environ, "CC": "/bin/false"}
     env.pop("TOOLCALL_MIDDLEWARE_PURE_PYTHON", None)
@@ -102,7 +102,7 @@ def test_without_a_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
     )
     (built,) = out.glob("toolcall_middleware-*.whl")
     assert built.name.endswith("-py3-none-any.whl")
-    assert not [n for n in zipfile.ZipFile(built).namelist() if "/_lane." in n]
+    assert not [n for n in zipfile.ZipFile(built).namelist() if "/_scan." in n]
     zipfile.ZipFile(built).extractall(tmp_path / "unpacked")
     unpacked = str(tmp_path / "unpacked")
     found = subprocess.run(

@@ -19,9 +19,9 @@ until its body ends). Streamed rewrites drop
 `Content-Length`, buffered ones recompute it, and a buffered body that turns out not to be ours
 goes out as the app sent it, head and messages. Everything else is forwarded in order, untouched.
 
-The `send` the app is given is `_Request._send`, or, where the C helper is built, its C twin
-(`core/_lane.c`'s `sender`): the usual chunk of a rewritten stream (the lane's) goes to the
-server's `send` without a coroutine of ours around it, and any other message to `_general`.
+The `send` the app is given is `_Request._send`; every message the client gets goes to the
+server through `_Request._write` (`_counting`: the one place that counts the response's bytes),
+and through the keep-alive (`keepalive.KeepAlive`) once a rewritten stream is under way.
 """
 
 from __future__ import annotations
@@ -30,15 +30,12 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from time import monotonic
 from typing import Any
 
 from .compact import compact_route, serve_compact
 from .config import RouteMatch as Route
 from .config import ToolCallConfig
-from .core import lane as lane_module
 from .core.http import headers_named, without
-from .core.lane import Lane
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, UpstreamFailure, settings_from
 from .keepalive import KeepAlive, ping_for
@@ -154,14 +151,18 @@ def _serving() -> bool:
     return True
 
 
-class _Route:
-    """What `_Request._send` reads per message (the C helper's `Route` where it is built)."""
+def _counting(send: Send, exchange: ToolCallExchange) -> Send:
+    """The server's `send`, through which every message the client gets passes (the keep-alive's
+    pings too), so the record's `response_bytes` counts every body byte sent. A closure, not a
+    method: the keep-alive holds it, and must not hold the request (a cycle per response)."""
 
-    __slots__ = ("clock", "lane")
+    def write(message: Message) -> Awaitable[None]:
+        # (the server's awaitable itself: no coroutine of ours per message)
+        if message["type"] == "http.response.body":
+            exchange.sent(len(message.get("body", b"")))
+        return send(message)
 
-    def __init__(self) -> None:
-        self.lane: Lane | None = None
-        self.clock: Any = None
+    return write
 
 
 class _Request:
@@ -180,14 +181,10 @@ class _Request:
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
         self.state = "head"  # head -> stream | buffer -> done | pass; stream -> ended (ours, then drained)
+        self._write = _counting(send, exchange)
         # A rewritten stream under way (head sent, keep-alive set up): its next body goes the short
         # way in `_send`. Cleared whenever the stream ends or is given up.
         self.flowing = False
-        self.native = lane_module._native  # the C helper, where built: the C sender and its clock
-        # What the send reads per message: `lane` while flowing (the usual piece in one call,
-        # `ToolCallExchange.lane`), `clock` once the keep-alive runs. The C sender's own type
-        # where it is built (it reads the fields without attribute lookups).
-        self.route: _Route = self.native.Route() if self.native is not None else _Route()
 
     async def run(self, declared: bytes | None) -> None:
         """`declared`: the request's Content-Length, if it gave one."""
@@ -208,11 +205,8 @@ class _Request:
         if self.exchange.path != scope.get("path"):
             # The bridged request goes to the route of the host's API (the query string stays).
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
-        # The app's send: the C sender where the lane's C helper is built (the usual message
-        # without a coroutine of ours), else `_send`; both leave any other message to `_general`.
-        send = self._send if self.native is None else self.native.sender(self, self.route, self.send)
         try:
-            await self.mw.app(scope, self._replay(chunks, complete), send)
+            await self.mw.app(scope, self._replay(chunks, complete), self._send)
         except Exception as error:
             if await self._abort(error):
                 return  # a host's upstream failed (it logged why): the client has the API's error
@@ -255,49 +249,14 @@ class _Request:
         return receive
 
     async def _send(self, message: Message) -> None:
-        route = self.route
-        lane = route.lane
-        if lane is not None and message["type"] == "http.response.body" and message.get("more_body", False):
-            # The usual message: one more plain text chunk of a stream being rewritten, in one call
-            # (`ToolCallExchange.lane`). `None` from it: any other piece, for the paths below.
-            body = message.get("body", b"")
-            try:
-                out = lane(body) if type(body) is bytes else None
-            except Exception as error:
-                await self._lane_failed(message, error)
-                return
-            if out is not None:
-                if not out:
-                    return
-                piece = {"type": "http.response.body", "body": out, "more_body": True}
-                clock = route.clock
-                if clock is None:
-                    await self.send(piece)
-                elif clock.pinging and self.keepalive is not None:
-                    await self.keepalive.send(piece)  # after the ping being written
-                else:  # `keepalive.send(piece)` inline: one coroutine less per chunk
-                    clock.sending += 1
-                    try:
-                        await self.send(piece)
-                    finally:
-                        clock.sending -= 1
-                    clock.last = monotonic()
-                return
-        await self._general(message)
-
-    async def _lane_failed(self, message: Message, error: Exception) -> None:
-        """The lane raised on `message`: a bug of ours (logged), which must not take the answer
-        down: the rest passes through."""
-        logger.error("toolcall-middleware: rewriting failed; passing the response through", exc_info=error)
-        await self._streamed(message, None, True)
-
-    async def _general(self, message: Message) -> None:
-        """Every message `_send` does not take the short way (the C sender's too)."""
+        """The app's `send`."""
         if self.flowing and message["type"] == "http.response.body" and message.get("more_body", False):
-            # A piece of a stream being rewritten that the lane does not take: what the general
-            # path below does for it, without the checks that only its first piece needs.
+            # The usual message: a piece of a stream being rewritten, with its head out and its
+            # keep-alive set up: what the general path below does for it, without the checks
+            # that only its first piece needs.
             ex = self.exchange
-            out = ex.transform(bytes(message.get("body", b"")))
+            body = message.get("body", b"")
+            out = ex.transform(body if type(body) is bytes else bytes(body))
             if out is None or ex.pipeline.passthrough:
                 await self._streamed(message, out, True)
                 return
@@ -305,8 +264,6 @@ class _Request:
                 await self._out({"type": "http.response.body", "body": out, "more_body": True})
             if ex.pipeline.ended:
                 await self._end_stream()
-                return
-            self.route.lane = ex.lane  # the lane for the state this piece left (made after it went out)
             return
         kind = message["type"]
         if self.state == "ended":
@@ -314,7 +271,7 @@ class _Request:
             # (a proxy's upstream is read to its end or closed, as the app does), and only trailers
             # the head announced can still follow the final body.
             if kind == "http.response.trailers" and self.original is not None and self.original.get("trailers"):
-                await self.send(message)
+                await self._write(message)
             return
         if kind == "http.response.start":
             # Decided now (the head is all it needs), so the answer's parts are made while a model
@@ -338,7 +295,7 @@ class _Request:
         if self.state in ("pass", "done"):
             if self.start is not None:
                 await self._flush_start()
-            await self.send(message)
+            await self._write(message)
             return
         ex = self.exchange
         if self.state == "buffer":
@@ -356,17 +313,17 @@ class _Request:
             self.held = [m for m in self.held if m["type"] != "http.response.body"]
             await self._flush_start(length=len(out), status=ex.status)
             self.state = "done"
-            await self.send({"type": "http.response.body", "body": out, "more_body": False})
+            await self._write({"type": "http.response.body", "body": out, "more_body": False})
 
     async def _streamed(self, message: Message, out: bytes | None, more: bool) -> None:
         """A body of a streamed rewrite, `out` what the exchange made of it."""
-        self.flowing, self.route.lane = False, None
+        self.flowing = False
         if out is None:  # a bug of ours (logged) must not take the answer down: the rest passes through
             self.state = "pass"
             if self.keepalive is not None:
                 await self.keepalive.stop()
             await self._flush_start()
-            await self.send(message)
+            await self._write(message)
             return
         # If the exchange gave up midway it keeps returning the (decoded) bytes as they came:
         # Content-Encoding is already gone from the head, so raw gzip must not follow it.
@@ -383,28 +340,26 @@ class _Request:
         elif not ex.passthrough:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
-            self.route.lane = ex.lane
 
     async def _end_stream(self) -> None:
         """The client's stream had its terminal event (ours: a limit's error, the end): the
         response ends now, whatever the app sends after it (see `_general`)."""
-        self.state, self.flowing, self.route.lane = "ended", False, None
+        self.state, self.flowing = "ended", False
         if self.keepalive is not None:
             await self.keepalive.stop()
-        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+        await self._write({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _keep_alive(self) -> None:
         interval = self.mw.config.keepalive_interval
         if self.keepalive is None and interval:
             ping = ping_for(self.exchange.api, self.mw._settings.profiles)
-            clock = self.native.Clock() if self.native is not None else None
-            self.keepalive = KeepAlive(self.send, interval, ping, clock)
-            self.route.clock = self.keepalive.clock
+            self.keepalive = KeepAlive(self._write, interval, ping)
             self.keepalive.start()
 
-    async def _out(self, message: Message) -> None:
-        """A message on a started stream: after any ping being written, never inside one."""
-        await (self.keepalive.send(message) if self.keepalive is not None else self.send(message))
+    def _out(self, message: Message) -> Awaitable[None]:
+        """A message on a started stream: after any ping being written, never inside one (the
+        keep-alive's `send`, or the server's, as the awaitable to await: no coroutine of ours)."""
+        return self.keepalive.send(message) if self.keepalive is not None else self._write(message)
 
     async def _abort(self, error: Exception) -> bool:
         """The app raised mid-stream: end the rewritten stream (held text out, an error event
@@ -414,7 +369,6 @@ class _Request:
         `UpstreamFailure` before anything went out is answered with its status, in the client
         API's error shape. True when the failure was a host's `UpstreamFailure` and the client
         has its answer (the caller does not raise it again)."""
-        self.route.lane = None
         upstream = isinstance(error, UpstreamFailure)
         if upstream and self.state in ("ended", "done"):
             return True  # the client's answer was complete before the failure
@@ -428,11 +382,11 @@ class _Request:
         out = self.exchange.abort(self.exchange.failure_message(error))
         if out is None:
             return False
-        self.state, self.flowing, self.route.lane = "done", False, None
+        self.state, self.flowing = "done", False
         if self.keepalive is not None:
             await self.keepalive.stop()
         try:
-            await self.send({"type": "http.response.body", "body": out, "more_body": False})
+            await self._write({"type": "http.response.body", "body": out, "more_body": False})
         except Exception:  # the client may be gone too (which may be why the app failed)
             logger.debug("toolcall-middleware: could not end the stream after the app failed", exc_info=True)
         return upstream
@@ -446,7 +400,7 @@ class _Request:
             if self.start is not None and all(m["type"] != "http.response.body" for m in self.held):
                 self.state, self.start = "pass", self.original
             elif self.state == "stream":
-                self.state, self.flowing, self.route.lane = "pass", False, None
+                self.state, self.flowing = "pass", False
                 if self.keepalive is not None:
                     await self.keepalive.stop()
         if self.state == "buffer":
@@ -459,10 +413,10 @@ class _Request:
         """A buffered body we will not rewrite: the app's own head and messages, unchanged."""
         self.state, self.start = "pass", None
         assert self.original is not None
-        await self.send(self.original)
+        await self._write(self.original)
         held, self.held = self.held, []
         for message in held:
-            await self.send(message)
+            await self._write(message)
 
     def _decide(self, *, prepare: bool = True) -> None:
         assert self.start is not None, "http.response.body before http.response.start"
@@ -485,11 +439,11 @@ class _Request:
             start = {**start, "headers": headers}
         if status is not None:
             start = {**start, "status": status}
-        await self.send(start)
+        await self._write(start)
         held, self.held = self.held, []
         for message in held:  # what the app sent between its head and its final body, in order
-            await self.send(message)
+            await self._write(message)
 
     async def _send_error(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
-        await self.send({"type": "http.response.start", "status": status, "headers": headers})
-        await self.send({"type": "http.response.body", "body": body, "more_body": False})
+        await self._write({"type": "http.response.start", "status": status, "headers": headers})
+        await self._write({"type": "http.response.body", "body": body, "more_body": False})

@@ -19,13 +19,13 @@ ex.report()
 from __future__ import annotations
 
 import logging
+from time import perf_counter
 from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
 from .core.emitters.anthropic import error_object
 from .core.framing.utf8 import json_bytes
 from .core.http import Headers
-from .core.lane import Lane
 from .core.pipeline import Exchange, Settings
 from .core.replaced import error_type
 from .core.request import BadRequest
@@ -89,10 +89,6 @@ class ToolCallExchange:
         self.pipeline.report.path = route.asked
         self.mode: Mode = "pass"
         self._reported = False
-        self._lane: Lane | None = None
-        # The lane is taken when it is asked for (`lane`), not when a piece is transformed: a
-        # shell asks after sending that piece's bytes, so making it never delays them.
-        self._lane_due = False
 
     @staticmethod
     def route(
@@ -159,6 +155,7 @@ class ToolCallExchange:
         status = 413 if error.code == "request_too_large" else 400
         report = self.pipeline.report
         report.refused, report.status = error.code or "invalid_request", status
+        report.response_bytes = len(body)  # (the shell sends it after the record is made)
         self.report()
         return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
@@ -192,38 +189,24 @@ class ToolCallExchange:
 
         `None` means rewriting failed on a bug of ours: it is logged, and the caller passes the
         rest through (a buffered body: the original head and bytes) rather than fail the answer.
-        The usual piece of a stream goes the `lane`.
+        The time it takes is the exchange's own work (decoding, parsing, the rules, writing the
+        client's bytes), added to the record's `parse_seconds`; the host's time is never in it.
         """
+        began = perf_counter()
         try:
-            lane = self._lane if not self._lane_due else self.lane
-            if lane is not None and not end and type(data) is bytes:
-                out = lane(data)
-                if out is not None:
-                    return out
-            self._lane, self._lane_due = None, not end
             if not end:
                 return self.pipeline.feed(data)
             return self.pipeline.feed(data) + self.pipeline.close()
         except Exception:
-            self._lane, self._lane_due = None, False
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
             return None
+        finally:
+            self.pipeline.report.parse_seconds += perf_counter() - began
 
-    @property
-    def lane(self) -> Lane | None:
-        """What `transform` runs for the usual piece of a stream, as one function of the piece:
-        the bytes out, or `None` for any other piece (call `transform`). A shell on the hot path
-        calls it itself, one call less per piece. It stands until the next `transform` or
-        `abort`: take it again after either, best after sending what that gave (it is made
-        then). A failure inside it is a bug of ours, to be handled as `transform` does."""
-        if self._lane_due:
-            self._lane_due = False
-            try:
-                self._lane = self.pipeline.lane
-            except Exception:  # a bug of ours: no lane, the pieces go to `transform`
-                self._lane = None
-                logger.exception("toolcall-middleware: the stream's short path failed; using the general one")
-        return self._lane
+    def sent(self, size: int) -> None:
+        """`size` bytes of the response body went to the client (the record's `response_bytes`):
+        the shells call it where they write a body, whoever made it (us, or the host as it came)."""
+        self.pipeline.report.response_bytes += size
 
     @staticmethod
     def failure_message(error: Exception) -> str:
@@ -247,12 +230,14 @@ class ToolCallExchange:
     def abort(self, message: str) -> bytes | None:
         """The app failed mid-stream: the bytes that end the client's stream (held text, then the
         client API's error), or None when nothing can be said (logged like `transform`)."""
-        self._lane, self._lane_due = None, False
+        began = perf_counter()
         try:
             return self.pipeline.abort(message)
         except Exception:
             logger.exception("toolcall-middleware: ending the stream after the app failed went wrong")
             return None
+        finally:
+            self.pipeline.report.parse_seconds += perf_counter() - began
 
     @property
     def passthrough(self) -> bool:

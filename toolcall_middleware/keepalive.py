@@ -32,19 +32,6 @@ PING_COMMENT = b": ping\n\n"
 PING_EVENT = b'event: ping\ndata: {"type": "ping"}\n\n'
 
 
-class Clock:
-    """What a message costs the keep-alive: `sending` while it is written, `last` once it was
-    (`time.monotonic()`), and `pinging` while a ping is. The C helper has its own (`_lane.Clock`,
-    the same fields), which its ASGI sender updates without attribute lookups."""
-
-    __slots__ = ("last", "pinging", "sending")
-
-    def __init__(self) -> None:
-        self.sending = 0
-        self.last = 0.0
-        self.pinging = False
-
-
 def ping_for(api: str, profiles: frozenset[str]) -> bytes:
     """The ping a client of `api` gets: typed for Messages clients under `ping_events`."""
     return PING_EVENT if api == "messages" and "ping_events" in profiles else PING_COMMENT
@@ -53,17 +40,17 @@ def ping_for(api: str, profiles: frozenset[str]) -> bytes:
 class KeepAlive:
     """Pings through `send` after `interval` seconds without a message; see the module doc."""
 
-    def __init__(self, send: Send, interval: float, ping: bytes, clock: Any = None) -> None:
+    def __init__(self, send: Send, interval: float, ping: bytes) -> None:
         self._send = send
         self._interval = interval
         self._ping = {"type": "http.response.body", "body": ping, "more_body": True}
         self._lock = asyncio.Lock()  # held by a ping being written (and a message waiting for one)
-        # What `send` keeps, public so that a caller's per-message path can do what it does inline
-        # (`if not clock.pinging: clock.sending += 1; await the message; clock.sending -= 1;
-        # clock.last = monotonic()`): `pinging`, a ping is being written (a message waits for the
-        # lock); `sending`, messages being written outside the lock (no ping starts); `last`, when
-        # the last message (or ping) was written.
-        self.clock: Any = clock if clock is not None else Clock()  # a `Clock`, or the C helper's
+        # What `send` keeps: `pinging`, a ping is being written (a message waits for the lock);
+        # `sending`, messages being written outside the lock (no ping starts); `last`, when the
+        # last message (or ping) was written (`time.monotonic()`).
+        self.pinging = False
+        self.sending = 0
+        self.last = 0.0
         # A timer handle, not a task, waits out the silence: cheap to set up and to cancel, which
         # every rewritten stream does. A task exists only while a ping is being written.
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -71,18 +58,6 @@ class KeepAlive:
         self._pinger: asyncio.Task[None] | None = None
         self._stopped = False
         self.pings = 0
-
-    @property
-    def pinging(self) -> bool:
-        return bool(self.clock.pinging)
-
-    @property
-    def sending(self) -> int:
-        return int(self.clock.sending)
-
-    @property
-    def last(self) -> float:
-        return float(self.clock.last)
 
     def start(self) -> None:
         """Start the timer (once; never after `stop`, never outside asyncio)."""
@@ -92,23 +67,22 @@ class KeepAlive:
             self._loop = asyncio.get_running_loop()
         except RuntimeError:  # another event loop (trio): no timer
             return
-        self.clock.last = monotonic()
+        self.last = monotonic()
         self._timer = self._loop.call_later(self._interval, self._wake)
 
     async def send(self, message: Message) -> None:
         """Send one message of the response; the silence counts from here."""
-        clock = self.clock
-        if clock.pinging:
+        if self.pinging:
             async with self._lock:  # after the ping being written
                 await self._send(message)
-                clock.last = monotonic()
+                self.last = monotonic()
             return
-        clock.sending += 1
+        self.sending += 1
         try:
             await self._send(message)
         finally:
-            clock.sending -= 1
-        clock.last = monotonic()
+            self.sending -= 1
+        self.last = monotonic()
 
     async def stop(self) -> None:
         """End the timer; a ping being written completes first. Safe to call more than once."""
@@ -142,18 +116,18 @@ class KeepAlive:
                 return
             if not self.sending and monotonic() - self.last >= self._interval:
                 # Still silent (no message went out, or began to, while we waited for the lock).
-                self.clock.pinging = True
+                self.pinging = True
                 try:
                     await self._send(dict(self._ping))
                 except Exception:  # the client is gone: the app's own send will find out
                     self._stopped = True
                     return
                 finally:
-                    self.clock.pinging = False
+                    self.pinging = False
                 self.pings += 1
-                self.clock.last = monotonic()
+                self.last = monotonic()
         if not self._stopped and self._loop is not None:
             self._timer = self._loop.call_later(max(0.0, self.last + self._interval - monotonic()), self._wake)
 
 
-__all__ = ["PING_COMMENT", "PING_EVENT", "Clock", "KeepAlive", "ping_for"]
+__all__ = ["PING_COMMENT", "PING_EVENT", "KeepAlive", "ping_for"]

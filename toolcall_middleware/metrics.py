@@ -19,7 +19,11 @@ Each exchange's record (`on_report`) counts into:
 - `toolcall_unknown_tools_total{api, dialect}`: calls to tools the request did not offer;
 - `toolcall_exchange_seconds{api, stream}`: the exchange's time, request to last byte (the parse
   is inside it: what the middleware adds is in docs/benchmarks.md);
-- `toolcall_request_bytes_total{api}`: the request bodies read.
+- `toolcall_request_bytes_total{api}`: the request bodies read;
+- `toolcall_response_bytes_total{api}`: the response bodies sent to clients (ours, or the host's
+  as it came);
+- `toolcall_parse_seconds{api, stream}`: the middleware's own work on each response (decoding,
+  parsing, the rules, writing the client's bytes), never the host's time.
 
 The routes are the configured ones (a client cannot make new label values).
 """
@@ -57,6 +61,14 @@ class PrometheusMetrics:
             "exchange_seconds", "an exchange's time, request to last byte", ("api", "stream"), **made
         )
         self.request_bytes = prom.Counter("request_bytes", "request bodies read", ("api",), **made)
+        self.response_bytes = prom.Counter("response_bytes", "response bodies sent to clients", ("api",), **made)
+        self.parse_seconds = prom.Histogram(
+            "parse_seconds",
+            "the middleware's own work on a response: decoding, parsing, rules, writing",
+            ("api", "stream"),
+            buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+            **made,
+        )
 
     def observe(self, record: Mapping[str, Any]) -> None:
         """Count one exchange's record (an `on_report` callback)."""
@@ -69,8 +81,11 @@ class PrometheusMetrics:
         if record.get("policy_error"):
             self.policy_errors.labels(api, dialect).inc()
         self.unknown_tools.labels(api, dialect).inc(len(record.get("unknown_tools") or ()))
-        self.seconds.labels(api, str(bool(record.get("stream"))).lower()).observe(float(record.get("seconds") or 0))
+        stream = str(bool(record.get("stream"))).lower()
+        self.seconds.labels(api, stream).observe(float(record.get("seconds") or 0))
         self.request_bytes.labels(api).inc(int(record.get("request_bytes") or 0))
+        self.response_bytes.labels(api).inc(int(record.get("response_bytes") or 0))
+        self.parse_seconds.labels(api, stream).observe(float(record.get("parse_seconds") or 0))
 
     def asgi_app(self) -> Any:
         """An ASGI app that serves the registry in Prometheus's text format."""

@@ -354,7 +354,9 @@ class _Response:
             self._out.extend(pieces if pieces else [b""])
             if self._request.state == "ended":
                 self._ended = True  # (`close` drains the rest of the app's body)
-        return self._out.popleft()
+        piece = self._out.popleft()
+        self._request.exchange.sent(len(piece))  # every body byte the server gets passes here
+        return piece
 
     def close(self) -> None:
         try:

@@ -50,7 +50,7 @@ class EndlessCall:
 
 
 @pytest.mark.parametrize("filler", ["x", 'a\\"b c'], ids=["plain", "escaped"])
-def test_an_endless_call_fails_at_the_limit_and_memory_stays_bounded(lane_kind: str, filler: str) -> None:
+def test_an_endless_call_fails_at_the_limit_and_memory_stays_bounded(filler: str) -> None:
     host = EndlessCall((filler * PIECE)[:PIECE])
     app = ToolCallMiddleware(host, dialect="hermes", limits={"max_call_bytes": LIMIT})
     written_at_error: list[int] = []

@@ -217,24 +217,18 @@ def test_what_a_piece_sets_up_for_the_next_is_done_after_it_is_sent(
     monkeypatch: pytest.MonkeyPatch, opening: str
 ) -> None:
     """After a piece of a stream takes the general path, its bytes go to the server before the
-    exchange makes the short path for the next pieces (the lane) and before the chunk template
-    learns from it: neither is on the way of the text it came with. (A host opening with the
-    role alone, as vLLM does, has its first text in the second chunk, the one that teaches.)"""
+    chunk template learns from it (what the fast path takes the next pieces by): learning is not
+    on the way of the text it came with. (A host opening with the role alone, as vLLM does, has
+    its first text in the second chunk, the one that teaches.)"""
     from toolcall_middleware.core.inbound.chat import ChatReader
 
     log: list[str] = []
-    real_lane = pipeline.Exchange.lane
     real_learn = ChatReader._learn
-
-    def lane(self: pipeline.Exchange) -> Any:
-        log.append("lane")
-        return real_lane.fget(self)  # type: ignore[attr-defined]
 
     def learn(self: ChatReader, *args: Any) -> None:
         log.append("learn")
         real_learn(self, *args)
 
-    monkeypatch.setattr(pipeline.Exchange, "lane", property(lane))
     monkeypatch.setattr(ChatReader, "_learn", learn)
     meta = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "qwen3"}
     deltas = [{"role": "assistant", "content": "Hello"}, {"content": " there"}, {"content": " you"}]
@@ -261,10 +255,6 @@ def test_what_a_piece_sets_up_for_the_next_is_done_after_it_is_sent(
     assert "".join(t or "" for t in texts) == "Hello there you"
     first_text = log.index("text")
     assert "learn" not in log[:first_text] and "learn" in log  # learned from the first text after it went out
-    # The lane for the state the first text left is made after it went out; a role alone, which
-    # sends nothing, has its own lane asked for before (there is none: nothing learned yet).
-    assert log[:first_text].count("lane") == (1 if opening == "role_alone" else 0)
-    assert "lane" in log[first_text:]
 
 
 def test_a_failure_to_prepare_leaves_the_parts_to_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -127,3 +127,47 @@ def test_tracing_without_the_api_names_the_extra(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)
     with pytest.raises(ValueError, match=r"toolcall-middleware\[tracing\]"):
         ToolCallMiddleware(HOST, dialect="hermes", tracing=True)
+
+
+def _metric(text: str, name: str) -> float:
+    """The value of the sample `name` (with its labels) in Prometheus's text format."""
+    (line,) = [line for line in text.splitlines() if line.startswith(name + " ")]
+    return float(line.split()[-1])
+
+
+def test_response_bytes_and_parse_time_reach_metrics_on_a_served_app() -> None:
+    """Under uvicorn on loopback: the bytes the client read, streamed and whole, are what
+    `toolcall_response_bytes_total` counts, and each response's own work is one observation of
+    `toolcall_parse_seconds` (more than nothing, less than the exchange's whole time)."""
+    from tests.servers import serve, uvicorn
+
+    command, port = uvicorn("tests.asgi.metrics_app:app")
+    request = {"model": "qwen3", "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
+    with serve(command, port) as base, httpx.Client(base_url=base, timeout=10) as client:
+        read = 0
+        with client.stream("POST", "/v1/chat/completions", json={**request, "stream": True}) as streamed:
+            for chunk in streamed.iter_raw():
+                read += len(chunk)
+        assert read > 0
+        whole = client.post("/v1/chat/completions", json=request)
+        assert whole.json()["choices"][0]["message"]["tool_calls"]
+        read += len(whole.content)
+        text = client.get("/metrics").text
+    assert _metric(text, 'toolcall_response_bytes_total{api="chat"}') == read
+    for stream in ("true", "false"):
+        assert _metric(text, f'toolcall_parse_seconds_count{{api="chat",stream="{stream}"}}') == 1
+        parse = _metric(text, f'toolcall_parse_seconds_sum{{api="chat",stream="{stream}"}}')
+        assert 0 < parse < _metric(text, f'toolcall_exchange_seconds_sum{{api="chat",stream="{stream}"}}')
+
+
+def test_the_record_and_the_span_carry_response_bytes_and_parse_time() -> None:
+    records: list[dict[str, Any]] = []
+    (response,) = post(ToolCallMiddleware(HOST, dialect="hermes", on_report=records.append), ask())
+    (record,) = records
+    assert record["response_bytes"] == len(response.content)
+    assert 0 < record["parse_seconds"] <= record["seconds"]
+    from toolcall_middleware.tracing import span_attributes
+
+    attributes = span_attributes(record)
+    assert attributes["toolcall.response_bytes"] == len(response.content)
+    assert attributes["toolcall.parse_seconds"] == record["parse_seconds"]

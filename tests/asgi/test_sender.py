@@ -1,10 +1,8 @@
-"""The send the app is given: the C sender (where the lane's C helper is built) and `_send`.
+"""The send the app is given (`_Request._send`) and the keep-alive around the server's send.
 
-Each test runs on both. The usual message of a rewritten stream goes to the server's send with no
-coroutine of ours around it in C; what a coroutine would do must still happen: the keep-alive
-counts the message as being written until the server's send ends (no ping starts meanwhile, and
-none is owed after), however it ends (done, failed, cancelled); a lane that raises is logged and
-the rest passes through; every other message takes the general path.
+The keep-alive counts a message as being written until the server's send ends (no ping starts
+meanwhile, and none is owed after), however it ends (done, failed, cancelled); a fast path that
+raises is logged and the rest passes through.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -33,18 +30,8 @@ from tests.asgi.harness import (
 )
 from toolcall_middleware import ToolCallMiddleware
 from toolcall_middleware.asgi import _Request
-from toolcall_middleware.core import lane as lane_module
-from toolcall_middleware.core.pipeline import Exchange
+from toolcall_middleware.core.answer import Answer
 from toolcall_middleware.keepalive import PING_COMMENT, KeepAlive
-
-
-@pytest.fixture(params=["c", "python"])
-def sender(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    if request.param == "c" and lane_module._native is None:
-        pytest.skip("the C lane is not built here")
-    if request.param == "python":
-        monkeypatch.setattr(lane_module, "_native", None)
-    yield request.param
 
 
 def events(stream: bytes) -> list[bytes]:
@@ -85,7 +72,7 @@ def keepalives(monkeypatch: pytest.MonkeyPatch) -> list[KeepAlive]:
     return made
 
 
-def test_the_answer_is_the_same_with_either_send(sender: str) -> None:
+def test_the_answer_is_rewritten_through_the_send() -> None:
     send = Recorder()
     exchange(ToolCallMiddleware(streaming_app(), dialect="hermes"), send)
     text = send.body
@@ -93,7 +80,7 @@ def test_the_answer_is_the_same_with_either_send(sender: str) -> None:
     assert b"".join(m.get("body", b"") for m in send.bodies) == text
 
 
-def test_no_ping_while_the_server_writes_a_message(sender: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_ping_while_the_server_writes_a_message(monkeypatch: pytest.MonkeyPatch) -> None:
     """A slow client: the server's send takes longer than the interval. The keep-alive counts the
     message as being written the whole time, so no ping starts; once it is written, silence counts
     from then."""
@@ -121,7 +108,7 @@ def test_no_ping_while_the_server_writes_a_message(sender: str, monkeypatch: pyt
     assert send.body.endswith(b"data: [DONE]\n\n")
 
 
-def test_pings_still_come_when_the_host_is_silent(sender: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pings_still_come_when_the_host_is_silent(monkeypatch: pytest.MonkeyPatch) -> None:
     made = keepalives(monkeypatch)
     send = Recorder()
     middleware = ToolCallMiddleware(streaming_app(stall_at=5, stall=0.35), dialect="hermes", keepalive_interval=0.1)
@@ -129,12 +116,10 @@ def test_pings_still_come_when_the_host_is_silent(sender: str, monkeypatch: pyte
     bodies = [bytes(m.get("body", b"")) for m in send.bodies]
     assert bodies.count(PING_COMMENT) >= 2
     assert made[0].sending == 0
-    assert 0 <= time.monotonic() - made[0].last < 5  # `time.monotonic()`'s clock, in C too
+    assert 0 <= time.monotonic() - made[0].last < 5  # `time.monotonic()`'s clock
 
 
-def test_a_failing_or_cancelled_server_send_is_no_longer_being_written(
-    sender: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_failing_or_cancelled_server_send_is_no_longer_being_written(monkeypatch: pytest.MonkeyPatch) -> None:
     made = keepalives(monkeypatch)
 
     async def go(fail: type[BaseException]) -> None:
@@ -162,28 +147,29 @@ def test_a_failing_or_cancelled_server_send_is_no_longer_being_written(
         assert made and made[0].sending == 0
 
 
-def test_a_lane_that_raises_is_logged_and_the_rest_passes_through(
-    sender: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_a_fast_path_that_raises_is_logged_and_the_rest_passes_through(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(raw: bytes) -> bytes | None:
-        raise ValueError("a bug in the lane")
+    real = Answer.feed_event
 
-    # Wherever the exchange has a lane, the middleware gets one that fails.
-    real = Exchange.lane
-    monkeypatch.setattr(Exchange, "lane", property(lambda self: broken if real.fget(self) is not None else None))
+    def broken(self: Answer, raw: bytes) -> bytes | None:
+        out = real(self, raw)
+        if out is not None:  # the first chunk the fast path takes: a bug
+            raise ValueError("a bug in the fast path")
+        return out
+
+    monkeypatch.setattr(Answer, "feed_event", broken)
     send = Recorder()
     with caplog.at_level(logging.ERROR, logger="toolcall_middleware"):
         exchange(ToolCallMiddleware(streaming_app(), dialect="hermes"), send)
-    assert "rewriting failed" in caplog.text and "a bug in the lane" in caplog.text
+    assert "rewriting failed" in caplog.text and "a bug in the fast path" in caplog.text
     datas = [line[6:] for line in send.body.split(b"\n") if line.startswith(b"data: {")]
     content = "".join(json.loads(d)["choices"][0]["delta"].get("content") or "" for d in datas)
     assert "<tool_call>" in content  # passed through from there on, as the host wrote it
     assert send.body.endswith(b"data: [DONE]\n\n")
 
 
-def test_a_server_send_that_is_not_a_coroutine_is_awaited_as_such(
-    sender: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_server_send_that_is_not_a_coroutine_is_awaited_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server whose `send` returns another awaitable (a future its transport resolves, here a
     step of the loop later): each message is written, in order, and counted as being written
     until its future is done."""
@@ -212,9 +198,7 @@ def test_a_server_send_that_is_not_a_coroutine_is_awaited_as_such(
     assert counted and set(counted) <= {0, 1}  # never two at once: each awaited to its end
 
 
-def test_a_server_send_that_never_suspends_counts_each_message_once(
-    sender: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_server_send_that_never_suspends_counts_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server whose send writes to its transport and returns without yielding (uvicorn's, while
     the client keeps up): every message is written once, in order, none is left counted as being
     written, and the silence counts from the last one."""

@@ -1,9 +1,10 @@
 """The per-chunk fast paths give exactly what the general paths give.
 
 Each shortcut (the one-line SSE events, the reader's chunk template, the parser's plain text, the
-emitters' chunk templates, the exchange's whole-event lane and each step of its direct path from
-the reader's text to the emitter's bytes) is checked against the same input
-taken the long way: byte by byte (where no shortcut applies), or through the plain `feed` API.
+emitters' chunk templates, and the answer's one fast path, `Answer.feed_event`, with each of its
+steps from the reader's text to the emitter's bytes) is checked against the same input taken the
+long way: byte by byte or cut inside each event (where no shortcut applies), or through the plain
+`feed` API.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from hypothesis import strategies as st
 
 from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core import answer as answer_module
-from toolcall_middleware.core import pipeline as pipeline_module
 from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.emitters.meta import Upstream
 from toolcall_middleware.core.events import (
@@ -35,7 +34,6 @@ from toolcall_middleware.core.events import (
 )
 from toolcall_middleware.core.framing.sse import SSEDecoder, SSEEvent, encode_data, encode_event
 from toolcall_middleware.core.inbound import ChatReader, RawText
-from toolcall_middleware.core.inbound.base import NOT_DECODED
 from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.policy import PolicyFilter
@@ -229,7 +227,7 @@ def test_the_responses_emitter_template_writes_what_encoding_writes(runs: list[l
     assert _same_ids(b"".join(fast_out)) == _same_ids(b"".join(slow_out))
 
 
-# -- the exchange's whole-event lane ----------------------------------------------------------
+# -- the exchange's whole-event fast path ----------------------------------------------------------
 
 HERMES_PIECE = st.one_of(
     PIECE,
@@ -248,7 +246,6 @@ def _exchange(messages: list[bytes]) -> bytes:
     return _same_ids(_CALL_IDS.sub(b"call_x", out))
 
 
-@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=200, deadline=None)
 @given(st.lists(HERMES_PIECE, max_size=12), st.booleans())
 def test_the_exchange_gives_the_same_bytes_by_whole_events_and_byte_by_byte(pieces: list[str], finished: bool) -> None:
@@ -284,8 +281,8 @@ def test_the_exchange_gives_the_same_bytes_by_whole_events_and_byte_by_byte(piec
     ],
 )
 def test_a_first_event_gives_the_same_bytes_whole_and_byte_by_byte(first: bytes) -> None:
-    """The stream's first event, read without the SSE decoder when it is one `data: ` line in
-    UTF-8 (`Exchange._first_event`), gives what the decoder's reading gives, whatever it holds."""
+    """The stream's first event, whatever it holds, gives what the decoder's reading gives when it
+    comes whole, and so do the events after it (which the fast path may take)."""
     rest = [{**META, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in ("a", "b")]
     events = [first + b"\n\n", *(b"data: " + json.dumps(e).encode() + b"\n\n" for e in rest), b"data: [DONE]\n\n"]
     stream = b"".join(events)
@@ -306,7 +303,7 @@ def test_an_upstream_that_holds_the_probe_is_encoded_the_long_way() -> None:
         assert fast.feed_sse(list(events)) == b"".join(encode_data(c) for c in slow.feed(events))
 
 
-# -- the exchange's direct lane: each short step against its long form -------------------------
+# -- the fast path: each short step against its long form -------------------------
 
 
 @settings(max_examples=300, deadline=None)
@@ -332,11 +329,11 @@ LAYOUT_PIECE = st.one_of(PIECE, st.sampled_from([" ", "\n", "\n\n", "a.", "a. ",
     st.sampled_from(["hermes", "gemma4", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v3"]),
     st.lists(st.one_of(LAYOUT_PIECE, HERMES_PIECE), max_size=14),
 )
-def test_the_parser_feed_text_gives_what_feed_gives(dialect: str, pieces: list[str]) -> None:
+def test_the_parser_take_plain_gives_what_feed_gives(dialect: str, pieces: list[str]) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     short, long = StreamParser(dialect, tools=tools), StreamParser(dialect, tools=tools)
     for piece in pieces:
-        text = short.feed_text(piece)
+        text = short.take_plain(piece)
         if text is None:
             got = short.feed(piece)
         else:
@@ -404,7 +401,6 @@ def _exchange_api(api: str, messages: list[bytes]) -> bytes:
 _TOOLU_IDS = re.compile(rb"toolu_[A-Za-z0-9]{24}")
 
 
-@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=150, deadline=None)
 @given(
     st.sampled_from(["chat", "responses", "messages"]),
@@ -424,7 +420,7 @@ def test_every_client_api_gets_the_same_bytes_by_whole_events_and_byte_by_byte(
     assert _exchange_api(api, per_event) == slow
 
 
-# -- the lane: the usual chunk in one call -------------------------------------------------------
+# -- the fast path against the general path -------------------------------------------------------
 
 LANE_PIECE = st.one_of(
     LAYOUT_PIECE,
@@ -446,9 +442,11 @@ def _encode_chunk(event: dict[str, Any], style: str) -> bytes:
 def _lane_exchange(
     dialect: str, messages: list[bytes], use_lane: bool, api: str = "chat", **options: Any
 ) -> tuple[bytes, int]:
-    """The exchange driven the way the ASGI middleware drives it: each message to the lane when
-    there is one, else to `feed`, after which the lane is taken again. Returns the bytes and how
-    many messages the lane took. `api` "responses": a Responses client, the host answering Chat."""
+    """The exchange driven the way the middleware drives it, one message a host event. With
+    `use_lane`, each whole event may take the fast path (`Answer.feed_event`); without, each is
+    fed cut after its first byte, so the SSE decoder reads it and the general path takes it.
+    Returns the bytes and how many messages the fast path took. `api` "responses": a Responses
+    client, the host answering Chat."""
     settings = settings_from(ToolCallConfig(dialect=dialect, **options))
     exchange = Exchange(api, settings, upstream="chat")  # type: ignore[arg-type]
     tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
@@ -459,15 +457,18 @@ def _lane_exchange(
     exchange.rewrite_request(json.dumps(request).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
     out: list[bytes] = []
-    lane, taken = None, 0
+    taken = 0
     for message in messages:
-        got = lane(message) if lane is not None else None
-        if got is None:
-            got = exchange.feed(message)
-            lane = exchange.lane if use_lane else None
+        if not use_lane:
+            out.append(exchange.feed(message[:1]) + exchange.feed(message[1:]))
+            continue
+        stream = exchange._stream
+        fast = stream.feed_event(message) if stream is not None and not stream.ended else None
+        if fast is None:
+            out.append(exchange.feed(message))  # (the fast path changed nothing: it is tried again)
         else:
             taken += 1
-        out.append(got)
+            out.append(fast)
     out.append(exchange.close())
     return _same_ids(_RESP_IDS.sub(b"resp_x", _CALL_IDS.sub(b"call_x", b"".join(out)))), taken
 
@@ -475,7 +476,6 @@ def _lane_exchange(
 _RESP_IDS = re.compile(rb"resp_[A-Za-z0-9]{24}")
 
 
-@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(["hermes", "gemma4", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v3", "pythonic"]),
@@ -487,7 +487,7 @@ _RESP_IDS = re.compile(rb"resp_[A-Za-z0-9]{24}")
 # Gemma 4 holds whitespace back only after a finished sentence: the lane must keep the last
 # character it saw, or a space after "ok" would be held as if it followed "Done.".
 @example("gemma4", ["a", "Done.", "ok", " ", "more"], "utf8", True, "chat")
-def test_the_lane_gives_what_the_general_path_gives(
+def test_the_fast_path_gives_what_the_general_path_gives(
     dialect: str, pieces: list[str], style: str, finished: bool, api: str
 ) -> None:
     events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
@@ -507,12 +507,10 @@ def test_the_lane_gives_what_the_general_path_gives(
         assert laned == slow
 
 
-@pytest.mark.usefixtures("lane_kind")
-def test_the_lane_takes_the_usual_chunks_and_leaves_the_rest() -> None:
-    """Plain text chunks (escaped or not, with spaces held back before a possible call) go the
-    lane, and so do the pieces that only make a marker's start longer and the pieces of a call's
-    body that cannot end it; the chunks that open or close the call, which the parser must see,
-    do not."""
+def test_the_fast_path_takes_every_chunk_of_the_learned_shape() -> None:
+    """Every chunk shaped like the learned one takes the fast path: plain text (escaped or not,
+    with spaces held back before a possible call) straight to the emitter, and the rest (a
+    marker's pieces, a call's body) to the parser from its text, without SSE decoding."""
     pieces = ["Sure", ". The ", "café ", 'is "open"', " today.\n", "Then", " a call:", "\n<tool", "_ca", "ll>", "\n{"]
     pieces += ['"name": "f", ', '"arguments": {"q": "a<b"', ', "n": 1}', "}\n</tool", "_call>"]
     opening = {"role": "assistant", "content": "Hi"}
@@ -523,10 +521,8 @@ def test_the_lane_takes_the_usual_chunks_and_leaves_the_rest() -> None:
     general, none = _lane_exchange("hermes", per_event, use_lane=False)
     assert laned == general and none == 0
     # The role chunk has a shape of its own and the first text chunk teaches the template: from
-    # then on every text chunk is the lane's (6), up to the one that may start the call; of the
-    # marker's pieces, the one in its middle (1); inside the call, the 4 before the one that ends
-    # it (the last of them carries the start of the end marker).
-    assert taken == 11
+    # then on every chunk is the fast path's (15).
+    assert taken == len(pieces) - 1
     chunks = [json.loads(e.data) for e in SSEDecoder().feed(laned) if e.data and e.data != "[DONE]"]
     content = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks)
     assert content == 'HiSure. The café is "open" today.\nThen a call:'
@@ -561,7 +557,6 @@ def _cut_stream(text: str, cuts: list[int], style: str) -> list[bytes]:
     return [_encode_chunk(e, style) for e in events] + [b"data: [DONE]\n\n"]
 
 
-@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(["hermes", "llama_function"]),
@@ -571,7 +566,7 @@ def _cut_stream(text: str, cuts: list[int], style: str) -> list[bytes]:
     st.sampled_from(["whole", "incremental"]),
     st.sampled_from(["chat", "chat", "responses"]),
 )
-def test_the_lane_inside_a_call_gives_what_the_general_path_gives(
+def test_the_fast_path_inside_a_call_gives_what_the_general_path_gives(
     dialect: str, parts: tuple[str, str, str], cuts: list[int], style: str, streaming: str, api: str
 ) -> None:
     """A call's body cut into chunks anywhere: the pieces the open block takes quietly go the
@@ -586,7 +581,6 @@ def test_the_lane_inside_a_call_gives_what_the_general_path_gives(
         assert laned == _exchange([stream[i : i + 1] for i in range(len(stream))])
 
 
-@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(rendered_dialects()),
@@ -595,7 +589,7 @@ def test_the_lane_inside_a_call_gives_what_the_general_path_gives(
     st.lists(st.integers(min_value=0, max_value=400), max_size=40),
     st.sampled_from(["utf8", "go"]),
 )
-def test_every_format_cut_anywhere_gives_with_the_lane_what_it_gives_without(
+def test_every_format_cut_anywhere_gives_with_the_fast_path_what_it_gives_without(
     dialect: str, before: str, after: str, cuts: list[int], style: str
 ) -> None:
     """A call in each format as its model writes it (`render_calls`), cut into chunks anywhere,
@@ -608,10 +602,9 @@ def test_every_format_cut_anywhere_gives_with_the_lane_what_it_gives_without(
     assert laned == general
 
 
-@pytest.mark.usefixtures("lane_kind")
-def test_a_call_body_goes_the_lane() -> None:
-    """The chunks of a call's arguments (here a long one, as an agent writing a file sends) are
-    the lane's, but for those that may end the call; the client gets the call whole."""
+def test_a_call_body_goes_the_fast_path() -> None:
+    """The chunks of a call's arguments (here a long one, as an agent writing a file sends) take
+    the fast path to the parser; the client gets the call whole."""
     code = 'def add(a, b):\n    return a + b  # "sum"\n' * 20
     body = json.dumps({"name": "f", "arguments": {"path": "add.py", "content": code}})
     pieces = ["<tool_call>"] + [body[i : i + 4] for i in range(0, len(body), 4)] + ["</tool_call>"]
@@ -622,7 +615,7 @@ def test_a_call_body_goes_the_lane() -> None:
     laned, taken = _lane_exchange("hermes", per_event, use_lane=True)
     general, _ = _lane_exchange("hermes", per_event, use_lane=False)
     assert laned == general
-    assert taken == len(pieces) - 2  # all but the two chunks of the markers
+    assert taken == len(pieces) - 1  # all but the opening marker's, which teaches the shape
     chunks = [json.loads(e.data) for e in SSEDecoder().feed(laned) if e.data and e.data != "[DONE]"]
     calls = [c for chunk in chunks for c in chunk["choices"][0]["delta"].get("tool_calls") or []]
     arguments = "".join(c["function"].get("arguments") or "" for c in calls)
@@ -636,7 +629,6 @@ REASONING_PIECE = st.one_of(
 )
 
 
-@pytest.mark.usefixtures("lane_kind")
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(["hermes", "qwen3_coder", "kimi_k2", "deepseek_v3", "mistral", "gpt_oss"]),
@@ -645,7 +637,7 @@ REASONING_PIECE = st.one_of(
     st.sampled_from([None, "<|im_start|>assistant\n<think>\n"]),
     st.sampled_from(["ascii", "utf8", "go"]),
 )
-def test_the_reasoning_lane_gives_what_the_general_path_gives(
+def test_reasoning_by_the_fast_path_gives_what_the_general_path_gives(
     dialect: str, pieces: list[tuple[str, str]], field: str, prompt: str | None, style: str
 ) -> None:
     """Reasoning in the host's reasoning field, or raw `<think>` text in the content: the lane
@@ -663,9 +655,8 @@ def test_the_reasoning_lane_gives_what_the_general_path_gives(
     assert laned == general
 
 
-@pytest.mark.usefixtures("lane_kind")
 @pytest.mark.parametrize("key", ["reasoning_content", "content"])
-def test_the_lane_takes_reasoning_chunks(key: str) -> None:
+def test_the_fast_path_takes_reasoning_chunks(key: str) -> None:
     """A reasoning model's stream: after the first chunks, every reasoning chunk is the lane's,
     in the host's reasoning field or as `<think>` text in the content."""
     pieces = ["Let", " me", " think", " about", " it", " carefully", " now", "."]
@@ -684,10 +675,9 @@ def test_the_lane_takes_reasoning_chunks(key: str) -> None:
     assert reasoning == "Let me think about it carefully now."
 
 
-@pytest.mark.usefixtures("lane_kind")
-def test_a_chunk_the_lane_refuses_leaves_the_template_unused() -> None:
+def test_a_chunk_the_fast_path_refuses_leaves_the_template_unused() -> None:
     """The template counts shapes it learned and never matched (to stop learning for hosts whose
-    chunks never repeat): a chunk the lane refuses (here an unescaped quote inside the frame)
+    chunks never repeat): a chunk the fast path refuses (here an unescaped quote inside the frame)
     must not count as a match, as it does not in `TextTemplate.match_text`."""
     exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
     exchange.rewrite_request(json.dumps({"model": "m", "stream": True, "messages": []}).encode())
@@ -698,9 +688,8 @@ def test_a_chunk_the_lane_refuses_leaves_the_template_unused() -> None:
 
     for delta in ({"role": "assistant", "content": ""}, {"content": "Hi"}, {"content": "Hi"}):
         exchange.feed(chunk(delta))
-    lane = exchange.lane
-    assert lane is not None
     assert exchange._stream is not None
+    lane = exchange._stream.feed_event
     template = exchange._stream.reader.template
     assert template is not None
     template.used = False
@@ -708,130 +697,3 @@ def test_a_chunk_the_lane_refuses_leaves_the_template_unused() -> None:
     assert template.used is False
     assert lane(chunk({"content": "ok"}))
     assert template.used is True
-
-
-# -- the stream's first chunk ----------------------------------------------------------------------
-
-FIRST_DELTA_EXTRA = st.dictionaries(
-    st.sampled_from(["reasoning_content", "reasoning", "tool_calls", "refusal", "function_call", "audio"]),
-    st.one_of(st.none(), st.just(""), st.just("why"), st.just([]), st.just({"name": "f", "arguments": "{}"})),
-    max_size=2,
-)
-FIRST_CHOICE_EXTRA = st.fixed_dictionaries(
-    {},
-    optional={
-        "index": st.sampled_from([0, 1, "0", None, True]),
-        "finish_reason": st.sampled_from([None, "", "stop", "length"]),
-        "logprobs": st.sampled_from([None, {"content": []}]),
-    },
-)
-FIRST_EXTRA = st.fixed_dictionaries(
-    {},
-    optional={
-        "object": st.sampled_from(["chat.completion.chunk", "chat.completion", "", None]),
-        "usage": st.sampled_from([None, {}, {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}]),
-        "error": st.sampled_from([None, "", "boom", {"message": "boom"}]),
-        "type": st.sampled_from(["error", "response.created"]),
-        "system_fingerprint": st.sampled_from([None, "fp_1"]),
-        "service_tier": st.sampled_from([None, "default"]),
-    },
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.sampled_from(["hermes", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v31", "gpt_oss"]),
-    st.one_of(HERMES_PIECE, st.sampled_from(["<think>", "<think>why</think>Hi", " ", "Sure."])),
-    st.sampled_from([None, "assistant", "user"]),
-    FIRST_DELTA_EXTRA,
-    FIRST_CHOICE_EXTRA,
-    FIRST_EXTRA,
-    st.sampled_from(["chat", "chat", "responses"]),
-    st.sampled_from([None, True]),
-)
-def test_the_first_chunk_path_gives_what_the_general_path_gives(
-    dialect: str,
-    first: str,
-    role: str | None,
-    delta_extra: dict[str, Any],
-    choice_extra: dict[str, Any],
-    extra: dict[str, Any],
-    api: str,
-    thinking: bool | None,
-) -> None:
-    """The usual first chunk (`first_chunk_text`) is read without the general reading
-    (`ChatReader.begin`, `Answer.begin`): the client gets the same bytes, and the reader is left
-    as the general reading leaves it, whatever the chunk holds and whatever follows it."""
-    delta: dict[str, Any] = {"content": first, **delta_extra}
-    if role is not None:
-        delta = {"role": role, **delta}
-    choice = {"index": 0, "delta": delta, "finish_reason": None, **choice_extra}
-    events = [{**META, "choices": [choice], **extra}]
-    for piece in ["Hello", " there", '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>']:
-        events.append({**META, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
-    events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    per_event = [_encode_chunk(e, "utf8") for e in events] + [b"data: [DONE]\n\n"]
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        quick, general, readers = _first_chunk_both_ways(monkeypatch, dialect, per_event, api, thinking)
-    assert quick == general
-    took_quick = bool(readers)
-    if took_quick:
-        assert readers[0] == readers[1]
-    usual = not delta_extra or all(v is None for v in delta_extra.values())
-    usual = usual and not choice_extra.get("finish_reason") and choice_extra.get("index", 0) == 0
-    usual = usual and type(choice_extra.get("index", 0)) is int and not any(extra.get(k) for k in ("usage", "error"))
-    usual = usual and extra.get("object", "chat.completion.chunk") == "chat.completion.chunk"
-    usual = usual and extra.get("type") != "error" and extra.get("usage", None) is None
-    usual = usual and not choice_extra.get("logprobs")  # (log probabilities are read in full)
-    assert took_quick == usual  # the usual first chunk takes the short path, nothing else does
-
-
-def _first_chunk_both_ways(
-    monkeypatch: pytest.MonkeyPatch, dialect: str, per_event: list[bytes], api: str, thinking: bool | None
-) -> tuple[bytes, bytes, list[dict[str, Any]]]:
-    """The stream's bytes by the first chunk's short path and by the general reading, and the
-    reader's state after the first chunk each way (none when the short path was not taken)."""
-    readers: list[dict[str, Any]] = []
-    original_begin = answer_module.Answer.begin
-
-    def begin(self: Any, obj: Any, text: str) -> bytes:
-        out = original_begin(self, obj, text)
-        readers.append(_reader_state(self.reader))
-        return out
-
-    monkeypatch.setattr(answer_module.Answer, "begin", begin)
-    quick, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api, thinking=thinking)
-    monkeypatch.setattr(pipeline_module, "first_chunk_text", lambda obj: None)
-    original_feed = answer_module.Answer.feed
-
-    def feed(self: Any, event: Any, decoded: Any = NOT_DECODED) -> bytes:
-        out = original_feed(self, event, decoded)
-        if len(readers) == 1:
-            readers.append(_reader_state(self.reader))
-        return out
-
-    monkeypatch.setattr(answer_module.Answer, "feed", feed)
-    general, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api, thinking=thinking)
-    return quick, general, readers
-
-
-def _reader_state(reader: Any) -> dict[str, Any]:
-    state = {k: v for k, v in vars(reader).items() if k != "_template"}
-    return copy.deepcopy(state)
-
-
-def test_the_usual_first_chunk_is_not_read_by_the_general_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What nearly every host sends first (the role and the first text) goes the short path."""
-    read: list[Any] = []
-    original = ChatReader._read
-
-    def counting(self: ChatReader, obj: Any) -> Any:
-        read.append(obj)
-        return original(self, obj)
-
-    monkeypatch.setattr(ChatReader, "_read", counting)
-    first = {**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}, "finish_reason": None}]}
-    out, _ = _lane_exchange("hermes", [_encode_chunk(first, "utf8")], use_lane=True)
-    assert read == []
-    chunks = [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data and e.data != "[DONE]"]
-    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": "Hi"}

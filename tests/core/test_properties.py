@@ -137,32 +137,6 @@ def test_partial_marker_len_is_the_longest_suffix_that_begins_a_marker(text: str
     assert partial_marker_len(text, tuple(markers)) == expected
 
 
-@given(
-    st.lists(
-        st.one_of(
-            st.text(alphabet='{}":,\\ ab<>/_tolcal\n', max_size=8),
-            st.sampled_from(["</", "tool", "_call>", "</tool_call>", '"x </tool', '_call> y"', "\\", '\\"']),
-        ),
-        max_size=16,
-    )
-)
-def test_a_json_segment_takes_a_piece_quietly_only_as_feeding_it_would(pieces: list[str]) -> None:
-    """`JsonSegment.feed_inside` takes a piece only when `feed` would find no end in it, and
-    leaves the segment as `feed` leaves it (the string state, a marker's start carried, the text)."""
-    from toolcall_middleware.core.textscan import JsonSegment
-
-    quiet, fed = JsonSegment(("</tool_call>",)), JsonSegment(("</tool_call>",))
-    for piece in pieces:
-        took = quiet.feed_inside(piece)
-        hit = fed.feed(piece)
-        if took:
-            assert hit is None
-        else:
-            assert quiet.feed(piece) == hit
-        state = [(s._tracker.in_string, s._tracker._skip, s._tracker._carry, s.text()) for s in (quiet, fed)]
-        assert state[0] == state[1]
-
-
 # -- long texts: parsed in pieces -------------------------------------------------------------
 
 

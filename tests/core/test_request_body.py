@@ -14,14 +14,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core import lane as lane_module
-from toolcall_middleware.core import memo
+from toolcall_middleware.core import compiled, memo
 from toolcall_middleware.core.pipeline import Exchange, Settings
 from toolcall_middleware.core.request.body import read_request
 
 from .test_json_loads import outcome, same, values
 
-native = lane_module._native
+native = compiled.native
 needs_c = pytest.mark.skipif(native is None, reason="the C helper is not built here")
 
 # Keys a body may hold, the name looked for among them (and spellings of it that are not it).
@@ -117,7 +116,7 @@ def reader(request: pytest.FixtureRequest) -> Iterator[str]:
         pytest.skip("the C helper is not built here")
     with pytest.MonkeyPatch.context() as patch:
         if request.param == "python":
-            patch.setattr(lane_module, "_native", None)
+            patch.setattr(compiled, "native", None)
         yield request.param
 
 

@@ -43,7 +43,7 @@ from tests.asgi.harness import (
 from tests.wsgi.driver import Server, environ
 from tests.wsgi.driver import scripted as wsgi_scripted
 from toolcall_middleware import ToolCallMiddleware, ToolCallWSGIMiddleware
-from toolcall_middleware.core import lane as lane_module
+from toolcall_middleware.core import compiled
 
 from .hosts import completions_answer, completions_stream, messages_answer, messages_stream
 from .profile import fuzz
@@ -266,9 +266,9 @@ def test_any_host_answer_in_any_pieces_through_asgi(answer: dict[str, Any]) -> N
         check(answer, send.status, b"".join(send.header(b"content-type")).decode(), send.body)
     assert same_ids(split.body) == same_ids(whole.body)
     assert split.status == whole.status
-    if lane_module._native is not None:  # the C helper (lanes, sender) gives what Python gives
+    if compiled.native is not None:  # the C helper gives what Python gives
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(lane_module, "_native", None)
+            patch.setattr(compiled, "native", None)
             python = through_asgi(answer, cut=True)
         assert (python.status, same_ids(python.body)) == (split.status, same_ids(split.body))
 

@@ -5,115 +5,34 @@ objects in (its API's reader), the client's wire bytes out (its API's emitter).
 host objects -> reader -> raw text (+ a host's own calls) -> StreamParser -> PolicyFilter -> emitter -> bytes
 ```
 
-`Answer.feed` takes a streamed answer one SSE event at a time (`feed_event`: the direct path for
-a whole plain-text event), `finish` / `abort` end it, `whole` rewrites a whole JSON answer. Chat
-answers with several choices (`n > 1`) get one `Answer` per choice, each on its own `index`.
+`Answer.feed` takes a streamed answer one SSE event at a time (`feed_event`: the one fast path,
+for a whole event shaped like the last plain-text chunk), `finish` / `abort` end it, `whole`
+rewrites a whole JSON answer. Chat answers with several choices (`n > 1`) get one `Answer` per
+choice, each on its own `index`.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
+from .answer_parts import NATIVE_INDEX, Prepared, chat_usage, parser_for, policy_for, stopped_by_model
 from .api import Api as Kind
 from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
 from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
-from .emitters.meta import Upstream, token_count, usage_details
+from .emitters.meta import Upstream
 from .events import Event, TextDelta, TruncatedCall
+from .exchange_data import ExchangeView
 from .framing.sse import DONE, SSEEvent, encode_data, encode_event
 from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
 from .inbound.anthropic import NativeCalls
 from .inbound.base import NOT_DECODED
-from .inbound.chat import ChatReader
 from .inbound.events import UpstreamCall
-from .lane import Lane, Output
 from .logprobs import LogprobQueue
-from .parser import ArgumentsStreaming, StreamParser
-from .policy import PolicyError, PolicyFilter, PolicyLimits
-from .reasoning import Channel
-from .request.bridge_messages import template_thinking
+from .policy import PolicyError
 from .result import merge_events
-
-if TYPE_CHECKING:
-    from .pipeline import Exchange
-
-
-@lru_cache(maxsize=32)
-def _limits(max_calls: int | None, max_arguments_bytes: int | None) -> PolicyLimits:
-    """The settings' caps, made once (every answer has them; they are frozen)."""
-    return PolicyLimits(max_calls=max_calls, max_arguments_bytes=max_arguments_bytes)
-
-
-def stopped_by_model(finish_reason: str | None) -> bool:
-    """The host says the model ended its output itself (`stop`, or `tool_calls` from a host that
-    read a call): nothing was cut off (see `StreamParser.close`). `length`, another reason, or
-    none (a stream that just ended) is not that."""
-    return finish_reason in ("stop", "tool_calls")
-
-
-NATIVE_INDEX = 1 << 20  # the indexes of a host's own calls, apart from the parser's (the policy renumbers)
-
-
-class Prepared:
-    """The parts of an answer that do not depend on the host's answer (the parser and the rules),
-    made when the response's head arrives rather than with its first body.
-
-    A model server sends its head and then computes its first token (the prompt's prefill, which
-    takes milliseconds): made then, these parts are ready before the first text comes, and the
-    time they take is not added to the client's wait for it. The reader is made for the host's own
-    API, the kind its answer nearly always has; an answer of another kind makes its own.
-    """
-
-    __slots__ = ("kind", "parser", "policy", "reader", "stream")
-
-    def __init__(self, exchange: Exchange, *, stream: bool, kind: Kind) -> None:
-        self.stream = stream
-        self.kind = kind
-        streaming: ArgumentsStreaming = exchange.settings.arguments_streaming if stream else "whole"
-        self.parser = parser_for(exchange, streaming)
-        self.policy = policy_for(exchange, streaming)
-        self.reader = reader_for(kind, stream=stream)
-
-
-def parser_for(exchange: Exchange, streaming: ArgumentsStreaming) -> StreamParser:
-    """A new parser for one answer (or one choice) of `exchange`."""
-    settings, report = exchange.settings, exchange.report
-    rules = exchange._rules
-    return StreamParser(
-        report.dialect,
-        model=report.model,
-        tools=rules.get("tools") or rules.get("functions"),
-        generation_prompt=settings.generation_prompt,
-        # (the request's own switch tells whether the template opened a reasoning block)
-        thinking=settings.thinking if settings.thinking is not None else template_thinking(rules),
-        repair=settings.repair,
-        arguments_streaming=streaming,
-        # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
-        # ones. Ids a host gives its calls in its protocol (`tool_use.id`) are kept either way.
-        model_ids=settings.call_ids == "model",
-        reasoning_calls=settings.reasoning_calls,
-        # A call that never closes is let go as it passes the limit, not held to the stream's end.
-        max_call_chars=settings.max_call_bytes,
-    )
-
-
-def policy_for(exchange: Exchange, streaming: ArgumentsStreaming) -> PolicyFilter:
-    """The request's tool rules for one answer (or one choice) of `exchange`."""
-    settings, rules = exchange.settings, exchange._rules
-    return PolicyFilter(
-        # A request that offers no function (no `tools`, an empty list, hosted tools only) gets
-        # no calls: as with OpenAI, a name it did not offer is text (or, strict, an error).
-        rules.get("tools") or rules.get("functions") or [],
-        rules.get("tool_choice", rules.get("function_call")),
-        rules.get("parallel_tool_calls"),
-        strict=settings.strict,
-        repair=settings.repair,
-        streaming=streaming,
-        limits=_limits(settings.max_calls, settings.max_call_bytes),
-    )
 
 
 class Answer:
@@ -121,7 +40,7 @@ class Answer:
 
     def __init__(
         self,
-        exchange: Exchange,
+        exchange: ExchangeView,
         *,
         stream: bool,
         kind: Kind,
@@ -133,7 +52,7 @@ class Answer:
         # proxy, so that an ended exchange is freed by its reference count, not left as a cycle for
         # the garbage collector (which every response would otherwise feed).
         proxied = isinstance(exchange, weakref.ProxyType)  # a further choice gets the first's proxy
-        self.ex: Exchange = exchange if proxied else weakref.proxy(exchange)
+        self.ex: ExchangeView = exchange if proxied else weakref.proxy(exchange)
         self.stream = stream
         self.kind = kind
         settings, request = exchange.settings, exchange.request
@@ -222,31 +141,21 @@ class Answer:
             return self._item(items[0], event)
         return b"".join([self._item(item, event) for item in items])
 
-    def begin(self, obj: Mapping[str, Any], text: str) -> bytes:
-        """`feed` for a stream's usual first chunk (`first_chunk_text(obj)` gave `text`), the
-        first text's path: the meta and the text it holds, without the general reading (the
-        same reader state, the same bytes)."""
-        assert isinstance(self.reader, ChatReader)
-        meta = self.meta = self.reader.begin(obj)
-        opening = self._open(meta.to_upstream())
-        if not text:
-            return opening  # (the role alone: no text for the parser, as `feed` gives none)
-        out = self._emit(self.parser.feed(text))  # (`_text`, for choice 0's content)
-        return opening + out if opening else out
-
     def feed_event(self, raw: bytes) -> bytes | None:
-        """The bytes out for one whole SSE event as it came, when its chunk is shaped like the last
-        plain text chunk (the reader's template); `None` for any other: decode it, `feed`.
+        """The fast path: the bytes out for one whole SSE event as it came, when its chunk is
+        shaped like the last plain text chunk (the reader's template); `None` for any other, with
+        nothing changed: decode it and `feed` it (the general path).
 
-        The usual chunk (content of this choice, plain text the parser holds nothing before, no
-        call waiting in the rules) goes straight from the parser to the emitter's text template:
-        what `_text` gives, without the events between them."""
+        A matched chunk skips the SSE decoder and the reader. Its text, when it is this choice's
+        content and the parser takes it as plain text (`StreamParser.take_plain`) with nothing
+        waiting in the rules, goes straight into the emitter's text chunk (`text_sse`); any other
+        text takes the parser, the rules and the emitter as `feed` would give it to them."""
         reader = self.reader
         reader.settle()  # (what the last chunk taught the template)
         template = self._template
         if template is None or reader.done:
             return None
-        text = template.match_text(raw)  # (the reader's `event_text`, one call less)
+        text = template.match_text(raw)
         if text is None:
             return None
         learned = template.learned
@@ -257,52 +166,16 @@ class Answer:
             and not self.done
             and self.failed is None
             and self.parent is None  # (one choice of several: the head's state counts too)
+            and self.policy.passes_text
+            and self._text_sse is not None
         ):
-            kept = self.parser.feed_content(text)
-            if isinstance(kept, list):
-                return self._emit(kept)  # (`_text`, for this choice's content)
-            if not kept:
-                return b""  # all held back (whitespace that may come before a call)
-            if self.policy.passes_text and self._text_sse is not None:
+            kept = self.parser.take_plain(text)
+            if kept is not None:
+                if not kept:
+                    return b""  # all held back (whitespace that may come before a call)
                 out = self._text_sse(kept)
-                if out is not None:
-                    return out
-            return self._emit([TextDelta(kept)])
+                return out if out is not None else self._emit([TextDelta(kept)])
         return self._text(RawText(text, learned.channel, learned.choice))
-
-    def lane(self, cap: int) -> Lane | None:
-        """`feed_event` for the usual chunk as one function (the parser's `lane`, between the
-        reader's template and the emitter's), while no state it takes as settled can change:
-        this choice alone, text or reasoning in the learned shape, nothing waiting in the rules.
-        Chat clients get text and reasoning chunks this way, Responses clients text. It stands
-        until anything else feeds this answer; `None` when there is none now."""
-        self.reader.settle()  # (what the last chunk taught the template)
-        template = self._template
-        learned = template.learned if template is not None else None
-        if (
-            learned is None
-            or template is None
-            or learned.choice != self.index
-            or self.several
-            or self.done
-            or self.failed is not None
-            or self.reader.done
-            or not self.policy.passes_text
-        ):
-            return None
-        frame_in = template.frame
-        if frame_in is None:
-            return None
-        chat, responses = self.chat, self.responses
-        output: Callable[[Channel], Output | None]
-        if chat is not None:
-            output = lambda channel: chat.text_frame("content" if channel is Channel.CONTENT else "reasoning")  # noqa: E731
-        elif responses is not None:
-            output = lambda channel: responses.text_writer() if channel is Channel.CONTENT else None  # noqa: E731
-        else:
-            return None
-        channel = Channel.CONTENT if learned.channel == "content" else Channel.REASONING
-        return self.parser.lane(channel, frame_in, output, cap, template)
 
     def _text(self, item: RawText) -> bytes:
         if item.choice != self.index:
@@ -631,26 +504,4 @@ class Answer:
         report.calls_found, report.calls_emitted, report.truncated = found, emitted, truncated
 
 
-def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """An upstream's usage as Chat's: a bridged host counts in Responses or Anthropic terms."""
-    if not usage:
-        return None
-    if "prompt_tokens" in usage or "input_tokens" not in usage:
-        return dict(usage)
-    cache_read = token_count(usage, "cache_read_input_tokens")  # Anthropic counts cache apart
-    prompt = token_count(usage, "input_tokens") + cache_read + token_count(usage, "cache_creation_input_tokens")
-    completion = token_count(usage, "output_tokens")
-    in_details = usage_details(usage, "input_tokens_details")
-    cached = token_count(in_details, "cached_tokens") if "cached_tokens" in in_details else cache_read
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": cached},
-        "completion_tokens_details": {
-            "reasoning_tokens": token_count(usage_details(usage, "output_tokens_details"), "reasoning_tokens")
-        },
-    }
-
-
-__all__ = ["Answer", "Prepared", "chat_usage", "parser_for", "policy_for"]
+__all__ = ["Answer"]

@@ -8,7 +8,6 @@ from typing import Any, Literal
 from .dialects import ParseContext, resolve
 from .dialects.base import _REPAIR, repairing
 from .events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
-from .lane import Hits, Lane, Output, reasoning_lane
 from .memo import remembered
 from .policy.repair import repair_arguments
 from .reasoning import Channel, ReasoningSplitter
@@ -126,16 +125,9 @@ class StreamParser:
             self._splitter = ReasoningSplitter(syntax, start_inside=inside)
         self._content_fed = False
         self._closed = False
-        # The tool machine's shortcut for a piece that is plain text (`BlockParser.feed_plain`).
-        self._plain: Callable[[str], list[Event] | None] | None = getattr(self._tools, "feed_plain", None)
-        self._plain_text: Callable[[str], str | None] | None = getattr(self._tools, "feed_plain_text", None)
-        # ... and its way for a piece that shortcut declined (`BlockParser.feed_marked`).
-        self._marked: Callable[[str], list[Event]] | None = getattr(self._tools, "feed_marked", None)
         # Content went to the tools past any reasoning: from then on the splitter passes all through
         # (nothing turns it back once content was fed, and the splitter is no longer replaced).
         self._past_reasoning = False
-        # The tool machine's lanes given so far, by what they were made from (its `text_lane`).
-        self._lanes: dict[Any, Lane] = {}
 
     def feed(self, delta: str) -> list[Event]:
         """Parse the next piece of the output's text."""
@@ -148,10 +140,10 @@ class StreamParser:
         direct = self._past_reasoning or splitter is None or splitter.passes_through
         if direct:  # past the reasoning: straight to the tools (and so from now on)
             self._past_reasoning = True
-        if direct and self._plain is not None and delta:
-            plain = self._plain(delta)
+        if direct and delta:
+            plain = self._tools.take_plain(delta)  # (the usual piece: no marker in sight)
             if plain is not None:
-                return plain
+                return [TextDelta(plain)] if plain else []
         token = _REPAIR.set(self._repair)  # (`repairing`, inline: it wraps every piece that gets here)
         try:
             if splitter is None:
@@ -162,81 +154,27 @@ class StreamParser:
         finally:
             _REPAIR.reset(token)
 
-    def feed_content(self, delta: str) -> str | list[Event]:
-        """`feed(delta)`, as `feed_text` gives it for a piece it takes (its text, a `str`), else
-        as events (a `list`): the exchange's per-chunk path in one call, without trying the plain
-        way twice on a piece it declines."""
-        plain = self._plain_text
-        if len(delta) > PIECE:
-            text = self.feed_text(delta)  # (one pass when it is plain text)
-            return self.feed(delta) if text is None else text
-        if plain is None or self._closed or not delta or not self._past_reasoning or self._marked is None:
-            text = self.feed_text(delta)
-            return self.feed(delta) if text is None else text
-        text = plain(delta)
-        if text is not None:
-            return text
-        token = _REPAIR.set(self._repair)  # (`feed`, past the plain way that declined it)
-        try:
-            return self._marked(delta)
-        finally:
-            _REPAIR.reset(token)
+    def can_take_plain(self) -> bool:
+        """Whether `take_plain` may take a piece now: the parser is open and past the reasoning
+        (or the format marks none), so a piece goes to the tool machine as it is."""
+        if self._closed:
+            return False
+        if self._past_reasoning:
+            return True
+        splitter = self._splitter
+        return splitter is None or splitter.passes_through
 
-    def feed_text(self, delta: str) -> str | None:
-        """`feed(delta)` for a piece the tool machine takes as plain text, past any reasoning: the
-        text of its one `TextDelta` ("" when it gives none: held back). `None` for any other
-        piece, with nothing consumed: call `feed`. (The per-chunk short path of the exchange.)"""
-        plain = self._plain_text
-        if plain is None or self._closed or not delta:
+    def take_plain(self, delta: str) -> str | None:
+        """`feed(delta)` for a piece the tool machine takes as plain text (`ToolMachine.take_plain`),
+        past any reasoning: the text of its one `TextDelta` (`""` when it gives none: held back).
+        `None` for any other piece, with nothing consumed: call `feed`. The fast path's question
+        (`Answer.feed_event`)."""
+        if not delta or not self.can_take_plain():
             return None
-        if not self._past_reasoning:
-            splitter = self._splitter
-            if splitter is not None and not splitter.passes_through:
-                return None
-        text = plain(delta)
+        text = self._tools.take_plain(delta)
         if text is not None:
             self._content_fed = self._past_reasoning = True
         return text
-
-    def lane(
-        self,
-        channel: Channel,
-        frame_in: tuple[bytes, bytes],
-        output: Callable[[Channel], Output | None],
-        cap: int,
-        template: Hits,
-    ) -> Lane | None:
-        """`feed` (`channel` CONTENT) or `feed_reasoning` (REASONING) for the usual piece, fused
-        with reading and writing it (see `core.lane`), or `None`. `output(channel)` gives the
-        client's side for text or reasoning (`None`: no lane). It stands until anything else feeds this
-        parser: text past the reasoning (the tool machine's `text_lane`, once `feed_text` took a
-        piece), or reasoning inside its block."""
-        if self._closed:
-            return None
-        if self._drafts is not None and (channel is not Channel.CONTENT or not self._past_reasoning):
-            return None  # the reasoning's text is kept (`reasoning_calls`): it goes through `_route`
-        if channel is Channel.CONTENT:
-            splitter = self._splitter
-            # Past the reasoning: once a piece went the tool machine's plain way, or once content
-            # was fed and the splitter passes all through (a call may come first thing).
-            if self._past_reasoning or (self._content_fed and (splitter is None or splitter.passes_through)):
-                make = getattr(self._tools, "text_lane", None)
-                if make is None:
-                    return None
-                lane: Lane | None = make(frame_in, output(Channel.CONTENT), cap, template, self._lanes)
-                return lane  # (one that holds the start of a marker has a lane of its own for it)
-            if getattr(self._tools, "_pending", ""):
-                return None  # the tool machine holds text (a marker may be starting): no reasoning lane
-        elif self.dialect.reasoning is None:
-            splitter = None  # reasoning as the host labels it, as it is (`feed_reasoning`)
-            out = output(Channel.REASONING)
-            return None if out is None else reasoning_lane(None, frame_in, out, cap, template)
-        else:
-            splitter = self._reasoning_channel
-        if splitter is None or not splitter.lane_ready or (channel is Channel.CONTENT and not self._content_fed):
-            return None
-        out = output(Channel.REASONING)
-        return None if out is None else reasoning_lane(splitter, frame_in, out, cap, template)
 
     def feed_reasoning(self, delta: str) -> list[Event]:
         """Parse text the host already labelled reasoning (a `reasoning_content` delta).

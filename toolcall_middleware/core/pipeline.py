@@ -24,23 +24,21 @@ already returns real tool calls) goes through untouched, byte for byte.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from .answer import Answer, Prepared
+from .answer import Answer
+from .answer_parts import Prepared
 from .api import API_PATHS as _ROUTES
 from .api import Api
 from .api import Api as Kind
 from .emitters.anthropic import error_object
+from .exchange_data import Report, Settings
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes, json_bytes_with
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
-from .inbound.chat import first_chunk_text
-from .lane import Lane
 from .replaced import error_body, error_type, estimate_tokens, host_error
 from .request import BadRequest
 from .request.body import read_request
@@ -53,75 +51,6 @@ from .request.render import manifest_token
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
 SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What an exchange needs of the configuration (the middleware builds it from `ToolCallConfig`)."""
-
-    dialect_for: Callable[[str | None], str]
-    generation_prompt: str | None = None
-    thinking: bool | None = None
-    forward_tools: bool = False
-    inject_manifest: bool = True
-    strict: bool = False
-    repair: bool = True
-    arguments_streaming: Literal["whole", "incremental"] = "whole"
-    reasoning_calls: Literal["keep", "fallback"] = "keep"
-    reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
-    responses_reasoning: bool = True
-    profiles: frozenset[str] = frozenset()
-    max_response_bytes: int = 64 * 1024 * 1024
-    max_sse_event_bytes: int = 8 * 1024 * 1024
-    max_calls: int = 128
-    max_call_bytes: int = 4 * 1024 * 1024
-    max_depth: int = 128
-    call_ids: Literal["openai", "model"] = "openai"
-    expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
-
-
-@dataclass
-class Report:
-    """Telemetry of one exchange (DESIGN: dialect, calls found, failures, repairs, echoes)."""
-
-    api: str
-    dialect: str
-    path: str = ""  # the route the client called
-    model: str | None = None
-    stream: bool = False
-    request_bytes: int = 0
-    refused: str | None = None  # the code of the error the request was refused with (a 400, 413)
-    rewritten_request: bool = False
-    rewritten_response: bool = False
-    passthrough_reason: str | None = None
-    status: int | None = None  # the host's
-    unknown_tools: list[str] = field(default_factory=list)  # names the model called, not offered
-    calls_found: int = 0
-    calls_emitted: int = 0
-    truncated: bool = False
-    notes: list[str] = field(default_factory=list)
-    policy_error: str | None = None
-    echoed_function_calls: int = 0
-    dropped_tool_types: list[str] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def outcome(self) -> str:
-        """`refused` (the request), `policy_error` (the answer broke the rules), `truncated` (cut off
-        inside a call), `rewritten`, or `passthrough` (not ours: the host's answer as it came)."""
-        if self.refused is not None:
-            return "refused"
-        if self.policy_error is not None:
-            return "policy_error"
-        if self.rewritten_response:
-            return "truncated" if self.truncated else "rewritten"
-        return "passthrough"
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "started"}
-        out["outcome"] = self.outcome
-        out["seconds"] = round(time.monotonic() - self.started, 6)
-        return out
 
 
 class Exchange:
@@ -148,7 +77,7 @@ class Exchange:
         self._host_status = 0
         self.settings = settings
         self.request: dict[str, Any] = {}
-        self._rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
+        self.rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
         self.report = Report(api=api, dialect="")
         if self.upstream != api:
             self.report.notes.append(f"bridged: the host answers as {self.upstream}")
@@ -156,9 +85,6 @@ class Exchange:
         self._decoder: ContentDecoder | None = None
         self._sse: SSEDecoder | None = None
         self._held = bytearray()  # decoded bytes the SSE decoder holds: given back raw if we give up
-        # The whole-event lane: the stream's `feed_event` while the body is not content-encoded and
-        # the SSE decoder holds nothing (an event fed whole needs no decoding), else `None`.
-        self._direct: Callable[[bytes], bytes | None] | None = None
         self._max_event = settings.max_sse_event_bytes
         self._buffer: list[bytes] = []
         self._buffered = 0
@@ -206,7 +132,7 @@ class Exchange:
         if self.api == "responses" and self.settings.expand_compactions:
             compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
             expanded, body = compacted is not body, compacted
-        body, self._rules, dropped = for_host(self.api, self.upstream, body)
+        body, self.rules, dropped = for_host(self.api, self.upstream, body)
         if self.upstream == "completions":
             return None
         rewrite = REWRITES[self.upstream]
@@ -335,13 +261,6 @@ class Exchange:
         return self._mode is Body.JSON and not self.passthrough
 
     def feed(self, data: bytes) -> bytes:
-        direct = self._direct
-        tried = False
-        if direct is not None and not self.passthrough and len(data) <= self._max_event:
-            tried = True
-            out = direct(data)  # one whole text chunk, the usual piece of a stream: see `Answer.feed_event`
-            if out is not None:
-                return out
         if self.ended:
             return b""  # the client's stream is over: the rest of the host's is read and dropped
         if self.passthrough:
@@ -357,16 +276,7 @@ class Exchange:
                 self.report.passthrough_reason = "the upstream body is over max_response_bytes"
                 self.passthrough, self._buffer = True, []
             return b""
-        return self._feed_sse(data, tried=tried)
-
-    @property
-    def lane(self) -> Lane | None:
-        """`feed` for the usual piece of a stream as one function of the piece (`Answer.lane`):
-        the bytes out, or `None` for any other piece, which goes to `feed`. It stands until the
-        next `feed`, `close` or `abort`; `None` when there is none now."""
-        if self._direct is None or self.passthrough or self._stream is None:
-            return None
-        return self._stream.lane(self._max_event)
+        return self._feed_sse(data)
 
     @property
     def ended(self) -> bool:
@@ -429,43 +339,20 @@ class Exchange:
             self.report.notes.append(f"the host app failed mid-stream: {message}")
         return self._stream.abort(message)
 
-    def _feed_sse(self, data: bytes, *, tried: bool = False) -> bytes:
-        """`tried`: `feed_event` already said no to `data` (`feed`'s direct way): not asked again."""
+    def _feed_sse(self, data: bytes) -> bytes:
         assert self._sse is not None
-        if not tried and self._sse.idle and len(data) <= self._max_event:
-            if self._stream is not None:
-                out = self._stream.feed_event(data)  # one whole text chunk: read without SSE decoding
-                if out is not None:
-                    return out
-            else:
-                out = self._first_event(data)
-                if out is not None:
-                    return out
+        stream = self._stream
+        if stream is not None and self._sse.idle and len(data) <= self._max_event:
+            out = stream.feed_event(data)  # the fast path: one whole event, read without SSE decoding
+            if out is not None:
+                return out
         self._held += data
         try:
             events = self._sse.feed(data)
         except SSETooLarge:
             self.report.notes.append("an upstream SSE event exceeded the cap: the rest passes through")
             return self._give_up()
-        out = self._sse_events(events)
-        identity = self._decoder is not None and self._decoder.identity
-        self._direct = self._stream.feed_event if self._stream is not None and identity and self._sse.idle else None
-        return out
-
-    def _first_event(self, data: bytes) -> bytes | None:
-        """`_sse_events` for a stream's first event (nearly always its first chunk) when `data` is
-        that one whole event as hosts write it, one `data: ` line and a blank line, in UTF-8: the
-        event the SSE decoder would give, made without it. `None` for any other `data`."""
-        if not data.startswith(b"data: ") or not data.endswith(b"\n\n") or data.count(b"\n") != 2 or b"\r" in data:
-            return None
-        try:
-            text = data[6:-2].decode()
-        except UnicodeDecodeError:
-            return None  # (the decoder replaces bad bytes)
-        out = self._sse_event(SSEEvent(raw=data, data=text))
-        identity = self._decoder is not None and self._decoder.identity
-        self._direct = self._stream.feed_event if self._stream is not None and identity else None
-        return out
+        return self._sse_events(events)
 
     def _sse_events(self, events: list[SSEEvent]) -> bytes:
         out: list[bytes] = []
@@ -492,12 +379,6 @@ class Exchange:
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
             obj = decode_data(event.data)
-            if self.upstream == "chat":
-                text = first_chunk_text(obj)
-                if text is not None:  # the usual first chunk: the first text's short path
-                    assert isinstance(obj, dict)
-                    self._stream = self._answer(stream=True, kind="chat")
-                    return self._stream.begin(obj, text)
             kind = self._answer_kind(obj)
             if kind is None:
                 if self.bridged:

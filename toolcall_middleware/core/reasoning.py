@@ -88,8 +88,6 @@ class ReasoningSplitter:
     ```
     """
 
-    __slots__ = ("__dict__", "_held_ws")  # the C lane's per-chunk field (see `BlockParser`)
-
     def __init__(self, syntax: ReasoningSyntax, *, start_inside: bool = False) -> None:
         self._syntax = syntax
         self._state = _State.REASONING if start_inside else _State.START
@@ -111,13 +109,6 @@ class ReasoningSplitter:
     def passes_through(self) -> bool:
         """Past the reasoning, nothing held: `feed(text)` is `[(CONTENT, text)]` from here on."""
         return self._state is _State.DONE and not self._pending and not self._strip_content
-
-    @property
-    def lane_ready(self) -> bool:
-        """Inside the reasoning block with nothing held but trailing whitespace: a piece with no
-        character a closing marker (or a tool call that ends the block) starts with is reasoning
-        (`core.lane.reasoning_lane`)."""
-        return self._state is _State.REASONING and not self._pending and not self._skip_ws
 
     def force_reasoning(self) -> None:
         """Treat what follows as reasoning (the host delivered it in a reasoning channel)."""

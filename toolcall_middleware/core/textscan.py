@@ -21,7 +21,7 @@ WHITESPACE = " \t\r\n"
 # Layout whitespace a parser holds back (a block or a closing marker may follow, which drops it):
 # at most this much of a run; what comes before goes out as text at once. A longer run is not
 # layout, and holding it all would copy it again with every piece of it (quadratic) and grow
-# memory with the output. The C lane (`_lane.c`) has the same figure.
+# memory with the output.
 HELD_WHITESPACE = 128
 
 
@@ -39,14 +39,6 @@ def _marker_shape(markers: tuple[str, ...]) -> tuple[int, frozenset[str], frozen
     proper prefix of a marker."""
     prefixes = frozenset(m[:size] for m in markers for size in range(1, len(m)))
     return max((len(m) for m in markers), default=1) - 1, frozenset(m[0] for m in markers if m), prefixes
-
-
-@lru_cache(maxsize=512)
-def marker_starts(markers: tuple[str, ...]) -> frozenset[str]:
-    """The proper prefixes of the markers that hold no whole marker (text that still only may
-    become one)."""
-    prefixes = _marker_shape(markers)[2]
-    return frozenset(p for p in prefixes if not any(m in p for m in markers))
 
 
 @lru_cache(maxsize=512)
@@ -98,10 +90,10 @@ def _alternation(markers: tuple[str, ...]) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=512)
-def _outside_strings(markers: tuple[str, ...]) -> tuple[re.Pattern[str], frozenset[str]]:
-    """`JsonStringTracker`'s pattern (a quote or a marker) and the markers' first characters: made
-    once per set of markers, not once per call's body."""
-    return re.compile('"|' + alternation(markers).pattern), frozenset(m[0] for m in markers if m)
+def _outside_strings(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """`JsonStringTracker`'s pattern (a quote or a marker): made once per set of markers, not
+    once per call's body."""
+    return re.compile('"|' + alternation(markers).pattern)
 
 
 class Match(Enum):
@@ -188,37 +180,13 @@ class JsonStringTracker:
     """
 
     _SPECIAL_IN_STRING = re.compile(r'["\\]')
-    __slots__ = ("__dict__", "_carry", "_skip", "in_string")  # the C lane's per-chunk fields (see `BlockParser`)
 
     def __init__(self, markers: Sequence[str]) -> None:
         self._markers = tuple(markers)
-        self._outside, self._firsts = _outside_strings(self._markers)
+        self._outside = _outside_strings(self._markers)
         self.in_string = False
         self._skip = 0
         self._carry = ""
-
-    def cannot_find(self, text: str) -> bool:
-        """No marker can end in `text`: none of their first characters is in it, and no part of
-        one is carried over from the last piece (`find(text)` is then sure to give `None`)."""
-        return not self._carry and self._firsts.isdisjoint(text)
-
-    def find_nothing(self, text: str) -> bool:
-        """`find(text)` for a piece in which it surely finds nothing: `True`, the state moved on as
-        `find` moves it; `False`, with nothing consumed, for any other piece. Sure: no marker's
-        first character in it and none carried over (`cannot_find`), or, outside the strings, no
-        quote or backslash in it and no whole marker after the part of one carried over (then
-        what may begin a marker at its end is carried: the pieces of `</tool_call>`)."""
-        if self.cannot_find(text):
-            self.find(text)  # (for the string state only)
-            return True
-        if self.in_string or self._skip or '"' in text or "\\" in text:
-            return False
-        s = self._carry + text
-        if self._outside.search(s) is not None:
-            return False  # a whole marker: `find` finds it
-        keep = partial_marker_len(s, self._markers)
-        self._carry = s[len(s) - keep :] if keep else ""
-        return True
 
     def find(self, text: str) -> tuple[int, str] | None:
         """End offset in `text` of the first marker outside a string, and the marker."""
@@ -258,16 +226,12 @@ class JsonStringTracker:
 class JsonSegment:
     """Like `MarkerSegment`, but a marker inside a JSON string literal does not count.
 
-    `size` counts the characters it was given; `feed_inside` takes none past `limit` (the caller
-    then feeds the piece, sees the size and lets the segment go)."""
+    `size` counts the characters it was given."""
 
-    __slots__ = ("__dict__", "_parts", "size")  # the C lane's per-chunk fields (see `BlockParser`)
-
-    def __init__(self, markers: tuple[str, ...], limit: int | None = None) -> None:
+    def __init__(self, markers: tuple[str, ...]) -> None:
         self._tracker = JsonStringTracker(markers)
         self._parts: list[str] = []
         self.size = 0
-        self.limit = limit
 
     def feed(self, text: str) -> tuple[str, str, str] | None:
         self.size += len(text)
@@ -281,19 +245,6 @@ class JsonSegment:
         self._parts = []
         # The marker may have begun in an earlier piece: cut it off the joined text.
         return full[: len(full) - len(marker)], marker, text[end:]
-
-    def feed_inside(self, text: str) -> bool:
-        """`feed(text)` for a piece that cannot end the segment (`JsonStringTracker.find_nothing`);
-        `False`, with nothing consumed, for any other piece (and one that would take it past
-        `limit`)."""
-        limit = self.limit
-        if limit is not None and self.size + len(text) > limit:
-            return False
-        if not self._tracker.find_nothing(text):
-            return False
-        self._parts.append(text)
-        self.size += len(text)
-        return True
 
     def text(self) -> str:
         return "".join(self._parts)
@@ -361,7 +312,6 @@ __all__ = [
     "find_first",
     "head_pattern",
     "hold_whitespace",
-    "marker_starts",
     "match_spaced",
     "partial_marker_len",
 ]

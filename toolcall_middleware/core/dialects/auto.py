@@ -74,6 +74,10 @@ class AutoParser:
         self._pending += text
         return self._scan(final=False)
 
+    def take_plain(self, text: str) -> str | None:
+        """The chosen dialect's shortcut (`ToolMachine.take_plain`); none before one is chosen."""
+        return self._inner.take_plain(text) if self._inner is not None else None
+
     def close(self) -> list[Event]:
         out = self._scan(final=True) if self._inner is None else []
         if self._inner is not None:
@@ -131,6 +135,10 @@ class AutoParser:
 class _Closed:
     def feed(self, text: str) -> list[Event]:
         return []
+
+    def take_plain(self, text: str) -> str | None:
+        """No plain-text shortcut (`ToolMachine.take_plain`): every piece takes `feed`."""
+        return None
 
     def close(self) -> list[Event]:
         return []

@@ -16,7 +16,6 @@ from typing import Any, Protocol
 
 from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.utf8 import json_loads, json_text
-from ..lane import Hits, Lane, Output, pending_lane, quiet_lane, text_lane
 from ..textscan import WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
 from .dialect import Call, Dialect, ParseContext, ToolMachine  # (their first home: dialect modules import them here)
 
@@ -49,10 +48,8 @@ BlockItem = Call | str | Opened | Fragment
 class Block(Protocol):
     """The part of the output after an opening marker, up to the end of its calls.
 
-    A block may also have `quiet_feed` (`HermesBlock.quiet_feed`): `feed` for a piece that can
-    neither end it nor report anything, or `None` when it has none now; `BlockParser.text_lane`
-    builds the block's lane from it. Blocks without it take every piece the general way. A block
-    with it has `size` too: the characters it was given either way (for `max_call_chars`).
+    A block may also have `size`: the characters it holds (for `max_call_chars`), where that is
+    not simply what it was fed.
     """
 
     def feed(self, text: str) -> str | None:
@@ -160,6 +157,10 @@ class PendingTextMachine:
         self._flush(out)
         return out
 
+    def take_plain(self, text: str) -> str | None:
+        """No shortcut by default: every piece takes `feed` (see `ToolMachine.take_plain`)."""
+        return None
+
     def _run(self, out: list[Event], final: bool) -> None:
         raise NotImplementedError
 
@@ -177,10 +178,6 @@ class BlockParser(PendingTextMachine):
 
     openers: Sequence[str] = ()
     strip_around_blocks = False
-    # Slots for what the C lane (`core/_lane.c`) reads and writes per chunk: it reaches a slot
-    # directly, an attribute in the instance dict only through the attribute protocol.
-    __slots__ = ("_after_call", "_held_ws", "_last", "_prev")
-
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self._block: Block | None = None
@@ -205,7 +202,7 @@ class BlockParser(PendingTextMachine):
         return super().feed(text) if plain is None else plain
 
     def feed_marked(self, text: str) -> list[Event]:
-        """`feed(text)` for a piece `feed_plain_text` declined (it has a character that may start
+        """`feed(text)` for a piece `take_plain` declined (it has a character that may start
         a marker, or the machine holds more than whitespace): the general way at once."""
         out: list[Event] = []
         self._pending += text
@@ -216,66 +213,17 @@ class BlockParser(PendingTextMachine):
         """`feed(text)` for most pieces: no character that starts a marker (or a fence), nothing
         held but whitespace, so it is text and the text mode would find nothing in it to stop at.
         `None` for any other piece (nothing consumed). It parses no block: no repair can apply."""
-        kept = self.feed_plain_text(text)
+        kept = self.take_plain(text)
         if kept is None:
             return None
         return [TextDelta(kept)] if kept else []
 
-    def feed_plain_text(self, text: str) -> str | None:
+    def take_plain(self, text: str) -> str | None:
         """`feed_plain(text)` as the text of its one `TextDelta` ("" for none: all held back)."""
         if text and self._block is None and not self._pending and not self._skip_ws:
             if self._heads.search(text) is None:
                 return self._text_piece(text)
         return None
-
-    def text_lane(
-        self,
-        frame_in: tuple[bytes, bytes],
-        output: Output | None,
-        cap: int,
-        template: Hits,
-        built: dict[Any, Lane] | None = None,
-    ) -> Lane | None:
-        """`feed_plain_text` fused with reading and writing the chunk (see `lane.text_lane`), while
-        this machine is in text mode with nothing held but layout whitespace; inside a block that
-        takes pieces quietly (`HermesBlock.quiet_feed`), the block's `lane.quiet_lane`; else
-        `None` (and for text when the client's side is not known yet: `output` `None`). While the
-        text mode holds the start of a marker, the lane takes the pieces that only make it longer
-        (`lane.pending_lane`). The lane stands until anything else feeds the machine.
-
-        `built`: the caller's record of the lanes given before, by what they were made from. A
-        lane reads the machine's state as it runs, so the same arguments give the same lane: it
-        is given again rather than made again (after each piece that went the general way). The
-        caller keeps the record: a lane refers to the machine, which must not refer back."""
-        if self._block is not None:
-            quiet_feed = None if self._pending else getattr(self._block, "quiet_feed", None)
-            if quiet_feed is None:
-                return None
-            key: tuple[Any, ...] = (quiet_feed, frame_in, cap, id(template))
-            lane = built.get(key) if built is not None else None
-            if lane is None:
-                lane = quiet_lane(quiet_feed, frame_in, cap, template)
-        elif self._pending:
-            # The start of a marker held: pieces that only make it longer (`lane.pending_lane`).
-            if self._skip_ws or self._in_fence:
-                return None
-            key = ("pending", frame_in, cap, id(template))
-            lane = built.get(key) if built is not None else None
-            if lane is None:
-                lane = pending_lane(self, self._markers, frame_in, cap, template)
-        else:
-            if output is None or self._skip_ws:
-                return None
-            key = (None, frame_in, output, cap, id(template))
-            lane = built.get(key) if built is not None else None
-            if lane is None:
-                fixed = type(self).layout_before_block is BlockParser.layout_before_block
-                lane = text_lane(self, frame_in, output, cap, template, self.strip_around_blocks if fixed else None)
-        if built is not None and key not in built:
-            if len(built) >= 4:
-                built.clear()  # (a lane per call's body and the text's: the last few are enough)
-            built[key] = lane
-        return lane
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError

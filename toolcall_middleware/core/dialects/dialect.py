@@ -62,11 +62,19 @@ class ParseContext:
 
 
 class ToolMachine(Protocol):
-    """A dialect's parser for the content stream: `feed(text)` and `close()` return events."""
+    """A dialect's parser for the content stream: `feed(text)` and `close()` return events.
+
+    `take_plain(text)` is the fast path's question (`Answer.feed_event`): `feed(text)` for a piece
+    the machine can tell at a glance is plain text (its one `TextDelta`'s text, `""` when all of
+    it is held back), or `None`, with nothing consumed, for any other piece (then `feed`). A
+    machine with no such shortcut returns `None` always (`PendingTextMachine`'s default).
+    """
 
     def feed(self, text: str) -> list[Event]: ...
 
     def close(self) -> list[Event]: ...
+
+    def take_plain(self, text: str) -> str | None: ...
 
 
 def never_prefills(model: str | None, thinking: bool | None) -> bool:

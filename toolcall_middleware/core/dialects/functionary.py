@@ -119,6 +119,10 @@ class FunctionaryMachine:
             return []  # (the first line may still be a recipient)
         return self._start(final=False)
 
+    def take_plain(self, text: str) -> str | None:
+        """The parser's shortcut once the first line is read (`ToolMachine.take_plain`)."""
+        return None if self._parser is None else self._parser.take_plain(text)
+
     def close(self) -> list[Event]:
         out = self._start(final=True) if self._parser is None else []
         assert self._parser is not None

@@ -102,6 +102,10 @@ class GenericJsonParser:
         self._body = []
         return out + self.feed(text[end:])
 
+    def take_plain(self, text: str) -> str | None:
+        """No plain-text shortcut (`ToolMachine.take_plain`): every piece takes `feed`."""
+        return None
+
     def close(self) -> list[Event]:
         if self._mode == "object":
             self._mode = "text"

@@ -143,6 +143,10 @@ class HarmonyParser:
             pass
         return out
 
+    def take_plain(self, text: str) -> str | None:
+        """No plain-text shortcut (`ToolMachine.take_plain`): every piece takes `feed`."""
+        return None
+
     def close(self) -> list[Event]:
         out: list[Event] = []
         while self._step(out, final=True):

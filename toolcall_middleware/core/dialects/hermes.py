@@ -12,7 +12,7 @@ object streams as the model wrote it (held until the name, when it comes first);
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..framing.utf8 import json_loads
@@ -60,7 +60,7 @@ class HermesBlock:
 
     def __init__(self, opener: str, close: str = CLOSE, ctx: ParseContext | None = None) -> None:
         self._opener = opener
-        self._body = JsonSegment((close,), ctx.max_call_chars if ctx is not None else None)
+        self._body = JsonSegment((close,))
         self._items: list[BlockItem] = []
         self._watch = CallObjectWatcher(self._items) if ctx is not None and ctx.incremental else None
 
@@ -76,14 +76,6 @@ class HermesBlock:
         call = call_from_object(obj, raw=raw) if obj is not None else None
         self._items.append(call if call is not None else self._opener + body + marker)
         return rest
-
-    @property
-    def quiet_feed(self) -> Callable[[str], bool] | None:
-        """`feed(text)` for a piece of the body that can neither end the block nor report
-        anything (`JsonSegment.feed_inside`: `False`, nothing consumed, for any other piece);
-        `None` while a call streams as it comes (every piece may report). For the block's lane
-        (`BlockParser.text_lane`)."""
-        return self._body.feed_inside if self._watch is None else None
 
     @property
     def size(self) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
@@ -53,12 +53,6 @@ class LlamaFunctionBlock:
         else:
             self._items.append(Call(name=self._name.strip(), arguments=dump_arguments(args)))
         return rest
-
-    @property
-    def quiet_feed(self) -> Callable[[str], bool] | None:
-        """`feed(text)` for a piece of the arguments that cannot end the block, once the name is
-        read (see `HermesBlock.quiet_feed`); `None` before."""
-        return self._body.feed_inside if self._name is not None else None
 
     def take(self) -> list[Call | str]:
         items, self._items = self._items, []

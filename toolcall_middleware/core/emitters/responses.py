@@ -11,7 +11,7 @@ added with `arguments: ""`, an `fc_…` id and a distinct `call_…` call id tha
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
@@ -273,18 +273,10 @@ class ResponsesStreamEmitter:
         return b"".join([encode_event(e) for e in self.feed(events)])
 
     def text_sse(self, text: str) -> bytes | None:
-        """`feed_sse([TextDelta(text)])` written into the delta event's template, for a text piece
-        inside an open message; `None` for any other (use `feed_sse`)."""
-        if not text:
-            return None
-        write = self.text_writer()
-        return None if write is None else write(text, token_bytes(text))
-
-    def text_writer(self) -> Callable[[str, bytes], bytes] | None:
-        """`text_sse` for the open message item as a function of a text piece and its JSON string
-        token (quotes included), for a caller that has the token already (the exchange's lane);
-        it stands while nothing else is fed. `None` when no message item is open."""
-        if self._open != "message":
+        """`feed_sse([TextDelta(text)])` written into the delta event's template (made once per
+        message item), for a text piece inside an open message; `None` for any other (use
+        `feed_sse`)."""
+        if not text or self._open != "message":
             return None
         key = (self._item_id, len(self._output))
         cached = self._delta_template
@@ -297,15 +289,10 @@ class ResponsesStreamEmitter:
         if cached[1] is None:
             return None
         head, middle, tail = cached[1].parts
-        pieces = self._text
-
-        def write(text: str, token: bytes) -> bytes:
-            seq = self._seq
-            self._seq = seq + 1
-            pieces.append(text)
-            return head + str(seq).encode() + middle + token + tail
-
-        return write
+        seq = self._seq
+        self._seq = seq + 1
+        self._text.append(text)
+        return head + str(seq).encode() + middle + token_bytes(text) + tail
 
     def _text_event(self, type_: str, **fields: Any) -> dict[str, Any]:
         return self._event(type_, item_id=self._item_id, output_index=len(self._output), content_index=0, **fields)

@@ -151,7 +151,7 @@ except ImportError:  # pragma: no cover - pydantic_core before from_json
 def json_loads(text: str | bytes) -> Any:
     """`json.loads(text)`: the same value for any JSON text, the same error for any other.
 
-    Most of what is read here (every host chunk the lane cannot take, every request) is valid
+    Most of what is read here (every host chunk the fast path cannot take, every request) is valid
     UTF-8 JSON, which pydantic's parser reads into the same value 2-3 times faster. What it will
     not read (invalid JSON, a lone surrogate escape, another encoding, a BOM, deep nesting) goes
     to json's own decoder, whose value or error is `json.loads`'s."""

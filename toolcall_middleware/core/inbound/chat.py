@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 from ..api import Api
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, choices_meta, content_texts, int_or_none, reasoning_text, str_or_none, upstream_error
-from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamMeta
+from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall
 from .template import TextTemplate, holder_of, text_key
 
 Shape = Literal["chunk", "completion"]
@@ -50,38 +50,6 @@ def chat_shape(obj: Mapping[str, Any]) -> Shape | None:
             return "chunk"
         return None
     return "chunk" if not choices and "usage" in obj else None
-
-
-def first_chunk_text(obj: object) -> str | None:
-    """The text of a stream's usual first chunk (`""`: none), or `None` for any other object.
-
-    The usual first chunk: one choice (index 0), not finished, whose delta holds the role and
-    content text, or the role alone (vLLM's, SGLang's: `"content": ""`), every other key of it
-    `None`; no usage, no error. `feed` reads such a chunk into the meta and that text, and
-    nothing else (`ChatReader.begin` does the same without the general reading): it is what
-    nearly every host sends first."""
-    if type(obj) is not dict or obj.get("object") != "chat.completion.chunk":
-        return None
-    choices = obj.get("choices")
-    if type(choices) is not list or len(choices) != 1:
-        return None
-    choice = choices[0]
-    if type(choice) is not dict or choice.get("finish_reason") or obj.get("usage") is not None:
-        return None
-    if choice.get("logprobs"):
-        return None  # (read in full: they go with the text)
-    index, delta = choice.get("index"), choice.get("delta")
-    if type(index) is not int or index != 0 or type(delta) is not dict:
-        return None
-    text = delta.get("content", "")
-    if text is None:
-        text = ""
-    if type(text) is not str or obj.get("error") or obj.get("type") == "error":
-        return None
-    for key, value in delta.items():
-        if value is not None and key != "content" and key != "role":
-            return None  # reasoning, calls, a refusal, anything else: read in full
-    return text
 
 
 def with_logprobs(texts: list[RawText], logprobs: list[Any]) -> list[RawText]:
@@ -116,14 +84,6 @@ class ChatReader(ReaderBase):
         # them as `tool_calls` deltas; a call has no end of its own there: the choice's finish, or
         # the stream's, ends it. By choice: the indexes of its calls not yet ended.
         self._open_calls: dict[int, list[int]] = {}
-
-    def begin(self, obj: Mapping[str, Any]) -> UpstreamMeta:
-        """Read a stream's usual first chunk (`first_chunk_text(obj)` gave its text): the reader
-        is left as `feed` leaves it, and the meta `feed` gives before the text is returned."""
-        assert not self._meta_sent and not self.done, "begin() reads a stream's first chunk"
-        self._meta_sent = True
-        self._finish.setdefault(0, None)
-        return choices_meta(obj, "chat")
 
     def _read(self, obj: Mapping[str, Any]) -> list[InboundEvent]:
         error = upstream_error(obj)
@@ -231,6 +191,5 @@ __all__ = [
     "ChatReader",
     "Shape",
     "chat_shape",
-    "first_chunk_text",
     "with_logprobs",
 ]

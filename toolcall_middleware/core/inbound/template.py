@@ -37,8 +37,6 @@ Locate = Callable[[Any], "dict[str, Any] | None"]
 class TextTemplate:
     """`match(data)` -> the text event of a chunk shaped like the learned one, or `None`."""
 
-    __slots__ = ("__dict__", "used")  # the C lane's per-chunk field (see `BlockParser`)
-
     def __init__(self) -> None:
         self._prefix = ""
         self._suffix = ""
@@ -47,11 +45,7 @@ class TextTemplate:
         self._head_len = self._tail_len = 0
         self._frame = 1 << 62  # len(head) + len(tail): no event is longer while nothing is learned
         self.learned: RawText | None = None  # the learned chunk's event: its channel and choice
-        # The bytes before and after the text's string body (quotes included) in a whole SSE
-        # event of the learned shape, for a caller that matches events itself and sets `used`;
-        # `None` when none is learned on one `data:` line.
-        self.frame: tuple[bytes, bytes] | None = None
-        self.used = False  # a chunk matched the learned shape (set by whoever matched it)
+        self.used = False  # a chunk matched the learned shape
         self._unused = 0
 
     def match(self, data: str) -> RawText | None:
@@ -115,7 +109,7 @@ class TextTemplate:
             return
         if self.learned is not None and not self.used:
             self._unused += 1
-        self.learned, self.used, self._head, self._tail, self.frame = None, False, b"", b"", None
+        self.learned, self.used, self._head, self._tail = None, False, b"", b""
         self._head_len = self._tail_len = 0
         self._frame = 1 << 62
         token = None
@@ -146,7 +140,6 @@ class TextTemplate:
             self._head, self._tail = b"data: " + prefix.encode(), suffix.encode() + b"\n\n"
             self._head_len, self._tail_len = len(self._head), len(self._tail)
             self._frame = self._head_len + self._tail_len
-            self.frame = (self._head, self._tail)
 
 
 def holder_of(obj: Any, *path: str | int) -> dict[str, Any] | None:

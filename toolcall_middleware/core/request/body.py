@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import lane as lane_module
+from .. import compiled
 from ..framing.utf8 import json_loads
 from ..memo import shared, shared_json
 
@@ -38,7 +38,7 @@ def _utf8_json(text: bytes) -> Any:
 
 def read_request(raw: bytes) -> Any:
     """`json_loads(raw)`, with a list of `tools` shared (see the module doc). Raises what it raises."""
-    native = lane_module._native
+    native = compiled.native
     span = native.member_span(raw, _TOOLS) if native is not None and type(raw) is bytes else None
     # Only an array or an object is read apart: its bytes are decoded as the UTF-8 they are in
     # the body (alone, bytes would have their encoding guessed from their first bytes).

@@ -1,0 +1,116 @@
+"""The parts of an answer: its parser and its rules, made for one exchange (or one choice of it),
+and what the emitters need of the host's figures (`chat_usage`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from .api import Api as Kind
+from .emitters.meta import token_count, usage_details
+from .exchange_data import ExchangeView
+from .inbound import reader_for
+from .parser import ArgumentsStreaming, StreamParser
+from .policy import PolicyFilter, PolicyLimits
+from .request.bridge_messages import template_thinking
+
+
+@lru_cache(maxsize=32)
+def _limits(max_calls: int | None, max_arguments_bytes: int | None) -> PolicyLimits:
+    """The settings' caps, made once (every answer has them; they are frozen)."""
+    return PolicyLimits(max_calls=max_calls, max_arguments_bytes=max_arguments_bytes)
+
+
+def stopped_by_model(finish_reason: str | None) -> bool:
+    """The host says the model ended its output itself (`stop`, or `tool_calls` from a host that
+    read a call): nothing was cut off (see `StreamParser.close`). `length`, another reason, or
+    none (a stream that just ended) is not that."""
+    return finish_reason in ("stop", "tool_calls")
+
+
+NATIVE_INDEX = 1 << 20  # the indexes of a host's own calls, apart from the parser's (the policy renumbers)
+
+
+class Prepared:
+    """The parts of an answer that do not depend on the host's answer (the parser and the rules),
+    made when the response's head arrives rather than with its first body.
+
+    A model server sends its head and then computes its first token (the prompt's prefill, which
+    takes milliseconds): made then, these parts are ready before the first text comes, and the
+    time they take is not added to the client's wait for it. The reader is made for the host's own
+    API, the kind its answer nearly always has; an answer of another kind makes its own.
+    """
+
+    __slots__ = ("kind", "parser", "policy", "reader", "stream")
+
+    def __init__(self, exchange: ExchangeView, *, stream: bool, kind: Kind) -> None:
+        self.stream = stream
+        self.kind = kind
+        streaming: ArgumentsStreaming = exchange.settings.arguments_streaming if stream else "whole"
+        self.parser = parser_for(exchange, streaming)
+        self.policy = policy_for(exchange, streaming)
+        self.reader = reader_for(kind, stream=stream)
+
+
+def parser_for(exchange: ExchangeView, streaming: ArgumentsStreaming) -> StreamParser:
+    """A new parser for one answer (or one choice) of `exchange`."""
+    settings, report = exchange.settings, exchange.report
+    rules = exchange.rules
+    return StreamParser(
+        report.dialect,
+        model=report.model,
+        tools=rules.get("tools") or rules.get("functions"),
+        generation_prompt=settings.generation_prompt,
+        # (the request's own switch tells whether the template opened a reasoning block)
+        thinking=settings.thinking if settings.thinking is not None else template_thinking(rules),
+        repair=settings.repair,
+        arguments_streaming=streaming,
+        # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
+        # ones. Ids a host gives its calls in its protocol (`tool_use.id`) are kept either way.
+        model_ids=settings.call_ids == "model",
+        reasoning_calls=settings.reasoning_calls,
+        # A call that never closes is let go as it passes the limit, not held to the stream's end.
+        max_call_chars=settings.max_call_bytes,
+    )
+
+
+def policy_for(exchange: ExchangeView, streaming: ArgumentsStreaming) -> PolicyFilter:
+    """The request's tool rules for one answer (or one choice) of `exchange`."""
+    settings, rules = exchange.settings, exchange.rules
+    return PolicyFilter(
+        # A request that offers no function (no `tools`, an empty list, hosted tools only) gets
+        # no calls: as with OpenAI, a name it did not offer is text (or, strict, an error).
+        rules.get("tools") or rules.get("functions") or [],
+        rules.get("tool_choice", rules.get("function_call")),
+        rules.get("parallel_tool_calls"),
+        strict=settings.strict,
+        repair=settings.repair,
+        streaming=streaming,
+        limits=_limits(settings.max_calls, settings.max_call_bytes),
+    )
+
+
+def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An upstream's usage as Chat's: a bridged host counts in Responses or Anthropic terms."""
+    if not usage:
+        return None
+    if "prompt_tokens" in usage or "input_tokens" not in usage:
+        return dict(usage)
+    cache_read = token_count(usage, "cache_read_input_tokens")  # Anthropic counts cache apart
+    prompt = token_count(usage, "input_tokens") + cache_read + token_count(usage, "cache_creation_input_tokens")
+    completion = token_count(usage, "output_tokens")
+    in_details = usage_details(usage, "input_tokens_details")
+    cached = token_count(in_details, "cached_tokens") if "cached_tokens" in in_details else cache_read
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens_details": {
+            "reasoning_tokens": token_count(usage_details(usage, "output_tokens_details"), "reasoning_tokens")
+        },
+    }
+
+
+__all__ = ["NATIVE_INDEX", "Prepared", "chat_usage", "parser_for", "policy_for", "stopped_by_model"]

@@ -1,0 +1,103 @@
+"""What an exchange is given and what it records, and what its answer sees of it.
+
+`Settings` is what an exchange needs of the configuration (the middleware builds it once from
+`ToolCallConfig`); `Report` is the telemetry of one exchange (the record `on_report`, the log
+line, the metrics and the span are made from); `ExchangeView` is the part of an exchange
+(`core.pipeline.Exchange`) its answer (`core.answer.Answer`) reads and writes, declared here so
+that the answer does not import the exchange.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What an exchange needs of the configuration (the middleware builds it from `ToolCallConfig`)."""
+
+    dialect_for: Callable[[str | None], str]
+    generation_prompt: str | None = None
+    thinking: bool | None = None
+    forward_tools: bool = False
+    inject_manifest: bool = True
+    strict: bool = False
+    repair: bool = True
+    arguments_streaming: Literal["whole", "incremental"] = "whole"
+    reasoning_calls: Literal["keep", "fallback"] = "keep"
+    reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
+    responses_reasoning: bool = True
+    profiles: frozenset[str] = frozenset()
+    max_response_bytes: int = 64 * 1024 * 1024
+    max_sse_event_bytes: int = 8 * 1024 * 1024
+    max_calls: int = 128
+    max_call_bytes: int = 4 * 1024 * 1024
+    max_depth: int = 128
+    call_ids: Literal["openai", "model"] = "openai"
+    expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
+
+
+@dataclass
+class Report:
+    """Telemetry of one exchange (DESIGN: dialect, calls found, failures, repairs, echoes)."""
+
+    api: str
+    dialect: str
+    path: str = ""  # the route the client called
+    model: str | None = None
+    stream: bool = False
+    request_bytes: int = 0
+    refused: str | None = None  # the code of the error the request was refused with (a 400, 413)
+    rewritten_request: bool = False
+    rewritten_response: bool = False
+    passthrough_reason: str | None = None
+    status: int | None = None  # the host's
+    unknown_tools: list[str] = field(default_factory=list)  # names the model called, not offered
+    calls_found: int = 0
+    calls_emitted: int = 0
+    truncated: bool = False
+    notes: list[str] = field(default_factory=list)
+    policy_error: str | None = None
+    echoed_function_calls: int = 0
+    dropped_tool_types: list[str] = field(default_factory=list)
+    response_bytes: int = 0  # the response body the client was sent (ours, or the host's as it came)
+    parse_seconds: float = 0.0  # our own work on the response (decoding, parsing, rules, writing)
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def outcome(self) -> str:
+        """`refused` (the request), `policy_error` (the answer broke the rules), `truncated` (cut off
+        inside a call), `rewritten`, or `passthrough` (not ours: the host's answer as it came)."""
+        if self.refused is not None:
+            return "refused"
+        if self.policy_error is not None:
+            return "policy_error"
+        if self.rewritten_response:
+            return "truncated" if self.truncated else "rewritten"
+        return "passthrough"
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "started"}
+        out["outcome"] = self.outcome
+        out["parse_seconds"] = round(self.parse_seconds, 6)
+        out["seconds"] = round(time.monotonic() - self.started, 6)
+        return out
+
+
+class ExchangeView(Protocol):
+    """What an answer reads of its exchange, and the status it may set (a whole answer that
+    broke the rules is a 500)."""
+
+    api: Any  # the client's API (`pipeline.Api`)
+    upstream: Any  # the host's API
+    settings: Settings
+    request: dict[str, Any]
+    rules: Mapping[str, Any]  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
+    report: Report
+    status: int | None
+
+
+__all__ = ["ExchangeView", "Report", "Settings"]
