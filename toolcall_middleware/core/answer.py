@@ -17,7 +17,16 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .answer_parts import NATIVE_INDEX, Prepared, chat_usage, parser_for, policy_for, stopped_by_model
+from .answer_parts import (
+    NATIVE_INDEX,
+    Prepared,
+    carry_logprobs,
+    chat_usage,
+    parser_for,
+    policy_for,
+    stopped_by_model,
+    whole_choice,
+)
 from .api import Api as Kind
 from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
 from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
@@ -463,29 +472,11 @@ class Answer:
             payload = builder.build(result, usage=chat_usage(done.usage if done else None))
             if self.others:
                 payload["choices"] = [
-                    self._whole_choice(builder, index, judged, done) if index else payload["choices"][0]
+                    whole_choice(builder, index, judged, done) if index else payload["choices"][0]
                     for index, judged in sorted(kept_by.items())
                 ]
-            for choice in payload["choices"]:
-                # The host's log probabilities of the content the client reads, where it is the
-                # host's text as it came, or the start of it (the text before a call).
-                text, entries = logprobs.get(choice["index"], ("", None))
-                content = choice["message"].get("content")
-                if entries is not None and content:
-                    queue = LogprobQueue()
-                    queue.add(text, entries)
-                    carried = queue.take(content)
-                    if carried is not None:
-                        choice["logprobs"] = {"content": carried, "refusal": None}
+            carry_logprobs(payload["choices"], logprobs)
         return json_bytes(payload)
-
-    @staticmethod
-    def _whole_choice(builder: ChatMessageBuilder, index: int, kept: list[Event], done: UpstreamDone | None) -> Any:
-        """Choice `index` of a whole answer with several, with its own finish reason."""
-        builder.upstream.finish_reason = done.finish_reasons.get(index) if done is not None else None
-        choice = builder.build(merge_events(kept))["choices"][0]
-        choice["index"] = index
-        return choice
 
     def _report(self) -> None:
         report = self.ex.report

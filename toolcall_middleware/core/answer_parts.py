@@ -1,5 +1,6 @@
 """The parts of an answer: its parser and its rules, made for one exchange (or one choice of it),
-and what the emitters need of the host's figures (`chat_usage`)."""
+what the emitters need of the host's figures (`chat_usage`), and the pieces of a whole Chat answer
+with several choices or log probabilities (`whole_choice`, `carry_logprobs`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ from functools import lru_cache
 from typing import Any
 
 from .api import Api as Kind
+from .emitters import ChatMessageBuilder
 from .emitters.meta import token_count, usage_details
+from .events import Event
 from .exchange_data import ExchangeView
-from .inbound import reader_for
+from .inbound import UpstreamDone, reader_for
+from .logprobs import LogprobQueue
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyFilter, PolicyLimits
 from .request.bridge_messages import template_thinking
+from .result import merge_events
 
 
 @lru_cache(maxsize=32)
@@ -113,4 +118,35 @@ def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-__all__ = ["NATIVE_INDEX", "Prepared", "chat_usage", "parser_for", "policy_for", "stopped_by_model"]
+def whole_choice(builder: ChatMessageBuilder, index: int, kept: list[Event], done: UpstreamDone | None) -> Any:
+    """Choice `index` of a whole Chat answer with several, with its own finish reason."""
+    builder.upstream.finish_reason = done.finish_reasons.get(index) if done is not None else None
+    choice = builder.build(merge_events(kept))["choices"][0]
+    choice["index"] = index
+    return choice
+
+
+def carry_logprobs(choices: list[Any], logprobs: Mapping[int, tuple[str, list[Any] | None]]) -> None:
+    """Put on each whole Chat choice the host's log probabilities of the content the client reads,
+    where it is the host's text as it came, or the start of it (the text before a call)."""
+    for choice in choices:
+        text, entries = logprobs.get(choice["index"], ("", None))
+        content = choice["message"].get("content")
+        if entries is not None and content:
+            queue = LogprobQueue()
+            queue.add(text, entries)
+            carried = queue.take(content)
+            if carried is not None:
+                choice["logprobs"] = {"content": carried, "refusal": None}
+
+
+__all__ = [
+    "NATIVE_INDEX",
+    "Prepared",
+    "carry_logprobs",
+    "chat_usage",
+    "parser_for",
+    "policy_for",
+    "stopped_by_model",
+    "whole_choice",
+]
