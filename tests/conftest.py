@@ -72,3 +72,22 @@ def function_tools(schemas: Mapping[str, Mapping[str, Any]]) -> list[dict[str, A
         {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": p}}}
         for n, p in schemas.items()
     ]
+
+
+def content_around_calls(segments: Iterable[tuple[str, Any]], layout: str) -> str:
+    """The content a parser gives for texts with calls after them (`segments`: each text and its
+    calls), written with `layout` (the whitespace a template writes) on both sides of each call:
+    the texts joined, and the first text after calls that came after a word set apart by `layout`
+    (`BlockParser._set_apart`): "Checking.", a call, "Done." read "Checking.\nDone."."""
+    out, apart, after_call = "", False, False
+    for text, calls in segments:
+        if text:
+            if apart and not text[0].isspace():
+                out += layout
+            out += text
+            apart = after_call = False
+        if calls:
+            if not after_call:
+                apart = bool(out.strip()) and not out[-1].isspace()
+            after_call = True
+    return out

@@ -229,7 +229,7 @@ def test_dsml_typed_parameters_and_parallel_calls(model: str, tag: str, space: s
     raw = "Doing it." + dsml(tag, dsml_invoke("write", args, space), dsml_invoke("noop", {}, space), space=space)
     r = parse_all_ways(raw + "\n\nAfter.", model=model)
     assert calls(r) == [("write", args), ("noop", {})]
-    assert r.content == "Doing it.After."
+    assert r.content == "Doing it.\n\nAfter."  # the layout after the section sets the text apart
 
 
 def test_dsml_markup_inside_a_raw_string_value_is_text() -> None:
@@ -345,7 +345,12 @@ def test_round_trip_at_any_split(
         assert whole.content == (raw or None)
         return
     if fmt in ("v32", "v4", "v41"):  # whitespace around a DSML section is layout
-        before, after = before.rstrip(" \t\r\n"), after.lstrip(" \t\r\n")
+        ws = " \t\r\n"
+        lead, trail = section[: len(section) - len(section.lstrip(ws))], section[len(section.rstrip(ws)) :]
+        kept_before, kept_after = before.rstrip(ws), after.lstrip(ws)
+        # ... and sets the text after it apart from a word before it (`BlockParser._set_apart`)
+        layout = (trail + after)[: len(trail) + len(after) - len(kept_after)] or (before + lead)[len(kept_before) :]
+        before, after = kept_before, (layout if kept_before and kept_after else "") + kept_after
         calls_ = [(n, {k: v for k, v in a.items() if "</｜DSML｜" not in str(v)}) for n, a in calls_]
     assert calls(whole) == calls_
     assert whole.content == ((before + after) or None)

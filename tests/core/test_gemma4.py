@@ -188,7 +188,7 @@ def test_text_around_calls() -> None:
     r = check("Let me check the weather for you. " + call("f", "") + "\n" + call("g", ""))
     assert r.content == "Let me check the weather for you." and calls(r) == [("f", {}), ("g", {})]
     r = check("One.  Two. " + call("f", "") + "Three.")
-    assert r.content == "One.  Two.Three."
+    assert r.content == "One.  Two. Three."  # the layout space after the call sets "Three." apart
     r = check("Trailing. \n")
     assert r.content == "Trailing. \n"
 

@@ -13,7 +13,7 @@ from canitoolcall.fixtures import load_fixtures
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import calls, check_streams, random_splits, split_at, stream_parse
+from tests.conftest import calls, check_streams, content_around_calls, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, TextDelta, ToolCallEnd, TruncatedCall, dialect_for_model, parse
 from toolcall_middleware.core.result import ParseResult
 
@@ -359,5 +359,5 @@ def test_round_trip_loses_and_invents_nothing(
     whole = parse(raw, **kwargs)
     assert stream_parse(split_at(raw, cuts), **kwargs) == whole
     assert calls(whole) == expected_calls
-    assert whole.content == (content or None)
+    assert whole.content == (content_around_calls(segments, sep) or None)
     assert whole.reasoning is None and whole.truncated is None

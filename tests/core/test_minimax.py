@@ -16,7 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import calls, check_streams, function_tools, random_splits, split_at, stream_parse
+from tests.conftest import (
+    calls,
+    check_streams,
+    content_around_calls,
+    function_tools,
+    random_splits,
+    split_at,
+    stream_parse,
+)
 from toolcall_middleware import StreamParser, ToolCallEnd, ToolCallStart, dialect_for_model, parse
 from toolcall_middleware.core.result import ParseResult, merge_events
 
@@ -164,7 +172,7 @@ def test_the_guide_sample_gives_two_parallel_calls_typed_by_the_schema() -> None
 def test_text_around_a_block_keeps_its_words_and_drops_the_block_layout() -> None:
     raw = "Let me search for that.\n" + block(invoke("get_weather", location="Beijing")) + "\nThe weather will be..."
     result = check(raw)
-    assert result.content == "Let me search for that.The weather will be..."
+    assert result.content == "Let me search for that.\nThe weather will be..."
     assert calls(result) == [("get_weather", {"location": "Beijing"})]
 
 
@@ -181,7 +189,7 @@ def test_several_blocks_and_calls_are_indexed_in_order() -> None:
         ("run", {"command": "pwd"}),
         ("get_weather", {"location": "Paris", "unit": "celsius"}),
     ]
-    assert result.content == "First.Then."
+    assert result.content == "First.\nThen."
 
 
 def test_each_invoke_is_handed_out_at_its_own_end() -> None:
@@ -445,5 +453,5 @@ def test_round_trip_loses_and_invents_nothing(
     pieces = split_at(raw, cuts)
     for result in (parse(raw, "minimax_m2"), stream_parse(pieces, dialect="minimax_m2")):
         assert calls(result) == want_calls
-        assert (result.content or "") == "".join(text for text, _ in segments)
+        assert (result.content or "") == content_around_calls(segments, "\n")
         assert result.reasoning is None and result.truncated is None

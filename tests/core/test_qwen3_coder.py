@@ -152,14 +152,14 @@ def test_missing_closing_parameter_ends_at_the_next_line_start_marker() -> None:
 def test_text_around_and_between_calls_keeps_its_words_and_drops_block_layout() -> None:
     raw = "Let me look.\n\n" + call("run", command="a") + "\nAnd:\n" + call("run", command="b") + "\n\nDone."
     result = check(raw)
-    assert result.content == "Let me look.And:Done."  # hermes' layout rule: whitespace next to a block
+    assert result.content == "Let me look.\nAnd:\n\nDone."  # the layout after a block sets the next text apart
     assert calls(result) == [("run", {"command": "a"}), ("run", {"command": "b"})]
 
 
 def test_bare_function_without_tool_call_opener() -> None:
     raw = "Listing.\n\n<function=run>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>\nok"
     result = check(raw)
-    assert calls(result) == [("run", {"command": "ls"})] and result.content == "Listing.ok"
+    assert calls(result) == [("run", {"command": "ls"})] and result.content == "Listing.\nok"
     bare = check("<function=run>\n<parameter=command>\nls\n</parameter>\n</function>")
     assert calls(bare) == [("run", {"command": "ls"})] and bare.truncated is None
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.utf8 import json_loads, json_text
-from ..textscan import WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
+from ..textscan import HELD_WHITESPACE, WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
 from .dialect import Call, Dialect, ParseContext, ToolMachine  # (their first home: dialect modules import them here)
 
 FENCE = "```"
@@ -188,6 +188,12 @@ class BlockParser(PendingTextMachine):
         self._last = ""  # the last non-whitespace character of the text so far
         self._after_call = False  # a call came after `_last`
         self._skip_ws = False
+        # Text on both sides of a call keeps a separator (`_set_apart`): whether the last text that
+        # went out ended in whitespace, whether the next text must be set apart, and the layout
+        # whitespace dropped before the first call of a run and after its last.
+        self._ws_out = False
+        self._apart = False
+        self._ws_before = self._ws_after = ""
         self._markers: tuple[str, ...] = (*self.openers, FENCE)
         # Openers that begin with a fence (xlam's ```json): a fence at the very end of the text
         # waits for what follows, as any partial opener does.
@@ -281,6 +287,9 @@ class BlockParser(PendingTextMachine):
                 continue
             if self._skip_ws:
                 stripped = self._pending.lstrip(WHITESPACE)
+                skipped = len(self._pending) - len(stripped)
+                if skipped and len(self._ws_after) < HELD_WHITESPACE:
+                    self._ws_after = (self._ws_after + self._pending[:skipped])[:HELD_WHITESPACE]
                 if not stripped:
                     self._pending = ""
                     return
@@ -338,6 +347,8 @@ class BlockParser(PendingTextMachine):
             self._prev = text[-1]
         full = self._held_ws + text if self._held_ws else text
         self._held_ws = ""
+        if self._apart and full:
+            full = self._set_apart(full)
         body = full.rstrip(WHITESPACE)
         if body:
             self._last, self._after_call = body[-1], False
@@ -351,7 +362,20 @@ class BlockParser(PendingTextMachine):
             self._dropped_ws = tail  # given back if the block turns out malformed
         else:
             self._held_ws = tail
-        return full[: len(full) - len(tail)] if tail else full
+        given = full[: len(full) - len(tail)] if tail else full
+        if given:
+            self._ws_out = given[-1] in WHITESPACE
+        return given
+
+    def _set_apart(self, text: str) -> str:
+        """The first text after a call that came after a word: it starts with the layout whitespace
+        the model wrote around the call (after it, else before it), which went with the call's
+        markup, so the two texts do not read as one run-on sentence. Where the model wrote none,
+        or the text starts with whitespace of its own, it stays as it is."""
+        self._apart = False
+        if text[0] in WHITESPACE:
+            return text
+        return (self._ws_after or self._ws_before) + text
 
     # -- blocks ----------------------------------------------------------------------------
 
@@ -378,6 +402,10 @@ class BlockParser(PendingTextMachine):
                 # the response: its start already went out).
                 self._live = None
                 text = self._dropped_ws + item
+                if self._apart and text:
+                    text = self._set_apart(text)
+                if text:
+                    self._ws_out = text[-1] in WHITESPACE
                 out.append(TextDelta(text))
                 self._dropped_ws = ""
                 self._prev = item[-1] if item else self._prev
@@ -385,6 +413,10 @@ class BlockParser(PendingTextMachine):
                 if body:
                     self._last, self._after_call = body[-1], False
                 continue
+            if not self._after_call:  # the first call after some text (or at the start)
+                self._apart = bool(self._last) and not self._ws_out
+                self._ws_before = self._dropped_ws
+            self._ws_after = ""
             self._dropped_ws = ""
             self._skip_ws = self.strip_around_blocks
             self._after_call = True
