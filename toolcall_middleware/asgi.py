@@ -165,6 +165,10 @@ def _counting(send: Send, exchange: ToolCallExchange) -> Send:
     return write
 
 
+async def _nothing() -> None:
+    """An awaitable that does nothing (a piece that gave no bytes), under any event loop."""
+
+
 class _Request:
     """The state of one request: never kept on the middleware."""
 
@@ -248,23 +252,34 @@ class _Request:
 
         return receive
 
-    async def _send(self, message: Message) -> None:
-        """The app's `send`."""
+    def _send(self, message: Message) -> Awaitable[None]:
+        """The app's `send`: a plain function that returns what the app awaits. The usual message
+        (a piece of a stream being rewritten, its head out and its keep-alive set up) is rewritten
+        here, and the awaitable that writes it (the keep-alive's, or the server's) is returned as
+        it is: no coroutine of ours per message. Any other message takes `_general`."""
         if self.flowing and message["type"] == "http.response.body" and message.get("more_body", False):
-            # The usual message: a piece of a stream being rewritten, with its head out and its
-            # keep-alive set up: what the general path below does for it, without the checks
-            # that only its first piece needs.
+            # What `_general` does for such a piece, without the checks only its first one needs.
             ex = self.exchange
             body = message.get("body", b"")
             out = ex.transform(body if type(body) is bytes else bytes(body))
-            if out is None or ex.pipeline.passthrough:
-                await self._streamed(message, out, True)
-                return
+            pipeline = ex.pipeline
+            if out is None or pipeline.passthrough:
+                return self._streamed(message, out, True)
+            if pipeline.ended:
+                return self._last(out)
             if out:
-                await self._out({"type": "http.response.body", "body": out, "more_body": True})
-            if ex.pipeline.ended:
-                await self._end_stream()
-            return
+                return self._out({"type": "http.response.body", "body": out, "more_body": True})
+            return _nothing()  # (all held back: whitespace that may come before a call)
+        return self._general(message)
+
+    async def _last(self, out: bytes) -> None:
+        """A piece of a rewritten stream that ended it (`out` holds its terminal event)."""
+        if out:
+            await self._out({"type": "http.response.body", "body": out, "more_body": True})
+        await self._end_stream()
+
+    async def _general(self, message: Message) -> None:
+        """Every message of the app's but the usual one (see `_send`)."""
         kind = message["type"]
         if self.state == "ended":
             # The client's stream had its terminal event: the rest of the app's body is dropped

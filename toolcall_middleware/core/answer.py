@@ -114,14 +114,13 @@ class Answer:
         return [self, *(others[k] for k in sorted(others))]
 
     @property
-    def _ended(self) -> bool:
-        head = self.parent if self.parent is not None else self
-        return self.done or self.failed is not None or head.done or head.failed is not None
-
-    @property
     def ended(self) -> bool:
-        """The client's stream has had its terminal event (its end, or its error): nothing follows."""
-        return self._ended
+        """The client's stream has had its terminal event (its end, or its error): nothing follows.
+        (Read for every chunk, twice: one property, no further calls.)"""
+        if self.done or self.failed is not None:
+            return True
+        head = self.parent
+        return head is not None and (head.done or head.failed is not None)
 
     def _native_call(self, piece: UpstreamCall) -> list[Event]:
         """A call the host made itself (an Anthropic `tool_use` block, a Chat host's `tool_calls`):
@@ -273,7 +272,7 @@ class Answer:
     def _emit(self, parsed: list[Event], logprobs: list[Any] | None = None) -> bytes:
         """The client's bytes for parser events; `logprobs`: those of a text that goes out as it
         came (see `_logprobs_text`)."""
-        if not parsed or self.done or self.failed is not None or (self.parent is not None and self._ended):
+        if not parsed or self.ended:
             return b""
         if not self.parser_truncated:
             for event in parsed:  # (a loop, not `any(...)`: no generator per piece)
@@ -328,7 +327,7 @@ class Answer:
         rules still hold, out."""
         out = self._emit(self.parser.close(drafts=self.native is None, stopped=stopped_by_model(reason)))
         tail: list[Any] = []
-        if not self._ended:
+        if not self.ended:
             for item in self.policy.close():
                 if isinstance(item, PolicyError):
                     out += self._fail(item)

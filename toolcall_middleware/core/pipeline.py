@@ -266,8 +266,10 @@ class Exchange:
         if self.passthrough:
             # A stream given up midway still decodes: its Content-Encoding is already dropped.
             return data if self._decoder is None else self._decoder.feed(data)
-        assert self._decoder is not None
-        data = self._decoder.feed(data)
+        decoder = self._decoder
+        assert decoder is not None
+        if not decoder.identity:  # (the usual stream is not encoded: no call per chunk to pass it on)
+            data = decoder.feed(data)
         if self._mode is Body.JSON:
             self._buffer.append(data)
             self._buffered += len(data)

@@ -75,8 +75,10 @@ class ChatStreamEmitter:
         self._finished = False
         self._ids: dict[int, str] = {}
         self._legacy_index: int | None = None  # the one call the functions API can carry
-        # The text and reasoning chunks' templates, by field name, with the upstream fields they hold.
-        self._frames: dict[str, tuple[tuple[Any, ...], SSETemplate | None]] = {}
+        # The text and reasoning chunks' frames (`text_frame`), by field name. Made once: the
+        # upstream fields they hold (id, created, model, system fingerprint) are the stream's
+        # identity, fixed when its `Upstream` is made (only its end's fields change later).
+        self._frames: dict[str, tuple[bytes, bytes] | None] = {}
 
     @property
     def called(self) -> bool:
@@ -157,31 +159,28 @@ class ChatStreamEmitter:
     def text_sse(self, text: str) -> bytes | None:
         """`feed_sse([TextDelta(text)])` written into the text chunk's template; `None` when there
         is none (the first chunk, which carries the role; a probe in the upstream's fields)."""
-        frame = self.text_frame()
+        frame = self._frames.get("content") or self.text_frame()  # (made at the first text)
         if frame is None:
             return None
         return frame[0] + token_bytes(text) + frame[1]
 
     def text_frame(self, channel: Literal["content", "reasoning"] = "content") -> tuple[bytes, bytes] | None:
         """The bytes before and after the JSON string token of a text chunk's `content` (or of a
-        reasoning chunk's one reasoning field), made once per response (again if the upstream's
-        fields change); `None` as for `text_sse`, and for reasoning under no field or both."""
+        reasoning chunk's one reasoning field), made once per response; `None` as for `text_sse`,
+        and for reasoning under no field or both."""
         if not self._role_sent:
             return None
         name = "content" if channel == "content" else self._reasoning_field
         if name in ("none", "both"):
             return None
-        upstream = self.upstream
-        key = (upstream.id, upstream.created, upstream.model, upstream.system_fingerprint)
-        cached = self._frames.get(name)
-        if cached is None or cached[0] != key:
-            probe = encode_data(self._chunk({name: _PROBE}))
-            cached = self._frames[name] = (key, SSETemplate.of(probe, json_token(_PROBE)))
-        template = cached[1]
-        if template is None:
-            return None
-        head, tail = template.parts
-        return head, tail
+        if name not in self._frames:
+            template = SSETemplate.of(encode_data(self._chunk({name: _PROBE})), json_token(_PROBE))
+            if template is None:
+                self._frames[name] = None
+            else:
+                head, tail = template.parts
+                self._frames[name] = head, tail
+        return self._frames[name]
 
     def _call_event(self, event: Event) -> list[dict[str, Any]]:
         if isinstance(event, TruncatedCall):
