@@ -47,19 +47,21 @@ class FunctionaryBlock:
     def feed(self, text: str) -> str | None:
         if self._args is not None:
             return self._args.feed(text)
-        newline = text.find("\n")
-        if newline < 0:
-            self._head.append(text)
-            self._size += len(text)
-            if self._size > _NAME_MAX or _NAME_CHARS.fullmatch(text) is None:
-                return self._malformed("")  # not a recipient line: text
-            return None
-        self._head.append(text[:newline])
+        # The recipient line is name characters up to its newline. A character that cannot be in
+        # it ends the segment as text there, whatever piece it came in: what follows it is text
+        # read again for `>>>`, as the same text would be were it split before that character.
+        end = _NAME_CHARS.match(text).end()  # type: ignore[union-attr]  # (it matches "" at least)
+        self._head.append(text[:end])
+        self._size += end
+        if end < len(text) and text[end] != "\n":
+            return self._malformed(text[end:])  # not a recipient line: text
+        if end == len(text):
+            return self._malformed("") if self._size > _NAME_MAX else None
         name = "".join(self._head)
-        rest = text[newline + 1 :]
+        rest = text[end + 1 :]
         if name == TEXT_RECIPIENT:
             return rest  # the user's text follows
-        if _NAME.fullmatch(name) is None:
+        if _NAME.fullmatch(name) is None or len(name) > _NAME_MAX:
             return self._malformed("\n" + rest)
         self._args = JsonCallsBlock(f"{self._opener}{name}\n", JsonCallsSyntax(shape="object", read=_reader(name)))
         return self._args.feed(rest) if rest else None
