@@ -69,18 +69,25 @@ def post_scope(scope: Scope, path: str, length: int, *, stream: bool) -> dict[st
 
 
 async def post(app: ASGIApp, scope: Scope, path: str, body: bytes, send: Sink, *, stream: bool = True) -> None:
-    """`POST path` with `body` into `app`; each message the app sends goes to `send`."""
-    given = False
+    """`POST path` with `body` into `app`; each message the app sends goes to `send`. No client
+    leaves: the caller cancels the call to stop it."""
+    await app(post_scope(scope, path, len(body), stream=stream), replay([body], None), send)
 
-    async def receive() -> Message:
-        nonlocal given
-        if not given:
-            given = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()  # no more body, no disconnect: the caller cancels us
-        raise AssertionError("unreachable")  # pragma: no cover
 
-    await app(post_scope(scope, path, len(body), stream=stream), receive, send)
+def replay(chunks: list[bytes], receive: Receive | None) -> Receive:
+    """`receive` that gives the body first, then the server's own messages (the disconnect); with
+    no server (a background response), nothing more until the work is cancelled."""
+    pending = list(chunks) or [b""]
+
+    async def next_message() -> Message:
+        if pending:
+            return {"type": "http.request", "body": pending.pop(0), "more_body": bool(pending)}
+        if receive is None:
+            await asyncio.Event().wait()  # (until cancelled: no client will leave)
+        assert receive is not None
+        return await receive()
+
+    return next_message
 
 
 async def collect(app: ASGIApp, scope: Scope, path: str, body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -99,4 +106,4 @@ async def collect(app: ASGIApp, scope: Scope, path: str, body: bytes) -> tuple[i
     return int(head["status"]), list(head.get("headers") or []), b"".join(chunks)
 
 
-__all__ = ["collect", "post", "post_scope"]
+__all__ = ["collect", "post", "post_scope", "replay"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
 from ..core.framing.utf8 import json_bytes
 from ..core.http import without
+from ..inprocess import replay
 from .state import StateError
 
 Scope = MutableMapping[str, Any]
@@ -39,22 +39,6 @@ async def read_body(receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
-
-
-def replay(chunks: list[bytes], receive: Receive | None) -> Receive:
-    """`receive` that gives the body first, then the server's own messages (the disconnect); with
-    no server (a background response), nothing more until the work is cancelled."""
-    pending = list(chunks) or [b""]
-
-    async def next_message() -> Message:
-        if pending:
-            return {"type": "http.request", "body": pending.pop(0), "more_body": bool(pending)}
-        if receive is None:
-            await asyncio.Event().wait()  # (until cancelled: no client will leave)
-        assert receive is not None
-        return await receive()
-
-    return next_message
 
 
 def query_of(scope: Scope) -> dict[str, str]:
