@@ -51,7 +51,7 @@ from middleware_overhead_app import CALL_ARGS, CALL_NAME, make_app, request_body
 
 from toolcall_middleware import ToolCallMiddleware
 
-BUDGET = 1.15
+BUDGET = 1.20  # the default install's budget (DESIGN.md); 1.35x with everything in Python
 APP = Path(__file__).with_name("middleware_overhead_app.py")
 PATH = "/v1/chat/completions"
 
