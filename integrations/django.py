@@ -31,6 +31,7 @@ from toolcall_middleware import (
     ToolCallMiddleware,
     ToolCallWSGIMiddleware,
 )
+from toolcall_middleware.core.exchange_state import State
 
 from ._extras import require
 
@@ -127,8 +128,8 @@ class ToolCallDjangoMiddleware:
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.items()]
         new = exchange.start(request.method or "POST", response.status_code, headers)
         if exchange.mode == "buffer" and response.streaming:
-            exchange.mode = "pass"  # a JSON body sent as a stream: its head is out before its end
-            exchange.note("a streamed JSON response: passed through")
+            # A JSON body sent as a stream: its head is out before its end.
+            exchange.pass_through("a streamed JSON response: passed through")
         if exchange.mode == "pass":
             exchange.report()
             return response
@@ -159,29 +160,26 @@ def _drop_headers(response: Any, old: list[tuple[bytes, bytes]], new: list[tuple
 
 
 def _stream_sync(exchange: ToolCallExchange, content: Iterator[bytes]) -> Iterator[bytes]:
-    passing = False
     try:
         for chunk in content:
-            out = chunk if passing else exchange.transform(chunk)
-            if out is None:  # our failure (logged): the rest passes through as the view wrote it
-                passing, out = True, chunk
-            yield out  # b"" while text is held back: the WSGI server's block boundary
-        if not passing:
+            # (after a failure of ours, logged, the exchange passes: the rest goes as the view wrote it)
+            out = chunk if exchange.state is State.PASS else exchange.transform(chunk)
+            yield chunk if out is None else out  # b"" while text is held back: the server's block boundary
+        if exchange.state is not State.PASS:
             yield exchange.transform(b"", end=True) or b""
     finally:
         exchange.report()
 
 
 async def _stream_async(exchange: ToolCallExchange, content: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    passing = False
     try:
         async for chunk in content:
-            out = chunk if passing else exchange.transform(chunk)
+            out = chunk if exchange.state is State.PASS else exchange.transform(chunk)
             if out is None:
-                passing, out = True, chunk
+                out = chunk
             if out:
                 yield out
-        if not passing:
+        if exchange.state is not State.PASS:
             tail = exchange.transform(b"", end=True)
             if tail:
                 yield tail

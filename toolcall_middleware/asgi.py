@@ -35,6 +35,7 @@ from typing import Any
 from .compact import compact_route, serve_compact
 from .config import RouteMatch as Route
 from .config import ToolCallConfig
+from .core.exchange_state import State
 from .core.http import headers_named, without
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, UpstreamFailure, settings_from
@@ -139,6 +140,7 @@ class ToolCallMiddleware:
 
 
 _NOT_SEEN = object()
+_STREAM = State.STREAM  # (read for every chunk: a module global, one lookup)
 
 
 def _serving() -> bool:
@@ -184,10 +186,10 @@ class _Request:
         self.original: Message | None = None  # the head as the app sent it
         self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
-        self.state = "head"  # head -> stream | buffer -> done | pass; stream -> ended (ours, then drained)
         self._write = _counting(send, exchange)
-        # A rewritten stream under way (head sent, keep-alive set up): its next body goes the short
-        # way in `_send`. Cleared whenever the stream ends or is given up.
+        # The exchange is streaming, its head is out and the keep-alive set up: its next body goes
+        # the short way in `_send` (one flag read per message, rather than three). Cleared whenever
+        # the stream ends or is given up.
         self.flowing = False
 
     async def run(self, declared: bytes | None) -> None:
@@ -262,14 +264,14 @@ class _Request:
             ex = self.exchange
             body = message.get("body", b"")
             out = ex.transform(body if type(body) is bytes else bytes(body))
-            pipeline = ex.pipeline
-            if out is None or pipeline.passthrough:
-                return self._streamed(message, out, True)
-            if pipeline.ended:
-                return self._last(out)
-            if out:
-                return self._out({"type": "http.response.body", "body": out, "more_body": True})
-            return _nothing()  # (all held back: whitespace that may come before a call)
+            state = ex.state
+            if state is _STREAM:
+                if out:
+                    return self._out({"type": "http.response.body", "body": out, "more_body": True})
+                return _nothing()  # (all held back: whitespace that may come before a call)
+            if state is State.ENDED:
+                return self._last(out or b"")
+            return self._streamed(message, out, True)
         return self._general(message)
 
     async def _last(self, out: bytes) -> None:
@@ -281,7 +283,9 @@ class _Request:
     async def _general(self, message: Message) -> None:
         """Every message of the app's but the usual one (see `_send`)."""
         kind = message["type"]
-        if self.state == "ended":
+        ex = self.exchange
+        state = ex.state
+        if state is State.ENDED:
             # The client's stream had its terminal event: the rest of the app's body is dropped
             # (a proxy's upstream is read to its end or closed, as the app does), and only trailers
             # the head announced can still follow the final body.
@@ -296,30 +300,28 @@ class _Request:
             # its length; one passed through as before, so a failure before it is the server's 500).
             self.start = self.original = message
             self._decide(prepare=False)
-            if self.exchange.head_final:  # (a stream of ours: `state` is "stream")
+            if ex.head_final:  # (a stream of ours: `state` is STREAM)
                 await self._flush_start()  # the head first: the parts below are not in it
-            self.exchange.prepare()
+            ex.prepare()
             return
         if kind != "http.response.body":
             await self._other(message)
             return
         body = bytes(message.get("body", b""))
         more = bool(message.get("more_body", False))
-        if self.state == "head":
-            self._decide()
-        if self.state in ("pass", "done"):
+        if state is State.HEAD:
+            state = self._decide()
+        if state is State.PASS or state is State.DONE:
             if self.start is not None:
                 await self._flush_start()
             await self._write(message)
             return
-        ex = self.exchange
-        if self.state == "buffer":
-            self.held.append(message)
-        out = ex.transform(body, end=not more)
-        if self.state != "buffer":
-            await self._streamed(message, out, more)
+        if state is not State.BUFFER:  # (streaming, or a stream given up: its rest decoded)
+            await self._streamed(message, ex.transform(body, end=not more), more)
             return
-        if out is None or ex.passthrough:
+        self.held.append(message)
+        out = ex.transform(body, end=not more)
+        if out is None or ex.state is State.PASS:
             # A bug of ours (logged: the answer must not go down with it), not an answer, or over
             # the cap: the original head and bytes, byte for byte.
             await self._give_back()
@@ -327,14 +329,12 @@ class _Request:
             # The rewritten body replaces the held ones; other held messages follow the head.
             self.held = [m for m in self.held if m["type"] != "http.response.body"]
             await self._flush_start(length=len(out), status=ex.status)
-            self.state = "done"
             await self._write({"type": "http.response.body", "body": out, "more_body": False})
 
     async def _streamed(self, message: Message, out: bytes | None, more: bool) -> None:
         """A body of a streamed rewrite, `out` what the exchange made of it."""
         self.flowing = False
         if out is None:  # a bug of ours (logged) must not take the answer down: the rest passes through
-            self.state = "pass"
             if self.keepalive is not None:
                 await self.keepalive.stop()
             await self._flush_start()
@@ -342,24 +342,22 @@ class _Request:
             return
         # If the exchange gave up midway it keeps returning the (decoded) bytes as they came:
         # Content-Encoding is already gone from the head, so raw gzip must not follow it.
-        ex = self.exchange
+        state = self.exchange.state
         await self._flush_start()
-        if self.keepalive is not None and (ex.passthrough or not more):
+        if self.keepalive is not None and state is not _STREAM and state is not State.ENDED:
             await self.keepalive.stop()  # the end, or raw bytes that may split an event: no more pings
         if out or not more:
             await self._out({"type": "http.response.body", "body": out, "more_body": more})
-        if not more:
-            self.state = "done"
-        elif ex.pipeline.ended:
+        if state is State.ENDED:
             await self._end_stream()
-        elif not ex.passthrough:
+        elif state is _STREAM:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
 
     async def _end_stream(self) -> None:
         """The client's stream had its terminal event (ours: a limit's error, the end): the
         response ends now, whatever the app sends after it (see `_general`)."""
-        self.state, self.flowing = "ended", False
+        self.flowing = False
         if self.keepalive is not None:
             await self.keepalive.stop()
         await self._write({"type": "http.response.body", "body": b"", "more_body": False})
@@ -385,19 +383,22 @@ class _Request:
         API's error shape. True when the failure was a host's `UpstreamFailure` and the client
         has its answer (the caller does not raise it again)."""
         upstream = isinstance(error, UpstreamFailure)
-        if upstream and self.state in ("ended", "done"):
+        ex = self.exchange
+        state = ex.state
+        if upstream and (state is State.ENDED or state is State.DONE):
             return True  # the client's answer was complete before the failure
-        unsent = self.state in ("head", "buffer") and (self.original is None or self.start is not None)
+        unsent = (state is State.HEAD or state is State.BUFFER) and (self.original is None or self.start is not None)
         if isinstance(error, UpstreamFailure) and unsent:
-            self.state, self.start, self.held = "done", None, []
-            await self._send_error(*self.exchange.failure_response(error))  # nothing had gone out
+            ex.failed_before_head()
+            self.start, self.held = None, []
+            await self._send_error(*ex.failure_response(error))  # nothing had gone out
             return True
-        if self.state != "stream" or self.start is not None:
+        if state is not _STREAM or self.start is not None:
             return False
-        out = self.exchange.abort(self.exchange.failure_message(error))
+        out = ex.abort(ex.failure_message(error))
         if out is None:
             return False
-        self.state, self.flowing = "done", False
+        self.flowing = False
         if self.keepalive is not None:
             await self.keepalive.stop()
         try:
@@ -412,13 +413,17 @@ class _Request:
             # The bytes live in a file: nothing to rewrite. A head still held goes as the app sent
             # it; a stream's head that went out at once (the app gave no length) stays, and the
             # file's bytes follow it as they are.
+            state = self.exchange.state
             if self.start is not None and all(m["type"] != "http.response.body" for m in self.held):
-                self.state, self.start = "pass", self.original
-            elif self.state == "stream":
-                self.state, self.flowing = "pass", False
+                self.start = self.original
+                if state is _STREAM or state is State.BUFFER:
+                    self.exchange.pass_through()
+            elif state is _STREAM or state is State.GIVEN_UP:
+                self.flowing = False
+                self.exchange.pass_through()
                 if self.keepalive is not None:
                     await self.keepalive.stop()
-        if self.state == "buffer":
+        if self.exchange.state is State.BUFFER:
             self.held.append(message)  # the head waits for the whole body: so does what follows it
             return
         await self._flush_start()
@@ -426,22 +431,23 @@ class _Request:
 
     async def _give_back(self) -> None:
         """A buffered body we will not rewrite: the app's own head and messages, unchanged."""
-        self.state, self.start = "pass", None
+        self.start = None
         assert self.original is not None
         await self._write(self.original)
         held, self.held = self.held, []
         for message in held:
             await self._write(message)
 
-    def _decide(self, *, prepare: bool = True) -> None:
+    def _decide(self, *, prepare: bool = True) -> State:
+        """The exchange decides from the head (`State.STREAM`, `BUFFER` or `PASS`)."""
         assert self.start is not None, "http.response.body before http.response.start"
         method = str(self.scope.get("method", "POST"))
         status = int(self.start["status"])
         headers = list(self.start.get("headers") or [])
         new_headers = self.exchange.start(method, status, headers, prepare=prepare)
-        self.state = self.exchange.mode
-        if self.state != "pass":
+        if self.exchange.state is not State.PASS:
             self.start = {**self.start, "headers": new_headers}
+        return self.exchange.state
 
     async def _flush_start(self, *, length: int | None = None, status: int | None = None) -> None:
         if self.start is None:

@@ -24,6 +24,7 @@ from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
 from .core.emitters.anthropic import error_object
+from .core.exchange_state import TRANSITIONS, State, Trigger
 from .core.framing.utf8 import json_bytes
 from .core.http import Headers
 from .core.pipeline import Exchange, Settings
@@ -78,16 +79,17 @@ def settings_from(config: ToolCallConfig) -> Settings:
     )
 
 
-class ToolCallExchange:
-    """One request and its response; per request, never shared between requests."""
+class ToolCallExchange(Exchange):
+    """One request and its response under a configuration; per request, never shared between
+    requests. The sans-IO exchange (`core.pipeline.Exchange`: its states, the rewriting) with
+    what the configuration adds: the route, the request's size limit, the record reported."""
 
     def __init__(self, config: ToolCallConfig, route: RouteMatch, settings: Settings | None = None) -> None:
+        settings = settings if settings is not None else settings_from(config)
+        super().__init__(route.api, settings, upstream=route.upstream, count_tokens=route.count_tokens)
         self.config = config
         self._route = route
-        settings = settings if settings is not None else settings_from(config)
-        self.pipeline = Exchange(route.api, settings, upstream=route.upstream, count_tokens=route.count_tokens)
-        self.pipeline.report.path = route.asked
-        self.mode: Mode = "pass"
+        self.record.path = route.asked
         self._reported = False
 
     @staticmethod
@@ -112,18 +114,9 @@ class ToolCallExchange:
         return found
 
     @property
-    def api(self) -> str:
-        """The API the client called (it decides the answer's shape)."""
-        return self._route.api
-
-    @property
     def path(self) -> str:
         """The path the host gets: the request's own, or the host API's route when bridged."""
         return self._route.path
-
-    @property
-    def bridged(self) -> bool:
-        return self._route.upstream != self._route.api
 
     # -- request -------------------------------------------------------------------------------
 
@@ -136,24 +129,26 @@ class ToolCallExchange:
         # A body that ended in the read that crossed the limit is whole, but still over it.
         limit = self.config.limits.max_request_bytes
         if complete and len(raw) <= limit:
-            new = self.pipeline.rewrite_request(raw)
-            dropped = self.pipeline.report.dropped_tool_types
+            new = super().rewrite_request(raw)
+            dropped = self.record.dropped_tool_types
             if dropped:
                 logger.info("toolcall-middleware: tools of type %s are not offered to the host", ", ".join(dropped))
             return new
         if self.bridged:
             # A bridged request cannot go untranslated: its host does not serve the client's API.
             raise BadRequest(f"The request body is over {limit} bytes.", None, code="request_too_large")
-        self.pipeline.report.notes.append("request body over the limit: forwarded unchanged")
+        self.record.notes.append("request body over the limit: forwarded unchanged")
+        self.forward_unchanged()
         return None
 
     def error_response(self, error: BadRequest) -> tuple[int, Headers, bytes]:
         """The answer to a request refused before the host saw it, in the client API's error shape:
         400 for a malformed request, 413 for a bridged one too large to translate. The exchange
         ends here: its record is reported."""
-        body = self.pipeline.error_body(error)
+        body = self.error_body(error)
         status = 413 if error.code == "request_too_large" else 400
-        report = self.pipeline.report
+        self.refuse()
+        report = self.record
         report.refused, report.status = error.code or "invalid_request", status
         report.response_bytes = len(body)  # (the shell sends it after the record is made)
         self.report()
@@ -161,28 +156,20 @@ class ToolCallExchange:
 
     # -- response ------------------------------------------------------------------------------
 
-    def start(self, method: str, status: int, headers: Headers, *, prepare: bool = True) -> Headers:
-        """Decide from the response head (sets `mode`); the headers to send when the body is known.
-        `prepare=False`: call `prepare` after sending a `head_final` head (the head goes first)."""
-        new = self.pipeline.start(method, status, headers, prepare=prepare)
-        if self.pipeline.passthrough:
-            self.mode = "pass"
-            return headers
-        self.mode = "buffer" if self.pipeline.buffered else "stream"
-        return new
-
     @property
-    def head_final(self) -> bool:
-        """The head `start` returned can go to the client at once: the body cannot change it (a
-        stream being made: no length given, not content-encoded). The client then reads it while
-        the app computes its first body, as it would without the middleware."""
-        return self.pipeline.head_final
+    def mode(self) -> Mode:
+        """What `start` decided, in a word: "stream", "buffer" or "pass" (any other state)."""
+        state = self.state
+        return "stream" if state is State.STREAM else "buffer" if state is State.BUFFER else "pass"
 
-    def prepare(self) -> None:
-        """Make the answer's parts (parser, rules, reader) now, before its first body: for a
-        shell that sent a final head first (`start(..., prepare=False)`). Never raises: a part
-        that cannot be made now is made with the first body."""
-        self.pipeline.prepare()
+    def pass_through(self, reason: str | None = None) -> None:
+        """The host's answer goes as it came from here (a shell found it cannot be rewritten:
+        a JSON body sent as a stream, a body that lives in a file, an error response replacing
+        the one being gathered); `reason`, if any, goes to the record."""
+        if reason is not None:
+            self.record.notes.append(reason)
+        if Trigger.PASS in TRANSITIONS[self.state]:  # (already passing, or over: nothing to change)
+            self._move(Trigger.PASS)
 
     def transform(self, data: bytes, *, end: bool = False) -> bytes | None:
         """The bytes for the client for one piece of the body (`end`: the last one).
@@ -195,18 +182,20 @@ class ToolCallExchange:
         began = perf_counter()
         try:
             if not end:
-                return self.pipeline.feed(data)
-            return self.pipeline.feed(data) + self.pipeline.close()
+                return self.feed(data)
+            return self.feed(data) + self.close()
         except Exception:
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
+            if Trigger.PASS in TRANSITIONS[self.state]:
+                self._move(Trigger.PASS)  # the rest goes as it came (a buffered body: its original)
             return None
         finally:
-            self.pipeline.report.parse_seconds += perf_counter() - began
+            self.record.parse_seconds += perf_counter() - began
 
     def sent(self, size: int) -> None:
         """`size` bytes of the response body went to the client (the record's `response_bytes`):
         the shells call it where they write a body, whoever made it (us, or the host as it came)."""
-        self.pipeline.report.response_bytes += size
+        self.record.response_bytes += size
 
     @staticmethod
     def failure_message(error: Exception) -> str:
@@ -232,30 +221,21 @@ class ToolCallExchange:
         client API's error), or None when nothing can be said (logged like `transform`)."""
         began = perf_counter()
         try:
-            return self.pipeline.abort(message)
+            return super().abort(message)
         except Exception:
             logger.exception("toolcall-middleware: ending the stream after the app failed went wrong")
             return None
         finally:
-            self.pipeline.report.parse_seconds += perf_counter() - began
+            self.record.parse_seconds += perf_counter() - began
 
-    @property
-    def passthrough(self) -> bool:
-        """Not ours (decided at `start`, or later: a buffered body that is no answer, over its cap)."""
-        return self.pipeline.passthrough
-
-    @property
-    def status(self) -> int | None:
-        """A new status for a buffered body, decided when it ends (500 when a call broke the rules)."""
-        return self.pipeline.status
-
-    def note(self, text: str) -> None:
-        self.pipeline.report.notes.append(text)
+    def failed_before_head(self) -> None:
+        """The host failed before anything went out: the client gets `failure_response`."""
+        self._move(Trigger.FAIL)
 
     def report(self) -> None:
         """Log the exchange's telemetry and hand it to `on_report`, once; warn of what would
         surprise an operator (`surprises`)."""
-        if self._reported or not self.pipeline.report.dialect:
+        if self._reported or not self.record.dialect:
             return  # no JSON request object of ours: no exchange to report
         self._reported = True
         self._warn_surprises()
@@ -264,7 +244,7 @@ class ToolCallExchange:
         tracing = self.config.tracing
         if not logged and callback is None and not tracing:
             return  # nobody to tell: no record built
-        record = self.pipeline.report.as_dict()
+        record = self.record.as_dict()
         if logged:
             line = record_json(record) if self.config.log_format == "json" else record_line(record)
             logger.info("toolcall-middleware exchange %s", line)
@@ -277,7 +257,7 @@ class ToolCallExchange:
                 logger.exception("toolcall-middleware: on_report callback failed")
 
     def _warn_surprises(self) -> None:
-        report, api = self.pipeline.report, self.api
+        report, api = self.record, self.api
         status = report.status if report.status is not None else 0
         reason = report.passthrough_reason
         if report.rewritten_request and not report.rewritten_response and reason and 200 <= status < 300:

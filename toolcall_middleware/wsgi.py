@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from .compact import compact_route, compact_wsgi
 from .config import ToolCallConfig
+from .core.exchange_state import State
 from .core.framing.utf8 import json_bytes
 from .core.http import Headers
 from .core.request import BadRequest
@@ -156,7 +157,6 @@ class _Request:
         self.head: tuple[str, WSGIHeaders] | None = None  # the app's head, as it gave it
         self.send_head: tuple[str, WSGIHeaders] | None = None  # the head to give the server, once decided
         self.held: list[bytes] = []  # buffered JSON: the app's chunks as it sent them
-        self.state = "head"  # head -> stream | buffer -> done | pass; stream -> ended (ours, then drained)
 
     # -- request -------------------------------------------------------------------------------
 
@@ -200,14 +200,14 @@ class _Request:
             try:
                 if self.server_write is not None:
                     # The head went to the server: it re-raises if it sent it, or takes the new one.
-                    self.state = "pass"
+                    self.exchange.pass_through()
                     self.server_write = self.server_start(status, headers, exc_info)
                     return self._write
             finally:
                 exc_info = None  # no reference cycle through the traceback (PEP 3333)
             # Nothing went out yet: the error response replaces the held one, untouched.
-            self.exchange.note("the app replaced its response (exc_info): passed through")
-            self.head, self.held, self.state = (status, list(headers)), [], "pass"
+            self.exchange.pass_through("the app replaced its response (exc_info): passed through")
+            self.head, self.held = (status, list(headers)), []
             self.send_head = self.head
             return self._write
         if self.head is not None:
@@ -223,8 +223,7 @@ class _Request:
         method = str(self.environ.get("REQUEST_METHOD", "POST"))
         code = int(status.split(" ", 1)[0]) if status[:3].isdigit() else 0
         new = self.exchange.start(method, code, _to_bytes(headers))
-        self.state = self.exchange.mode
-        self.send_head = self.head if self.state == "pass" else (status, _to_str(new))
+        self.send_head = self.head if self.exchange.state is State.PASS else (status, _to_str(new))
 
     def _flush_head(self) -> None:
         if self.server_write is None and self.send_head is not None:
@@ -235,50 +234,49 @@ class _Request:
 
     def chunk(self, data: bytes) -> list[bytes]:
         """What the client gets for one chunk of the app's body (empty: held back)."""
-        if self.state == "head":
+        if self.exchange.state is State.HEAD:
             self._decide()
-        if self.state in ("pass", "done"):
+        state = self.exchange.state
+        if state is State.PASS or state is State.DONE:
             self._flush_head()
             return [data]
-        if self.state == "ended":
+        if state is State.ENDED:
             return []  # after the client's stream ended: dropped
-        if self.state == "buffer":
+        if state is State.BUFFER:
             self.held.append(data)
         out = self.exchange.transform(data)
-        return self._after(out, data, end=False)
+        return self._after(out, data, end=False, buffering=state is State.BUFFER)
 
     def abort(self, error: Exception) -> bytes | None:
         """The app raised mid-stream: the bytes that end the client's rewritten stream, or None
         when the stream is not ours or has not started (the server answers the failure itself)."""
-        if self.state != "stream" or self.server_write is None:
+        if self.exchange.state is not State.STREAM or self.server_write is None:
             return None
-        out = self.exchange.abort(self.exchange.failure_message(error))
-        if out is not None:
-            self.state = "done"
-        return out
+        return self.exchange.abort(self.exchange.failure_message(error))
 
     def end(self) -> list[bytes]:
         """What the client gets once the app's body ended."""
-        if self.state == "head":
+        if self.exchange.state is State.HEAD:
             if self.head is None:
                 return []  # the app never answered: the server reports it
             self._decide()
-        if self.state in ("pass", "done"):
+        state = self.exchange.state
+        if state is State.PASS or state is State.DONE:
             self._flush_head()
             return []
         out = self.exchange.transform(b"", end=True)
-        return self._after(out, b"", end=True)
+        return self._after(out, b"", end=True, buffering=state is State.BUFFER)
 
-    def _after(self, out: bytes | None, data: bytes, *, end: bool) -> list[bytes]:
+    def _after(self, out: bytes | None, data: bytes, *, end: bool, buffering: bool) -> list[bytes]:
+        """What the client gets of `out`, what the exchange made of `data`."""
         ex = self.exchange
         if out is None:  # a bug of ours (logged): the rest passes through
-            if self.state == "buffer":
+            if buffering:
                 return self._give_back()
-            self.state = "pass"
             self._flush_head()
             return [data]
-        if self.state == "buffer":
-            if ex.passthrough:
+        if buffering:
+            if ex.state is State.PASS:
                 return self._give_back()  # not an answer, or over the cap: the original, byte for byte
             if not end:
                 return []
@@ -287,17 +285,15 @@ class _Request:
                 status = _status_line(ex.status)
             headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
             self.send_head = (status, [*headers, ("Content-Length", str(len(out)))])
-            self.state, self.held = "done", []
+            self.held = []
             self._flush_head()
             return [out]
-        self._flush_head()
-        if ex.pipeline.ended and not end:
-            self.state = "ended"  # the client's stream had its terminal event: the response ends here
+        self._flush_head()  # (the stream's terminal event may have come: the state is ENDED then)
         return [out]  # streamed: b"" while text is held back keeps the block boundary (PEP 3333)
 
     def _give_back(self) -> list[bytes]:
         """A buffered body we will not rewrite: the app's own head and chunks, unchanged."""
-        self.state, self.send_head = "pass", self.head
+        self.send_head = self.head
         held, self.held = self.held, []
         self._flush_head()
         return held
@@ -349,10 +345,11 @@ class _Response:
                 self._out.append(ending)
                 continue
             pieces = self._request.chunk(data)
-            if self._request.state == "buffer":
+            state = self._request.exchange.state
+            if state is State.BUFFER:
                 continue  # gathering a whole body: nothing to say until it ends
             self._out.extend(pieces if pieces else [b""])
-            if self._request.state == "ended":
+            if state is State.ENDED:
                 self._ended = True  # (`close` drains the rest of the app's body)
         piece = self._out.popleft()
         self._request.exchange.sent(len(piece))  # every body byte the server gets passes here
@@ -360,7 +357,7 @@ class _Response:
 
     def close(self) -> None:
         try:
-            if self._request.state == "ended" and self._chunks is not None:
+            if self._request.exchange.state is State.ENDED and self._chunks is not None:
                 self._drain(self._chunks)
             close = getattr(self._result, "close", None)
             if close is not None:

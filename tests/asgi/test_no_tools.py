@@ -54,7 +54,7 @@ def test_a_whole_answer_to_a_request_without_tools_has_no_calls() -> None:
     choice = out["choices"][0]
     assert "tool_calls" not in choice["message"] and choice["finish_reason"] == "stop"
     assert WRITTEN in choice["message"]["content"]
-    assert exchange.report.calls_found == 1 and exchange.report.calls_emitted == 0
+    assert exchange.record.calls_found == 1 and exchange.record.calls_emitted == 0
 
 
 def test_hosted_tools_alone_offer_no_function() -> None:

@@ -312,7 +312,7 @@ class Answer:
         self.failed = error
         if self.parent is not None:
             self.parent.failed = error  # one choice broke the rules: the whole response fails
-        self.ex.report.policy_error = error.message
+        self.ex.record.policy_error = error.message
         if self.responses is not None:
             return b"".join(encode_event(e) for e in self.responses.fail(error.message, code="server_error"))
         if self.messages is not None:
@@ -386,7 +386,7 @@ class Answer:
         if self.chat is None and self.responses is None and self.messages is None:
             # Nothing went out yet: the request's model stands in for the host's.
             meta = self.meta
-            upstream = meta.to_upstream() if meta is not None else Upstream(model=self.ex.report.model or "unknown")
+            upstream = meta.to_upstream() if meta is not None else Upstream(model=self.ex.record.model or "unknown")
             out += self._open(upstream)
         if self.responses is not None:
             return out + b"".join(encode_event(e) for e in self.responses.fail(message, code="server_error"))
@@ -428,7 +428,7 @@ class Answer:
             for judged in [*choice.policy.feed(events), *choice.policy.close()]:
                 if isinstance(judged, PolicyError):
                     self.failed = judged
-                    self.ex.report.policy_error = judged.message
+                    self.ex.record.policy_error = judged.message
                     break
                 kept.append(judged)
             if self.failed is not None:
@@ -478,7 +478,7 @@ class Answer:
         return json_bytes(payload)
 
     def _report(self) -> None:
-        report = self.ex.report
+        report = self.ex.record
         report.rewritten_response = True
         found = emitted = 0
         truncated = False

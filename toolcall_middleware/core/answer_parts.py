@@ -60,7 +60,7 @@ class Prepared:
 
 def parser_for(exchange: ExchangeView, streaming: ArgumentsStreaming) -> StreamParser:
     """A new parser for one answer (or one choice) of `exchange`."""
-    settings, report = exchange.settings, exchange.report
+    settings, report = exchange.settings, exchange.record
     rules = exchange.rules
     return StreamParser(
         report.dialect,

@@ -96,7 +96,7 @@ class ExchangeView(Protocol):
     settings: Settings
     request: dict[str, Any]
     rules: Mapping[str, Any]  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
-    report: Report
+    record: Report
     status: int | None
 
 

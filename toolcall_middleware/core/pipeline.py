@@ -34,24 +34,17 @@ from .api import Api
 from .api import Api as Kind
 from .emitters.anthropic import error_object
 from .exchange_data import Report, Settings
+from .exchange_state import PASSING, State, Trigger, next_state
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
-from .framing.utf8 import json_bytes, json_bytes_with
+from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
 from .replaced import error_body, error_type, estimate_tokens, host_error
 from .request import BadRequest
-from .request.body import read_request
-from .request.compaction import expand_compactions
-from .request.depth import check_depth, too_deep_error
-from .request.fields import check_fields
-from .request.host import REWRITES, for_host, request_dialect
-from .request.render import manifest_token
+from .request.forwarded import forward_request
 
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
-
-SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
-
 
 class Exchange:
     """One request and its response.
@@ -78,11 +71,12 @@ class Exchange:
         self.settings = settings
         self.request: dict[str, Any] = {}
         self.rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
-        self.report = Report(api=api, dialect="")
+        self.record = Report(api=api, dialect="")
         if self.upstream != api:
-            self.report.notes.append(f"bridged: the host answers as {self.upstream}")
+            self.record.notes.append(f"bridged: the host answers as {self.upstream}")
         self._mode = Body.PASS
         self._decoder: ContentDecoder | None = None
+        self._identity = True  # the body is not content-encoded (read on every piece of a stream)
         self._sse: SSEDecoder | None = None
         self._held = bytearray()  # decoded bytes the SSE decoder holds: given back raw if we give up
         self._max_event = settings.max_sse_event_bytes
@@ -92,10 +86,22 @@ class Exchange:
         self._prepared: Prepared | None = None  # made at `start`, taken by the answer
         self._sized = False  # the host's head gave the body's length
         self._ended_first = False  # the stream's first data was its end (`[DONE]`), no answer
-        # Not ours: decided at `start`, or later (a JSON body that is not an answer or over the
-        # cap: the caller sends the original bytes; a stream given up: `feed` returns it decoded).
-        self.passthrough = True
+        # Where the exchange is (`core.exchange_state`): it moves only through `_move`.
+        self.state = State.REQUEST
         self.status: int | None = None  # a new status for a buffered body, decided at close()
+
+    def _move(self, trigger: Trigger) -> State:
+        """Take `trigger` by the table (`IllegalTransition` for a move it does not declare)."""
+        self.state = next_state(self.state, trigger)
+        return self.state
+
+    @property
+    def passthrough(self) -> bool:
+        """Not ours: the host's bytes go as they came (decided at `start`, or later: a JSON body
+        that is not an answer or over the cap, whose original the caller sends; a stream given
+        up, which `feed` returns decoded). Before `start`, nothing is ours yet."""
+        state = self.state
+        return state in PASSING or state is State.HEAD or state is State.REQUEST
 
     # -- request -------------------------------------------------------------------------------
 
@@ -105,71 +111,25 @@ class Exchange:
         A bridged request always comes back translated: its host does not serve the client's API,
         so a body the bridge cannot read is a `BadRequest` here rather than the host's 404.
         """
-        self.report.request_bytes = len(raw)
-        try:
-            body = read_request(raw)
-        except RecursionError:
-            # Too deep for JSON's own decoder: refused on every route, as any body over `max_depth`
-            # (the host's decoder may well fail the same way, as a 500).
-            raise too_deep_error(self.settings.max_depth) from None
-        except (ValueError, UnicodeDecodeError):
-            if self.bridged:
-                raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
-            return None  # the host app owns the 400 for a body that is not JSON
-        if not isinstance(body, dict):
-            if self.bridged:
-                raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
-            return None
-        check_depth(body, self.settings.max_depth)  # before anything below walks it
-        self.request = body
-        model = body.get("model") if isinstance(body.get("model"), str) else None
-        dialect = self.settings.dialect_for(model)
-        self.report.dialect, self.report.model = dialect, model
-        self.report.stream = bool(body.get("stream"))
-        if self.count_tokens:
-            return self._count_request(body)
-        expanded = False
-        if self.api == "responses" and self.settings.expand_compactions:
-            compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
-            expanded, body = compacted is not body, compacted
-        body, self.rules, dropped = for_host(self.api, self.upstream, body)
-        if self.upstream == "completions":
-            return None
-        rewrite = REWRITES[self.upstream]
-        settings = self.settings
-        result = rewrite(
-            body,
-            dialect=request_dialect(dialect),
-            forward_tools=settings.forward_tools,
-            inject_manifest=settings.inject_manifest,
+        forwarded = forward_request(
+            raw,
+            api=self.api,
+            upstream=self.upstream,
+            settings=self.settings,
+            record=self.record,
+            count_tokens=self.count_tokens,
         )
-        self.report.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
-        self.report.echoed_function_calls = result.calls_flattened
-        if not result.changed and not self.bridged and not expanded:
-            return None
-        self.report.rewritten_request = True
-        manifest = result.manifest
-        if manifest is not None and result.manifest_at is not None and len(manifest) >= SPLICED_MANIFEST:
-            # An agent's manifest runs to many KB, the same every turn: its JSON is made once.
-            return json_bytes_with(result.body, result.manifest_at, lambda text: manifest_token(text, manifest))
-        return json_bytes(result.body)
+        self.request, self.rules, self._counted = forwarded.request, forwarded.rules, forwarded.counted
+        self._move(Trigger.READ)
+        return forwarded.body
 
-    def _count_request(self, body: dict[str, Any]) -> bytes | None:
-        """A `/count_tokens` body rewritten as its message would be, so the host counts the
-        manifest and the flattened history; kept for the estimate should the host not count."""
-        settings = self.settings
-        check_fields("messages", body)
-        result = REWRITES["messages"](
-            body,
-            dialect=request_dialect(self.report.dialect),
-            forward_tools=settings.forward_tools,
-            inject_manifest=settings.inject_manifest,
-        )
-        self._counted = result.body
-        if not result.changed:
-            return None
-        self.report.rewritten_request = True
-        return json_bytes(result.body)
+    def refuse(self) -> None:
+        """The request is answered with our error (`error_body`): the host never sees it."""
+        self._move(Trigger.REFUSE)
+
+    def forward_unchanged(self) -> None:
+        """The request goes to the host as it came, unread (over the size limit)."""
+        self._move(Trigger.READ)
 
     def error_body(self, error: BadRequest) -> bytes:
         """The 400 (413) body for a request the exchange refused, in the client's API's error shape."""
@@ -184,28 +144,30 @@ class Exchange:
         """Decide from the response head; return the headers to send (on the first body).
         `prepare=False`: the answer's parts are not made here; the caller calls `prepare` once it
         has sent a head that was final (`head_final`), so that the head goes out first."""
-        self.report.status = status
-        if self.report.dialect and self._replace(status, header(headers, PROXY_ERROR) is not None):
-            self._mode, self.passthrough = Body.JSON, False
+        self.record.status = status
+        if self.record.dialect and self._replace(status, header(headers, PROXY_ERROR) is not None):
+            self._mode = Body.JSON
+            self._move(Trigger.BUFFER)
             self._decoder = ContentDecoder(header(headers, b"content-encoding"))
             kept = without(
                 headers, b"content-length", b"transfer-encoding", b"content-encoding", b"content-type", PROXY_ERROR
             )
             return [*kept, (b"content-type", b"application/json")]
         self._mode = classify(method, status, headers)
-        if self.count_tokens or self._mode is Body.PASS or not self.report.dialect:
-            self.passthrough = True
-            self.report.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
+        if self.count_tokens or self._mode is Body.PASS or not self.record.dialect:
+            self._move(Trigger.PASS)
+            self.record.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
             return headers
         if self.api == "completions":
             # The legacy completions API has no way to carry a tool call, and its client writes its
             # own prompt: its answer reaches it as the host wrote it (`choices[].text`).
-            self.passthrough = True
-            self.report.passthrough_reason = "the completions API carries no tool calls: passed through"
+            self._move(Trigger.PASS)
+            self.record.passthrough_reason = "the completions API carries no tool calls: passed through"
             return headers
-        self.passthrough = False
+        self._move(Trigger.STREAM if self._mode is Body.SSE else Trigger.BUFFER)
         self._sized = header(headers, b"content-length") is not None
         self._decoder = ContentDecoder(header(headers, b"content-encoding"))
+        self._identity = self._decoder.identity
         new = without(headers, b"content-length", b"transfer-encoding", b"etag", b"content-md5", b"digest")
         if not self._decoder.identity:
             new = without(new, b"content-encoding")
@@ -258,42 +220,70 @@ class Exchange:
     @property
     def buffered(self) -> bool:
         """A whole JSON body is held until it ends (its length is only known then)."""
-        return self._mode is Body.JSON and not self.passthrough
+        return self.state is State.BUFFER
 
     def feed(self, data: bytes) -> bytes:
-        if self.ended:
-            return b""  # the client's stream is over: the rest of the host's is read and dropped
-        if self.passthrough:
-            # A stream given up midway still decodes: its Content-Encoding is already dropped.
-            return data if self._decoder is None else self._decoder.feed(data)
-        decoder = self._decoder
-        assert decoder is not None
-        if not decoder.identity:  # (the usual stream is not encoded: no call per chunk to pass it on)
-            data = decoder.feed(data)
-        if self._mode is Body.JSON:
-            self._buffer.append(data)
+        """The client's bytes for one piece of the host's body (see `State` for each state's)."""
+        state = self.state
+        if state is State.STREAM:
+            # (the usual stream is not encoded: no call per chunk to pass it on)
+            out = self._feed_sse(data if self._identity else self._decode(data))
+            stream = self._stream
+            if stream is not None and stream.ended and self.state is State.STREAM:
+                self._move(Trigger.TERMINAL)  # the client's stream is over: nothing follows
+            return out
+        if state is State.BUFFER:
+            self._buffer.append(self._decode(data))
             self._buffered += len(data)
             if self._buffered > self.settings.max_response_bytes:
                 # Over the cap: stop holding it; the caller sends the original bytes from here on.
-                self.report.passthrough_reason = "the upstream body is over max_response_bytes"
-                self.passthrough, self._buffer = True, []
+                self.record.passthrough_reason = "the upstream body is over max_response_bytes"
+                self._buffer = []
+                self._move(Trigger.PASS)
             return b""
-        return self._feed_sse(data)
+        if state is State.ENDED or state is State.DONE:
+            return b""  # the client's stream is over: the rest of the host's is read and dropped
+        # Passed through: a stream given up midway still decodes (its Content-Encoding is dropped).
+        return data if self._decoder is None else self._decoder.feed(data)
+
+    def _decode(self, data: bytes) -> bytes:
+        assert self._decoder is not None
+        return self._decoder.feed(data)
 
     @property
     def ended(self) -> bool:
         """The client's stream has had its terminal event (Chat `[DONE]`, Responses
         `response.completed` / `failed` / `incomplete`, Anthropic `message_stop` / `error`), ours
-        or, as its first event, the host's: whatever the host sends after it is dropped (`feed`
-        and `close` give nothing), and the shell ends the response."""
+        or, as its first event, the host's, before the host's body ended (`State.ENDED`):
+        whatever the host sends after it is dropped (`feed` and `close` give nothing), and the
+        shell ends the response."""
+        return self.state is State.ENDED
+
+    def _over(self) -> bool:
+        """The client's stream has had its terminal event (`ended`, while the exchange's state
+        is still to move there)."""
         stream = self._stream
-        return (stream is not None and not self.passthrough and stream.ended) or self._ended_first
+        return (stream is not None and stream.ended) or self._ended_first
 
     def close(self) -> bytes:
-        if self.ended:
+        """The host's body ended: the last bytes for the client. The exchange is `DONE` then, or
+        `PASS` when a whole body turned out not to be ours (the caller sends the original)."""
+        state = self.state
+        if state is State.STREAM or state is State.BUFFER:
+            out = self._close()
+        elif state is State.GIVEN_UP or state is State.PASS:
+            out = b"" if self._decoder is None else self._decoder.flush()
+            if state is State.PASS:
+                return out  # (a body passed from its head, or given back: the shell ends it)
+        elif state is State.ENDED:
+            out = b""
+        else:
             return b""
-        if self.passthrough:
-            return b"" if self._decoder is None else self._decoder.flush()
+        if self.state is not State.PASS:
+            self._move(Trigger.END)
+        return out
+
+    def _close(self) -> bytes:
         assert self._decoder is not None
         tail = self._decoder.flush()
         if self._mode is Body.JSON:
@@ -310,7 +300,7 @@ class Exchange:
             if self._stream is None and not self.bridged and not held:
                 held = unterminated
             elif len(held) < len(unterminated):
-                self.report.notes.append("the host's stream ended inside an event: its unterminated tail was dropped")
+                self.record.notes.append("the host's stream ended inside an event: its unterminated tail was dropped")
             self._held = bytearray(b"".join(e.raw for e in held))
             if held:
                 out += self._sse_events(held)
@@ -338,8 +328,11 @@ class Exchange:
                 return None  # the stream had ended
             self._stream = self._answer(stream=True, kind=self.upstream)
         if not self._stream.done:
-            self.report.notes.append(f"the host app failed mid-stream: {message}")
-        return self._stream.abort(message)
+            self.record.notes.append(f"the host app failed mid-stream: {message}")
+        out = self._stream.abort(message)
+        if self.state is State.STREAM:
+            self._move(Trigger.FAIL)
+        return out
 
     def _feed_sse(self, data: bytes) -> bytes:
         assert self._sse is not None
@@ -352,7 +345,7 @@ class Exchange:
         try:
             events = self._sse.feed(data)
         except SSETooLarge:
-            self.report.notes.append("an upstream SSE event exceeded the cap: the rest passes through")
+            self.record.notes.append("an upstream SSE event exceeded the cap: the rest passes through")
             return self._give_up()
         return self._sse_events(events)
 
@@ -360,7 +353,7 @@ class Exchange:
         out: list[bytes] = []
         for event in events:
             del self._held[: len(event.raw)]  # the events' bytes are exactly what was fed, in order
-            if self.ended:
+            if self._over():
                 continue  # the events after the client's stream ended, in the same piece: dropped
             out.append(event.raw if self.passthrough else self._sse_event(event))
         if self.passthrough:
@@ -370,7 +363,8 @@ class Exchange:
     def _give_up(self) -> bytes:
         """Stop rewriting mid-stream. What the SSE decoder holds (a partial event, or whole events
         lost with the error) goes out as it came, so no byte is lost; `feed` passes the rest."""
-        self.passthrough = True
+        if self.state is State.STREAM:
+            self._move(Trigger.GIVE_UP)
         held, self._held = bytes(self._held), bytearray()
         return held
 
@@ -385,16 +379,17 @@ class Exchange:
             if kind is None:
                 if self.bridged:
                     # A bridged client does not speak the host's API: its stream ends in its error.
-                    self.report.notes.append(f"the host's stream is not a {self.upstream} answer")
+                    self.record.notes.append(f"the host's stream is not a {self.upstream} answer")
                     self._stream = self._answer(stream=True, kind=self.upstream)
                     ended = event.data.strip() == "[DONE]"
                     said = "ended before any" if ended else "could not be read as a"
                     return self._stream.abort(f"The host's stream {said} {self.upstream} answer.")
                 if event.data.strip() != "[DONE]":
-                    self.report.passthrough_reason = "the upstream stream is not an OpenAI-style answer"
-                    self.passthrough = True
+                    self.record.passthrough_reason = "the upstream stream is not an OpenAI-style answer"
+                    self._move(Trigger.GIVE_UP)
                 else:
                     self._ended_first = True
+                    self._move(Trigger.TERMINAL)
                 return event.raw
             self._stream = self._answer(stream=True, kind=kind)
             return self._stream.feed(event, obj)
@@ -402,7 +397,7 @@ class Exchange:
 
     def _whole(self, raw: bytes) -> bytes:
         if self._replacing == "estimate" and self._counted is not None:
-            self.report.notes.append("the host does not count tokens: estimated")
+            self.record.notes.append("the host does not count tokens: estimated")
             return json_bytes({"input_tokens": estimate_tokens(self._counted)})
         if self._replacing == "error":
             return host_error(raw, self._host_status, self.api)
@@ -411,17 +406,17 @@ class Exchange:
         kind = self._answer_kind(obj)
         if kind is None and self.bridged:
             # A bridged client does not speak the host's API: the host's bytes would mean nothing.
-            self.report.notes.append(f"the host's answer is not a {self.upstream} answer")
+            self.record.notes.append(f"the host's answer is not a {self.upstream} answer")
             self.status = 502
             return error_body(f"The host's answer could not be read as a {self.upstream} answer.", 502, self.api)
         if kind is None:
-            self.report.passthrough_reason = "the upstream body is not an OpenAI-style answer"
-            self.passthrough = True  # the caller sends the original bytes and headers
+            self.record.passthrough_reason = "the upstream body is not an OpenAI-style answer"
+            self._move(Trigger.PASS)  # the caller sends the original bytes and headers
             return raw
         stream = self._answer(stream=False, kind=kind)
         body = stream.whole(obj)
         if body is None:
-            self.passthrough = True
+            self._move(Trigger.PASS)
         return raw if body is None else body
 
 
@@ -433,7 +428,7 @@ class Exchange:
             return None
         kind = detect(obj, route=_ROUTES[self.upstream])
         if kind is None and self.upstream == "chat" and kind_of(obj) == "completions":
-            self.report.notes.append("the host answered the chat route in the completions shape")
+            self.record.notes.append("the host answered the chat route in the completions shape")
             return "completions"
         return kind
 

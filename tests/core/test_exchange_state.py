@@ -1,0 +1,237 @@
+"""The exchange's state machine, as a table: every (state, trigger) pair either reaches the state
+written here or raises `IllegalTransition`; and a real exchange, driven with real bytes, reaches
+each state where the module doc says it does."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+
+import pytest
+
+from tests.asgi.harness import chat_answer, chat_stream
+from toolcall_middleware import ToolCallConfig, ToolCallExchange
+from toolcall_middleware.core.exchange_state import (
+    TRANSITIONS,
+    IllegalTransition,
+    State,
+    Trigger,
+    next_state,
+)
+from toolcall_middleware.core.pipeline import Exchange
+from toolcall_middleware.core.request import BadRequest
+from toolcall_middleware.exchange import settings_from
+
+S, T = State, Trigger
+
+# The specification, written out independently of the module's table: what each trigger does
+# from each state. Any pair not listed must raise.
+ALLOWED: dict[tuple[State, Trigger], State] = {
+    (S.REQUEST, T.READ): S.HEAD,
+    (S.REQUEST, T.REFUSE): S.REFUSED,
+    (S.HEAD, T.STREAM): S.STREAM,
+    (S.HEAD, T.BUFFER): S.BUFFER,
+    (S.HEAD, T.PASS): S.PASS,
+    (S.HEAD, T.FAIL): S.DONE,
+    (S.STREAM, T.PASS): S.PASS,
+    (S.STREAM, T.GIVE_UP): S.GIVEN_UP,
+    (S.STREAM, T.TERMINAL): S.ENDED,
+    (S.STREAM, T.END): S.DONE,
+    (S.STREAM, T.FAIL): S.DONE,
+    (S.BUFFER, T.PASS): S.PASS,
+    (S.BUFFER, T.END): S.DONE,
+    (S.BUFFER, T.FAIL): S.DONE,
+    (S.PASS, T.END): S.DONE,
+    (S.GIVEN_UP, T.PASS): S.PASS,
+    (S.GIVEN_UP, T.END): S.DONE,
+    (S.ENDED, T.END): S.DONE,
+}
+FINAL = {S.REFUSED, S.DONE}
+
+CONFIG = ToolCallConfig(dialect="hermes")
+SETTINGS = settings_from(CONFIG)
+SSE = [(b"content-type", b"text/event-stream")]
+JSON = [(b"content-type", b"application/json")]
+REQUEST = json.dumps(
+    {
+        "model": "m",
+        "messages": [{"role": "user", "content": "x"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}],
+    }
+).encode()
+
+
+@pytest.mark.parametrize(("state", "trigger"), list(itertools.product(State, Trigger)))
+def test_every_pair_reaches_its_state_or_raises(state: State, trigger: Trigger) -> None:
+    expected = ALLOWED.get((state, trigger))
+    if expected is None:
+        with pytest.raises(IllegalTransition) as raised:
+            next_state(state, trigger)
+        assert raised.value.state is state and raised.value.trigger is trigger
+        assert state.name in str(raised.value) and trigger.name in str(raised.value)
+    else:
+        assert next_state(state, trigger) is expected
+
+
+def test_the_table_declares_every_state_and_no_other_move() -> None:
+    assert set(TRANSITIONS) == set(State)
+    declared = {(state, trigger): to for state, moves in TRANSITIONS.items() for trigger, to in moves.items()}
+    assert declared == ALLOWED
+
+
+def test_every_state_is_reachable_and_every_exchange_can_finish() -> None:
+    reached, frontier = {S.REQUEST}, [S.REQUEST]
+    while frontier:
+        for to in TRANSITIONS[frontier.pop()].values():
+            if to not in reached:
+                reached.add(to)
+                frontier.append(to)
+    assert reached == set(State)
+    for state in State:
+        assert (not TRANSITIONS[state]) == (state in FINAL)
+        seen, todo = {state}, [state]
+        while todo:
+            for to in TRANSITIONS[todo.pop()].values():
+                if to not in seen:
+                    seen.add(to)
+                    todo.append(to)
+        assert seen & FINAL, f"{state.name} can never finish"
+
+
+def test_an_illegal_trigger_leaves_the_exchange_where_it_was() -> None:
+    ex = Exchange("chat", SETTINGS)
+    with pytest.raises(IllegalTransition):
+        ex.start("POST", 200, SSE)  # a response head before the request was read
+    assert ex.state is S.REQUEST
+    ex.rewrite_request(REQUEST)
+    with pytest.raises(IllegalTransition):
+        ex.refuse()  # the host has the request: too late to refuse it
+    assert ex.state is S.HEAD
+
+
+# -- a real exchange, driven with real bytes -------------------------------------------------------
+
+
+def _unread() -> ToolCallExchange:
+    route = ToolCallExchange.route(CONFIG, "POST", "/v1/chat/completions", None)
+    assert route is not None
+    ex = ToolCallExchange(CONFIG, route, SETTINGS)
+    assert ex.state is S.REQUEST
+    return ex
+
+
+def _exchange(headers: list[tuple[bytes, bytes]] | None = None) -> ToolCallExchange:
+    ex = _unread()
+    assert ex.rewrite_request(REQUEST) is not None
+    assert ex.state is S.HEAD
+    if headers is not None:
+        ex.start("POST", 200, headers)
+    return ex
+
+
+def test_a_malformed_request_is_refused() -> None:
+    ex = _unread()
+    with pytest.raises(BadRequest) as raised:
+        ex.rewrite_request(json.dumps({"model": "m", "messages": "not a list"}).encode())
+    status, _, _ = ex.error_response(raised.value)
+    assert status == 400 and ex.state is S.REFUSED
+
+
+def test_a_request_over_the_limit_goes_unread_to_the_host() -> None:
+    ex = _unread()
+    assert ex.rewrite_request(REQUEST, complete=False) is None
+    assert ex.state is S.HEAD
+
+
+def test_a_stream_is_rewritten_to_its_end() -> None:
+    ex = _exchange(SSE)
+    assert ex.state is S.STREAM and ex.mode == "stream"
+    events = chat_stream().split(b"\n\n")
+    body = b"\n\n".join(events[:-3]) + b"\n\n"  # the text, without its finish chunk and `[DONE]`
+    out = ex.transform(body)
+    assert out and ex.state is S.STREAM
+    assert ex.transform(b"", end=True) is not None and ex.state is S.DONE
+
+
+def test_a_terminal_event_ends_the_stream_before_the_host_does() -> None:
+    ex = _exchange(SSE)
+    out = ex.transform(chat_stream())  # ends in `[DONE]`: the client's stream is over
+    assert out is not None and out.endswith(b"data: [DONE]\n\n")
+    assert ex.state is S.ENDED and ex.ended
+    assert ex.transform(b'data: {"late": true}\n\n') == b""  # the host's rest is dropped
+    assert ex.transform(b"", end=True) == b"" and ex.state is S.DONE
+
+
+def test_a_stream_that_is_no_answer_is_given_up_and_only_decoded() -> None:
+    ex = _exchange(SSE)
+    odd = b'data: {"not": "an answer"}\n\n'
+    assert ex.transform(odd) == odd and ex.state is S.GIVEN_UP and ex.passthrough
+    assert ex.transform(b"data: more\n\n") == b"data: more\n\n"
+    assert ex.transform(b"", end=True) == b"" and ex.state is S.DONE
+
+
+def test_a_whole_body_is_buffered_then_written() -> None:
+    ex = _exchange(JSON)
+    assert ex.state is S.BUFFER and ex.mode == "buffer"
+    answer = chat_answer("<tool_call>\n" + json.dumps({"name": "get_weather", "arguments": {}}) + "\n</tool_call>")
+    assert ex.transform(answer) == b"" and ex.state is S.BUFFER
+    out = ex.transform(b"", end=True)
+    assert out is not None and b"tool_calls" in out and ex.state is S.DONE
+
+
+def test_a_whole_body_that_is_no_answer_is_given_back() -> None:
+    ex = _exchange(JSON)
+    assert ex.transform(b'{"not": "an answer"}', end=True) is not None
+    assert ex.state is S.PASS and ex.passthrough
+
+
+def test_a_whole_body_over_its_cap_is_given_back() -> None:
+    config = ToolCallConfig(dialect="hermes", limits={"max_response_bytes": 10})
+    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    assert route is not None
+    ex = ToolCallExchange(config, route)
+    ex.rewrite_request(REQUEST)
+    ex.start("POST", 200, JSON)
+    assert ex.transform(b'{"id": "a body longer than ten bytes"') == b""
+    assert ex.state is S.PASS
+
+
+def test_another_content_type_passes_from_the_head() -> None:
+    ex = _exchange([(b"content-type", b"text/plain")])
+    assert ex.state is S.PASS and ex.mode == "pass"
+
+
+def test_a_host_failure_mid_stream_ends_it_in_an_error() -> None:
+    ex = _exchange(SSE)
+    ex.transform(chat_stream().split(b"\n\n")[0] + b"\n\n")
+    out = ex.abort("the host broke off")
+    assert out is not None and b"error" in out and ex.state is S.DONE
+
+
+def test_a_host_failure_before_anything_went_out() -> None:
+    ex = _exchange(JSON)
+    ex.failed_before_head()
+    assert ex.state is S.DONE
+
+
+def test_a_failure_of_ours_passes_the_rest_through(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    ex = _exchange(SSE)
+
+    def broken(self: Exchange, data: bytes) -> bytes:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Exchange, "_feed_sse", broken)
+    with caplog.at_level(logging.ERROR, logger="toolcall_middleware"):
+        assert ex.transform(b"data: {}\n\n") is None
+    assert ex.state is S.PASS and "rewriting failed" in caplog.text
+
+
+def test_a_shell_can_pass_a_body_it_cannot_rewrite() -> None:
+    ex = _exchange(JSON)
+    ex.pass_through("a streamed JSON response: passed through")
+    assert ex.state is S.PASS and ex.record.notes[-1] == "a streamed JSON response: passed through"
+    ex.pass_through()  # already passing: nothing changes
+    assert ex.state is S.PASS

@@ -1,0 +1,116 @@
+"""One exchange's request as its host gets it: read, checked, translated for a bridged host,
+rewritten (the tools injected, the history flattened), with what was learned on the way.
+
+```python
+forwarded = forward_request(raw, api="chat", upstream="chat", settings=s, record=r)
+forwarded.body          # the bytes to forward, or None: forward `raw` unchanged
+forwarded.request       # the client's request object ({} when it is not JSON)
+forwarded.rules         # tools, tool_choice, parallel_tool_calls (an OpenAI shape) for the answer
+```
+
+A bridged request always comes back translated: its host does not serve the client's API, so a
+body the bridge cannot read is a `BadRequest` here rather than the host's 404. The record
+(`Report`) gets the request's dialect, model, size and what the rewrite did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api import Api
+from ..exchange_data import Report, Settings
+from ..framing.utf8 import json_bytes, json_bytes_with
+from .body import read_request
+from .compaction import expand_compactions
+from .depth import check_depth, too_deep_error
+from .errors import BadRequest
+from .fields import check_fields
+from .host import REWRITES, for_host, request_dialect
+from .render import manifest_token
+
+SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
+
+
+@dataclass(frozen=True)
+class Forwarded:
+    """A request as its host gets it; see the module doc."""
+
+    body: bytes | None = None
+    request: dict[str, Any] = field(default_factory=dict)
+    rules: Mapping[str, Any] = field(default_factory=dict)
+    counted: Mapping[str, Any] | None = None  # a `/count_tokens` body as the host gets it
+
+
+def forward_request(
+    raw: bytes, *, api: Api, upstream: Api, settings: Settings, record: Report, count_tokens: bool = False
+) -> Forwarded:
+    """The request `raw` as the host gets it; raises `BadRequest` for a malformed one of ours."""
+    bridged = upstream != api
+    record.request_bytes = len(raw)
+    try:
+        body = read_request(raw)
+    except RecursionError:
+        # Too deep for JSON's own decoder: refused on every route, as any body over `max_depth`
+        # (the host's decoder may well fail the same way, as a 500).
+        raise too_deep_error(settings.max_depth) from None
+    except (ValueError, UnicodeDecodeError):
+        if bridged:
+            raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
+        return Forwarded()  # the host app owns the 400 for a body that is not JSON
+    if not isinstance(body, dict):
+        if bridged:
+            raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
+        return Forwarded()
+    check_depth(body, settings.max_depth)  # before anything below walks it
+    request = body
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    dialect = settings.dialect_for(model)
+    record.dialect, record.model = dialect, model
+    record.stream = bool(body.get("stream"))
+    if count_tokens:
+        return _count_request(body, settings, record)
+    expanded = False
+    if api == "responses" and settings.expand_compactions:
+        compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
+        expanded, body = compacted is not body, compacted
+    body, rules, dropped = for_host(api, upstream, body)
+    if upstream == "completions":
+        return Forwarded(None, request, rules)
+    result = REWRITES[upstream](
+        body,
+        dialect=request_dialect(dialect),
+        forward_tools=settings.forward_tools,
+        inject_manifest=settings.inject_manifest,
+    )
+    record.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
+    record.echoed_function_calls = result.calls_flattened
+    if not result.changed and not bridged and not expanded:
+        return Forwarded(None, request, rules)
+    record.rewritten_request = True
+    manifest = result.manifest
+    if manifest is not None and result.manifest_at is not None and len(manifest) >= SPLICED_MANIFEST:
+        # An agent's manifest runs to many KB, the same every turn: its JSON is made once.
+        new = json_bytes_with(result.body, result.manifest_at, lambda text: manifest_token(text, manifest))
+        return Forwarded(new, request, rules)
+    return Forwarded(json_bytes(result.body), request, rules)
+
+
+def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> Forwarded:
+    """A `/count_tokens` body rewritten as its message would be, so the host counts the
+    manifest and the flattened history; kept for the estimate should the host not count."""
+    check_fields("messages", body)
+    result = REWRITES["messages"](
+        body,
+        dialect=request_dialect(record.dialect),
+        forward_tools=settings.forward_tools,
+        inject_manifest=settings.inject_manifest,
+    )
+    if not result.changed:
+        return Forwarded(None, body, counted=result.body)
+    record.rewritten_request = True
+    return Forwarded(json_bytes(result.body), body, counted=result.body)
+
+
+__all__ = ["SPLICED_MANIFEST", "Forwarded", "forward_request"]
