@@ -275,8 +275,11 @@ def chat_to_messages(body: Any) -> Bridged:
     limit = body.get("max_completion_tokens", body.get("max_tokens"))
     out["max_tokens"] = limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_TOKENS
     stop = body.get("stop")
-    if stop:
-        out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    # (A Chat client's `stop` is checked before this; a Responses client has no such field, so a
+    # value that is no string or list of strings is not the host's to refuse: it is left out.)
+    sequences = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    if sequences and all(isinstance(s, str) for s in sequences):
+        out["stop_sequences"] = sequences
     if body.get("stream"):
         out["stream"] = True
     if isinstance(body.get("user"), str):
