@@ -19,6 +19,7 @@ ex.report()
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from time import perf_counter
 from typing import Literal
 
@@ -51,6 +52,17 @@ class UpstreamFailure(Exception):
         self.message = message
         self.status = status
         self.code = code
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What to do about a host app's failure (`ToolCallExchange.failed`): send `answer` (a whole
+    response: status, headers, body) or `last` (the bytes that end the stream), then raise the
+    failure again unless it is `handled`."""
+
+    handled: bool
+    answer: tuple[int, Headers, bytes] | None = None
+    last: bytes | None = None
 
 
 def settings_from(config: ToolCallConfig) -> Settings:
@@ -228,9 +240,26 @@ class ToolCallExchange(Exchange):
         finally:
             self.record.parse_seconds += perf_counter() - began
 
-    def failed_before_head(self) -> None:
-        """The host failed before anything went out: the client gets `failure_response`."""
-        self._move(Trigger.FAIL)
+    def failed(self, error: Exception, *, head_sent: bool) -> Failure:
+        """What the shell does when the host app raised `error` (`head_sent`: the response's head
+        went to the client). A stream of ours under way ends cleanly, held text out and an error
+        event last, rather than cut where the parser was holding text back (`Failure.last`); a
+        host's `UpstreamFailure` before anything went out is answered with its status in the
+        client API's error shape (`Failure.answer`), and one after a complete answer is moot.
+        Anything else (a head still held, a pass-through) is the server's to answer, as without
+        the middleware: `handled` is False and the shell raises the error again."""
+        upstream = isinstance(error, UpstreamFailure)
+        state = self.state
+        if upstream and (state is State.ENDED or state is State.DONE):
+            return Failure(handled=True)  # the client's answer was complete before the failure
+        if isinstance(error, UpstreamFailure) and (state is State.HEAD or state is State.BUFFER):
+            self._move(Trigger.FAIL)  # nothing had gone out (a buffered body's head is held)
+            return Failure(handled=True, answer=self.failure_response(error))
+        if state is State.STREAM and head_sent:
+            out = self.abort(self.failure_message(error))
+            if out is not None:
+                return Failure(handled=upstream, last=out)
+        return Failure(handled=False)
 
     def report(self) -> None:
         """Log the exchange's telemetry and hand it to `on_report`, once; warn of what would
@@ -281,4 +310,4 @@ class ToolCallExchange(Exchange):
             )
 
 
-__all__ = ["BadRequest", "Mode", "ToolCallExchange", "UpstreamFailure", "settings_from"]
+__all__ = ["BadRequest", "Failure", "Mode", "ToolCallExchange", "UpstreamFailure", "settings_from"]

@@ -74,14 +74,15 @@ async def post(app: ASGIApp, scope: Scope, path: str, body: bytes, send: Sink, *
     await app(post_scope(scope, path, len(body), stream=stream), replay([body], None), send)
 
 
-def replay(chunks: list[bytes], receive: Receive | None) -> Receive:
-    """`receive` that gives the body first, then the server's own messages (the disconnect); with
-    no server (a background response), nothing more until the work is cancelled."""
+def replay(chunks: list[bytes], receive: Receive | None, *, more: bool = False) -> Receive:
+    """`receive` that gives the body first, then the server's own messages (the disconnect, or
+    with `more` the rest of a body read only in part); with no server (a background response),
+    nothing more until the work is cancelled."""
     pending = list(chunks) or [b""]
 
     async def next_message() -> Message:
         if pending:
-            return {"type": "http.request", "body": pending.pop(0), "more_body": bool(pending)}
+            return {"type": "http.request", "body": pending.pop(0), "more_body": bool(pending) or more}
         if receive is None:
             await asyncio.Event().wait()  # (until cancelled: no client will leave)
         assert receive is not None

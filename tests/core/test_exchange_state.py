@@ -21,7 +21,7 @@ from toolcall_middleware.core.exchange_state import (
 )
 from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.exchange import settings_from
+from toolcall_middleware.exchange import UpstreamFailure, settings_from
 
 S, T = State, Trigger
 
@@ -211,7 +211,23 @@ def test_a_host_failure_mid_stream_ends_it_in_an_error() -> None:
 
 def test_a_host_failure_before_anything_went_out() -> None:
     ex = _exchange(JSON)
-    ex.failed_before_head()
+    failure = ex.failed(UpstreamFailure("the upstream broke off", status=502), head_sent=False)
+    assert failure.handled and failure.answer is not None and failure.answer[0] == 502
+    assert ex.state is S.DONE
+
+
+def test_an_app_failure_before_anything_went_out_is_the_servers() -> None:
+    ex = _exchange(JSON)
+    failure = ex.failed(RuntimeError("the app broke"), head_sent=False)
+    assert not failure.handled and failure.answer is None and failure.last is None
+    assert ex.state is S.BUFFER
+
+
+def test_an_app_failure_mid_stream_ends_the_stream_in_an_error() -> None:
+    ex = _exchange(SSE)
+    ex.transform(chat_stream().split(b"\n\n")[0] + b"\n\n")
+    failure = ex.failed(RuntimeError("the app broke"), head_sent=True)
+    assert not failure.handled and failure.last is not None and b"error" in failure.last
     assert ex.state is S.DONE
 
 
