@@ -1,0 +1,283 @@
+"""One request of ours and its response over WSGI (PEP 3333), driven by the server's worker thread.
+
+Per request: the body is read from `CONTENT_LENGTH` (or to its end when the server sets
+`wsgi.input_terminated`), rewritten, and handed to the app as a fresh `wsgi.input` with its own
+`CONTENT_LENGTH`. The app's `start_response` decides the head (the answer's parts are made then,
+before the app computes its first chunk); the server's is called with the first body chunk, as
+PEP 3333 has servers send a head. A stream yields one piece (`b""` while text is held back) per
+chunk of the app; a JSON body is gathered, then goes out rewritten with its new length, or as the
+app sent it. `close()` reaches the app's iterable; `exc_info` follows PEP 3333; `write()` works.
+
+The shell keeps no state of the exchange's: what to do with a chunk is read from
+`exchange.state` (`core.exchange_state`). It holds only I/O: the head given and to give, the
+chunks held back, the server's `write`.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections import deque
+from collections.abc import Iterable, Iterator
+
+from .core.exchange_state import State
+from .core.request import BadRequest
+from .exchange import ToolCallExchange
+from .wsgi_io import (
+    Environ,
+    ExcInfo,
+    Prepended,
+    StartResponse,
+    Write,
+    WSGIApp,
+    WSGIHeaders,
+    read_body,
+    status_line,
+    to_bytes,
+    to_str,
+)
+
+logger = logging.getLogger("toolcall_middleware")
+
+
+class WSGIExchange:
+    """One request of ours and its response, over WSGI: never kept on the middleware."""
+
+    def __init__(
+        self, app: WSGIApp, exchange: ToolCallExchange, environ: Environ, start_response: StartResponse
+    ) -> None:
+        self.app = app
+        self.exchange = exchange
+        self.environ = environ
+        self.server_start = start_response
+        self.server_write: Write | None = None  # set once the server's start_response was called
+        self.head: tuple[str, WSGIHeaders] | None = None  # the app's head, as it gave it
+        self.send_head: tuple[str, WSGIHeaders] | None = None  # the head to give the server, once decided
+        self.held: list[bytes] = []  # buffered JSON: the app's chunks as it sent them
+
+    # -- request -------------------------------------------------------------------------------
+
+    def run(self) -> Iterable[bytes]:
+        environ = self.environ
+        raw, complete = self._read_body()
+        try:
+            new = self.exchange.rewrite_request(raw or b"", complete=complete and raw is not None)
+        except BadRequest as error:
+            status, headers, body = self.exchange.error_response(error)
+            self.server_start(status_line(status), to_str(headers))
+            return [body]
+        if new is not None:
+            environ = {**environ, "wsgi.input": io.BytesIO(new), "CONTENT_LENGTH": str(len(new))}
+            environ.pop("HTTP_TRANSFER_ENCODING", None)
+        elif raw is not None:
+            # What was read goes back to the app unchanged (the rest of a long body after it).
+            stream = io.BytesIO(raw) if complete else io.BufferedReader(Prepended(raw, environ["wsgi.input"]))
+            environ = {**environ, "wsgi.input": stream}
+        if self.exchange.bridged:
+            # The bridged request goes to the route of the host's API, under the same mount point.
+            script = environ.get("SCRIPT_NAME", "")
+            target = self.exchange.path
+            path_info = target[len(script) :] if script and target.startswith(script) else target
+            environ = {**environ, "PATH_INFO": path_info}
+        try:
+            result = self.app(environ, self._start_response)
+        except BaseException:
+            self.exchange.report()
+            raise
+        return _Response(self, result)
+
+    def _read_body(self) -> tuple[bytes | None, bool]:
+        """The body read (None: not read at all) and whether it is whole."""
+        return read_body(self.environ, self.exchange.config.limits.max_request_bytes)
+
+    # -- response head -------------------------------------------------------------------------
+
+    def _start_response(self, status: str, headers: WSGIHeaders, exc_info: ExcInfo | None = None) -> Write:
+        if exc_info is not None:
+            try:
+                if self.server_write is not None:
+                    # The head went to the server: it re-raises if it sent it, or takes the new one.
+                    self.exchange.pass_through()
+                    self.server_write = self.server_start(status, headers, exc_info)
+                    return self._write
+            finally:
+                exc_info = None  # no reference cycle through the traceback (PEP 3333)
+            # Nothing went out yet: the error response replaces the held one, untouched.
+            self.exchange.pass_through("the app replaced its response (exc_info): passed through")
+            self.head, self.held = (status, list(headers)), []
+            self.send_head = self.head
+            return self._write
+        if self.head is not None:
+            raise RuntimeError("start_response was already called for this response (exc_info missing)")
+        self.head = (status, list(headers))
+        self._decide()  # (now: the answer's parts are made before the app computes its first body)
+        return self._write
+
+    def _decide(self) -> None:
+        if self.head is None:
+            raise RuntimeError("the application sent a body before calling start_response")
+        status, headers = self.head
+        method = str(self.environ.get("REQUEST_METHOD", "POST"))
+        code = int(status.split(" ", 1)[0]) if status[:3].isdigit() else 0
+        new = self.exchange.start(method, code, to_bytes(headers))
+        self.send_head = self.head if self.exchange.state is State.PASS else (status, to_str(new))
+
+    def _flush_head(self) -> None:
+        if self.server_write is None and self.send_head is not None:
+            status, headers = self.send_head
+            self.server_write = self.server_start(status, headers)
+
+    # -- response body -------------------------------------------------------------------------
+
+    def chunk(self, data: bytes) -> list[bytes]:
+        """What the client gets for one chunk of the app's body (empty: held back)."""
+        if self.exchange.state is State.HEAD:
+            self._decide()
+        state = self.exchange.state
+        if state is State.PASS or state is State.DONE:
+            self._flush_head()
+            return [data]
+        if state is State.ENDED:
+            return []  # after the client's stream ended: dropped
+        if state is State.BUFFER:
+            self.held.append(data)
+        out = self.exchange.transform(data)
+        return self._after(out, data, end=False, buffering=state is State.BUFFER)
+
+    def abort(self, error: Exception) -> tuple[bytes, bool] | None:
+        """The app raised while its body was read: what the exchange says of it
+        (`ToolCallExchange.failed`). The bytes the client gets first (the end of a rewritten
+        stream, or a whole error answer) and whether the error is handled (else raised again);
+        None when the server answers the failure itself."""
+        failure = self.exchange.failed(error, head_sent=self.server_write is not None)
+        if failure.answer is not None:
+            status, headers, body = failure.answer
+            self.server_write = self.server_start(status_line(status), to_str(headers))
+            return body, failure.handled
+        return None if failure.last is None else (failure.last, failure.handled)
+
+    def end(self) -> list[bytes]:
+        """What the client gets once the app's body ended."""
+        if self.exchange.state is State.HEAD:
+            if self.head is None:
+                return []  # the app never answered: the server reports it
+            self._decide()
+        state = self.exchange.state
+        if state is State.PASS or state is State.DONE:
+            self._flush_head()
+            return []
+        out = self.exchange.transform(b"", end=True)
+        return self._after(out, b"", end=True, buffering=state is State.BUFFER)
+
+    def _after(self, out: bytes | None, data: bytes, *, end: bool, buffering: bool) -> list[bytes]:
+        """What the client gets of `out`, what the exchange made of `data`."""
+        ex = self.exchange
+        if out is None:  # a bug of ours (logged): the rest passes through
+            if buffering:
+                return self._give_back()
+            self._flush_head()
+            return [data]
+        if buffering:
+            if ex.state is State.PASS:
+                return self._give_back()  # not an answer, or over the cap: the original, byte for byte
+            if not end:
+                return []
+            status, headers = self.send_head or ("200 OK", [])
+            if ex.status is not None:
+                status = status_line(ex.status)
+            headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+            self.send_head = (status, [*headers, ("Content-Length", str(len(out)))])
+            self.held = []
+            self._flush_head()
+            return [out]
+        self._flush_head()  # (the stream's terminal event may have come: the state is ENDED then)
+        return [out]  # streamed: b"" while text is held back keeps the block boundary (PEP 3333)
+
+    def _give_back(self) -> list[bytes]:
+        """A buffered body we will not rewrite: the app's own head and chunks, unchanged."""
+        self.send_head = self.head
+        held, self.held = self.held, []
+        self._flush_head()
+        return held
+
+    def _write(self, data: bytes) -> None:
+        """The legacy `write()` callable: the data takes the same road as a yielded chunk."""
+        for piece in self.chunk(data):
+            if piece:
+                assert self.server_write is not None
+                self.server_write(piece)
+
+
+class _Response:
+    """The iterable the server gets: one piece per chunk of the app's, `close()` passed on."""
+
+    def __init__(self, request: WSGIExchange, result: Iterable[bytes]) -> None:
+        self._request = request
+        self._result = result
+        self._chunks: Iterator[bytes] | None = None
+        self._out: deque[bytes] = deque()
+        self._ended = False
+        self._failure: Exception | None = None  # raised once the ending of the stream is out
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        while not self._out:
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                raise failure
+            if self._ended:
+                raise StopIteration
+            if self._chunks is None:
+                self._chunks = iter(self._result)
+            try:
+                data = next(self._chunks)
+            except StopIteration:
+                self._ended = True
+                self._out.extend(self._request.end())
+                continue
+            except Exception as error:
+                # The app failed mid-stream: the client's stream ends cleanly first (held text out,
+                # an error event last), then the server gets the exception as it would have.
+                ending = self._request.abort(error)
+                if ending is None:
+                    raise
+                self._ended = True
+                self._failure = None if ending[1] else error
+                self._out.append(ending[0])
+                continue
+            pieces = self._request.chunk(data)
+            state = self._request.exchange.state
+            if state is State.BUFFER:
+                continue  # gathering a whole body: nothing to say until it ends
+            self._out.extend(pieces if pieces else [b""])
+            if state is State.ENDED:
+                self._ended = True  # (`close` drains the rest of the app's body)
+        piece = self._out.popleft()
+        self._request.exchange.sent(len(piece))  # every body byte the server gets passes here
+        return piece
+
+    def close(self) -> None:
+        try:
+            if self._request.exchange.state is State.ENDED and self._chunks is not None:
+                self._drain(self._chunks)
+            close = getattr(self._result, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._request.exchange.report()
+
+    @staticmethod
+    def _drain(chunks: Iterator[bytes]) -> None:
+        """Read the rest of the app's body and drop it: our stream ended before the app's did
+        (a limit's error, say). The server calls `close` once the client has the whole response,
+        so the app runs to its end, as it would have, without the client waiting for it."""
+        try:
+            for _ in chunks:
+                pass
+        except Exception:  # what the app says after our end reaches nobody: logged, not raised
+            logger.warning("toolcall-middleware: the app failed after its stream was ended", exc_info=True)
+
+
+__all__ = ["WSGIExchange"]

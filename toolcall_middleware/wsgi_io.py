@@ -1,0 +1,102 @@
+"""What the WSGI shells share: the WSGI types, the request body read within its limit, and the
+conversions between WSGI's text headers and status lines and the core's bytes."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterable
+from http import HTTPStatus
+from types import TracebackType
+from typing import Any, Protocol
+
+from .core.http import Headers
+
+ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
+Environ = dict[str, Any]
+WSGIHeaders = list[tuple[str, str]]
+Write = Callable[[bytes], object]
+
+
+class StartResponse(Protocol):
+    def __call__(self, status: str, headers: WSGIHeaders, exc_info: ExcInfo | None = ..., /) -> Write: ...
+
+
+WSGIApp = Callable[[Environ, StartResponse], Iterable[bytes]]
+
+_READ = 64 * 1024
+
+
+def to_bytes(headers: WSGIHeaders) -> Headers:
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+
+
+def to_str(headers: Headers) -> WSGIHeaders:
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
+
+
+def status_line(code: int) -> str:
+    try:
+        return f"{code} {HTTPStatus(code).phrase}"
+    except ValueError:
+        return str(code)
+
+
+def read_body(environ: Environ, limit: int) -> tuple[bytes | None, bool]:
+    """The request body read (None: not read at all) and whether it is whole."""
+    stream = environ["wsgi.input"]
+    declared = str(environ.get("CONTENT_LENGTH") or "").strip()
+    if declared:
+        if not declared.isdigit() or int(declared) > limit:
+            return None, False  # not ours to judge, or too large to hold: left to the app
+        size = int(declared)
+        parts: list[bytes] = []
+        got = 0
+        while got < size:
+            part = stream.read(min(size - got, _READ))
+            if not part:
+                break  # the client sent less than it declared: replayed as it came
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts), got == size
+    if not environ.get("wsgi.input_terminated"):
+        return b"", True  # no length and no end marker: PEP 3333 says there is no body to read
+    parts, got = [], 0
+    while True:
+        part = stream.read(_READ)
+        if not part:
+            return b"".join(parts), True
+        parts.append(part)
+        got += len(part)
+        if got > limit:  # no rewrite: what was read is replayed, the rest comes from the server
+            return b"".join(parts), False
+
+
+class Prepended(io.RawIOBase):
+    """The bytes already read, then the rest of the server's input (a body over the limit)."""
+
+    def __init__(self, head: bytes, rest: Any) -> None:
+        self._head = io.BytesIO(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._head.read(len(buffer)) or self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+__all__ = [
+    "Environ",
+    "ExcInfo",
+    "Prepended",
+    "StartResponse",
+    "WSGIApp",
+    "WSGIHeaders",
+    "Write",
+    "read_body",
+    "status_line",
+    "to_bytes",
+    "to_str",
+]
