@@ -13,7 +13,6 @@ choice, each on its own `index`.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +23,7 @@ from .answer_parts import (
     chat_usage,
     parser_for,
     policy_for,
+    record_answer,
     stopped_by_model,
     whole_choice,
 )
@@ -32,7 +32,7 @@ from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, R
 from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
 from .emitters.meta import Upstream
 from .events import Event, TextDelta, TruncatedCall
-from .exchange_data import ExchangeView
+from .exchange_data import AnswerSetup, Report
 from .framing.sse import DONE, SSEEvent, encode_data, encode_event
 from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
@@ -44,62 +44,76 @@ from .policy import PolicyError
 from .result import merge_events
 
 
+class Verdict:
+    """How one answer ended, shared by its choices: `done`, and `failed` (the rule one broke)."""
+
+    __slots__ = ("done", "failed")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.failed: PolicyError | None = None
+
+
 class Answer:
     """The response side of one exchange once the host's answer is known to be ours; see the module doc."""
 
     def __init__(
         self,
-        exchange: ExchangeView,
+        setup: AnswerSetup,
+        record: Report,
         *,
         stream: bool,
         kind: Kind,
         choice: int = 0,
-        parent: Answer | None = None,
+        verdict: Verdict | None = None,
         prepared: Prepared | None = None,
     ) -> None:
-        # The exchange owns its answer (and a first choice the others): the way back is a weak
-        # proxy, so that an ended exchange is freed by its reference count, not left as a cycle for
-        # the garbage collector (which every response would otherwise feed).
-        proxied = isinstance(exchange, weakref.ProxyType)  # a further choice gets the first's proxy
-        self.ex: ExchangeView = exchange if proxied else weakref.proxy(exchange)
+        # The exchange gives its answer its setup to read and its record to fill in (the calls,
+        # the notes, a broken rule); it reads back what the answer returns, its `verdict` and its
+        # `status`. Nothing leads back to the exchange.
+        self.setup = setup
+        self.record = record
         self.stream = stream
         self.kind = kind
-        settings, request = exchange.settings, exchange.request
+        settings, request = setup.settings, setup.request
         self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
         if prepared is not None and prepared.stream == stream:
             self.parser, self.policy = prepared.parser, prepared.policy
             self.reader = prepared.reader if prepared.kind == kind else reader_for(kind, stream=stream)
         else:
-            self.parser = parser_for(exchange, self.streaming)
-            self.policy = policy_for(exchange, self.streaming)
+            self.parser = parser_for(setup, self.streaming)
+            self.policy = policy_for(setup, self.streaming)
             self.reader = reader_for(kind, stream=stream)
         self._template = self.reader.template
         # A host's own calls (`tool_use` blocks, `tool_calls` deltas): made at the first one.
         self.native: NativeCalls | None = None
         self.native_seen: set[int] = set()
         self.legacy = "functions" in request and "tools" not in request
+        self.status: int | None = None  # a whole answer's new status (500: it broke the rules)
         self.chat: ChatStreamEmitter | None = None
         self.responses: ResponsesStreamEmitter | None = None
         self.messages: MessagesStreamEmitter | None = None
         self._text_sse: Callable[[str], bytes | None] | None = None  # the emitter's `text_sse`, if any
         self.meta: UpstreamMeta | None = None
         self.events: list[Event] = []
-        self.failed: PolicyError | None = None
-        self.done = False
+        # How the answer ended, shared by all its choices: one choice that breaks the rules fails
+        # the whole response, and the end of the first is the end of every one.
+        self.verdict = verdict if verdict is not None else Verdict()
         self.parser_truncated = False
         self._logprobs: LogprobQueue | None = None  # the host's, for text not out yet (`_logprobs_text`)
         # Several choices (Chat, `n > 1`): this stream is choice 0 and owns the reader; every other
         # choice gets a stream of its own (parser, rules, emitter on its `index`) in `others`.
         n = request.get("n")
-        self.several = exchange.api == "chat" and isinstance(n, int) and n > 1
+        self.several = setup.api == "chat" and isinstance(n, int) and n > 1
         self.index = choice
-        self.parent: Answer | None = weakref.proxy(parent) if parent is not None else None
         self.others: dict[int, Answer] = {}
 
     def _choice(self, index: int) -> Answer:
         sub = self.others.get(index)
         if sub is None:
-            sub = self.others[index] = Answer(self.ex, stream=self.stream, kind=self.kind, choice=index, parent=self)
+            sub = self.others[index] = Answer(
+                self.setup, self.record, stream=self.stream, kind=self.kind, choice=index, verdict=self.verdict
+            )
             if self.stream:
                 if self.chat is None:
                     self._open(Upstream())
@@ -116,11 +130,9 @@ class Answer:
     @property
     def ended(self) -> bool:
         """The client's stream has had its terminal event (its end, or its error): nothing follows.
-        (Read for every chunk, twice: one property, no further calls.)"""
-        if self.done or self.failed is not None:
-            return True
-        head = self.parent
-        return head is not None and (head.done or head.failed is not None)
+        (Read for every chunk: one property, no further calls.)"""
+        verdict = self.verdict
+        return verdict.done or verdict.failed is not None
 
     def _native_call(self, piece: UpstreamCall) -> list[Event]:
         """A call the host made itself (an Anthropic `tool_use` block, a Chat host's `tool_calls`):
@@ -132,7 +144,7 @@ class Answer:
             self.native_seen.add(piece.index)
             events.extend(self.parser.close(drafts=False))  # the host calls: no drafts read
             next_index = self.parser.context.next_index
-            self.parser = parser_for(self.ex, self.streaming)
+            self.parser = parser_for(self.setup, self.streaming)
             self.parser.context.next_index = next_index
         if self.native is None:
             self.native = NativeCalls(index_base=NATIVE_INDEX)
@@ -168,12 +180,12 @@ class Answer:
             return None
         learned = template.learned
         assert learned is not None  # `match_text` matched the template it learned
+        verdict = self.verdict  # (shared by every choice: another's failure counts too)
         if (
             learned.channel == "content"
             and learned.choice == self.index
-            and not self.done
-            and self.failed is None
-            and self.parent is None  # (one choice of several: the head's state counts too)
+            and not verdict.done
+            and verdict.failed is None
             and self.policy.passes_text
             and self._text_sse is not None
         ):
@@ -228,37 +240,37 @@ class Answer:
             return owner._emit(owner._native_call(item))
         if isinstance(item, UpstreamDone):
             return self.finish(item)
-        if isinstance(item, UpstreamError) and (self.ex.upstream != self.ex.api or self.ex.api == "responses"):
+        if isinstance(item, UpstreamError) and (self.setup.upstream != self.setup.api or self.setup.api == "responses"):
             # The host's error in its own API's shape means nothing to this client: ours instead.
             # A Responses client gets ours too: its stream's sequence numbers are ours, and it
             # must end in one terminal event (the host's `response.failed` passed on, then our
             # `response.completed`, would read as a success).
-            if self.done or self.failed is not None:
+            if self.verdict.done or self.verdict.failed is not None:
                 return b""
             head = b""
             if self.chat is None and self.responses is None and self.messages is None:
                 head = self._open(self.meta.to_upstream() if self.meta is not None else Upstream())
             return head + self._fail(PolicyError(item.message, item.code or "upstream_error", item.param))
         if isinstance(item, (UpstreamError, Unrecognized)):
-            return event.raw if self.ex.upstream == self.ex.api else b""
+            return event.raw if self.setup.upstream == self.setup.api else b""
         return b""
 
     def _open(self, upstream: Upstream) -> bytes:
-        settings = self.ex.settings
-        if self.ex.api == "responses":
+        settings = self.setup.settings
+        if self.setup.api == "responses":
             self.responses = ResponsesStreamEmitter(
                 upstream,
-                request=self.ex.request,
+                request=self.setup.request,
                 reasoning=settings.responses_reasoning,
                 required_action="required_action" in settings.profiles,
                 open_responses="open_responses" in settings.profiles,
             )
             self._text_sse = self.responses.text_sse
             return b"".join(encode_event(e) for e in self.responses.start())
-        if self.ex.api == "messages":
+        if self.setup.api == "messages":
             self.messages = MessagesStreamEmitter(upstream, reasoning=settings.reasoning_field != "none")
             return b"".join(encode_event(e) for e in self.messages.start())
-        include_usage = bool((self.ex.request.get("stream_options") or {}).get("include_usage"))
+        include_usage = bool((self.setup.request.get("stream_options") or {}).get("include_usage"))
         self.chat = ChatStreamEmitter(
             upstream,
             reasoning_field=settings.reasoning_field,
@@ -309,10 +321,8 @@ class Answer:
         return self.chat.feed_sse(events)
 
     def _fail(self, error: PolicyError) -> bytes:
-        self.failed = error
-        if self.parent is not None:
-            self.parent.failed = error  # one choice broke the rules: the whole response fails
-        self.ex.record.policy_error = error.message
+        self.verdict.failed = error  # (one choice broke the rules: the whole response fails)
+        self.record.policy_error = error.message
         if self.responses is not None:
             return b"".join(encode_event(e) for e in self.responses.fail(error.message, code="server_error"))
         if self.messages is not None:
@@ -336,16 +346,16 @@ class Answer:
         return out + self._encode(tail)
 
     def finish(self, done: UpstreamDone) -> bytes:
-        if self.done:
+        if self.verdict.done:
             return b""
         out = b""
         for choice in self._choices():
             out += choice._settle(done.finish_reasons.get(choice.index, done.finish_reason))
-            if self.failed is not None:
+            if self.verdict.failed is not None:
                 break
-        self.done = True
+        self.verdict.done = True
         self._report()
-        if self.failed is not None:
+        if self.verdict.failed is not None:
             return out
         upstream_reason = done.finish_reason
         if self.responses is not None:
@@ -370,23 +380,23 @@ class Answer:
         return out + DONE
 
     def abort(self, message: str) -> bytes:
-        if self.done or self.failed is not None:
+        if self.verdict.done or self.verdict.failed is not None:
             return b""  # the client's stream already ended
         out = b""
         for choice in self._choices():
             out += choice._emit(choice.parser.close(drafts=False))  # (cut short: no drafts read)
-            if self.failed is None:
+            if self.verdict.failed is None:
                 # The calls the model finished go out; the rules' verdict on the whole answer (a
                 # required call missing) is moot: the answer is incomplete, and the error says why.
                 out += choice._encode([e for e in choice.policy.close() if not isinstance(e, PolicyError)])
-        self.done = True
+        self.verdict.done = True
         self._report()
-        if self.failed is not None:
+        if self.verdict.failed is not None:
             return out
         if self.chat is None and self.responses is None and self.messages is None:
             # Nothing went out yet: the request's model stands in for the host's.
             meta = self.meta
-            upstream = meta.to_upstream() if meta is not None else Upstream(model=self.ex.record.model or "unknown")
+            upstream = meta.to_upstream() if meta is not None else Upstream(model=self.record.model or "unknown")
             out += self._open(upstream)
         if self.responses is not None:
             return out + b"".join(encode_event(e) for e in self.responses.fail(message, code="server_error"))
@@ -427,46 +437,46 @@ class Answer:
             kept = kept_by[choice.index] = []
             for judged in [*choice.policy.feed(events), *choice.policy.close()]:
                 if isinstance(judged, PolicyError):
-                    self.failed = judged
-                    self.ex.record.policy_error = judged.message
+                    self.verdict.failed = judged
+                    self.record.policy_error = judged.message
                     break
                 kept.append(judged)
-            if self.failed is not None:
+            if self.verdict.failed is not None:
                 break
         kept = kept_by[0]
-        self.done = True
+        self.verdict.done = True
         self._report()
         upstream = self.meta.to_upstream(done) if self.meta is not None else Upstream()
-        if self.failed is not None:
+        if self.verdict.failed is not None:
             # The model's answer broke the request's tool rules: the upstream worked, the answer
             # cannot be delivered as asked. 500 with a typed error, as a strict server would.
-            self.ex.status = 500
-            if self.ex.api == "messages":
-                return json_bytes(error_object(self.failed.message))
+            self.status = 500
+            if self.setup.api == "messages":
+                return json_bytes(error_object(self.verdict.failed.message))
             error = {
-                "message": self.failed.message,
+                "message": self.verdict.failed.message,
                 "type": "server_error",
-                "param": self.failed.param,
-                "code": self.failed.code,
+                "param": self.verdict.failed.param,
+                "code": self.verdict.failed.code,
             }
             return json_bytes({"error": error})
         result = merge_events(kept)
-        if self.ex.api == "messages":
-            messages = MessagesBuilder(upstream, reasoning=self.ex.settings.reasoning_field != "none")
+        if self.setup.api == "messages":
+            messages = MessagesBuilder(upstream, reasoning=self.setup.settings.reasoning_field != "none")
             payload = messages.build(result, usage=done.usage if done else None)
-        elif self.ex.api == "responses":
+        elif self.setup.api == "responses":
             body = ResponsesBuilder(
                 upstream,
-                request=self.ex.request,
-                reasoning=self.ex.settings.responses_reasoning,
+                request=self.setup.request,
+                reasoning=self.setup.settings.responses_reasoning,
             )
             payload = body.build_events(kept, usage=done.usage if done else None)
         else:
             builder = ChatMessageBuilder(
                 upstream,
-                reasoning_field=self.ex.settings.reasoning_field,
+                reasoning_field=self.setup.settings.reasoning_field,
                 legacy_functions=self.legacy,
-                extensions="extensions" in self.ex.settings.profiles,
+                extensions="extensions" in self.setup.settings.profiles,
             )
             payload = builder.build(result, usage=chat_usage(done.usage if done else None))
             if self.others:
@@ -478,20 +488,8 @@ class Answer:
         return json_bytes(payload)
 
     def _report(self) -> None:
-        report = self.ex.record
-        report.rewritten_response = True
-        found = emitted = 0
-        truncated = False
-        for choice in self._choices():  # (a loop: no generator per figure)
-            policy = choice.policy.report
-            found += policy.calls_found
-            emitted += policy.calls_emitted
-            truncated = truncated or choice.parser_truncated
-            for note in policy.notes:
-                report.notes.append(str(note))
-                if note.reason == "unknown_name":
-                    report.unknown_tools.append(note.name)
-        report.calls_found, report.calls_emitted, report.truncated = found, emitted, truncated
+        """The answer is over: its calls, notes and cut-offs go to the record."""
+        record_answer(self.record, [(c.policy.report, c.parser_truncated) for c in self._choices()])
 
 
-__all__ = ["Answer"]
+__all__ = ["Answer", "Verdict"]

@@ -12,11 +12,12 @@ from .api import Api as Kind
 from .emitters import ChatMessageBuilder
 from .emitters.meta import token_count, usage_details
 from .events import Event
-from .exchange_data import ExchangeView
+from .exchange_data import AnswerSetup, Report
 from .inbound import UpstreamDone, reader_for
 from .logprobs import LogprobQueue
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyFilter, PolicyLimits
+from .policy.report import PolicyReport
 from .request.bridge_messages import template_thinking
 from .result import merge_events
 
@@ -49,22 +50,21 @@ class Prepared:
 
     __slots__ = ("kind", "parser", "policy", "reader", "stream")
 
-    def __init__(self, exchange: ExchangeView, *, stream: bool, kind: Kind) -> None:
+    def __init__(self, setup: AnswerSetup, *, stream: bool, kind: Kind) -> None:
         self.stream = stream
         self.kind = kind
-        streaming: ArgumentsStreaming = exchange.settings.arguments_streaming if stream else "whole"
-        self.parser = parser_for(exchange, streaming)
-        self.policy = policy_for(exchange, streaming)
+        streaming: ArgumentsStreaming = setup.settings.arguments_streaming if stream else "whole"
+        self.parser = parser_for(setup, streaming)
+        self.policy = policy_for(setup, streaming)
         self.reader = reader_for(kind, stream=stream)
 
 
-def parser_for(exchange: ExchangeView, streaming: ArgumentsStreaming) -> StreamParser:
-    """A new parser for one answer (or one choice) of `exchange`."""
-    settings, report = exchange.settings, exchange.record
-    rules = exchange.rules
+def parser_for(setup: AnswerSetup, streaming: ArgumentsStreaming) -> StreamParser:
+    """A new parser for one answer (or one choice) of an exchange."""
+    settings, rules = setup.settings, setup.rules
     return StreamParser(
-        report.dialect,
-        model=report.model,
+        setup.dialect,
+        model=setup.model,
         tools=rules.get("tools") or rules.get("functions"),
         generation_prompt=settings.generation_prompt,
         # (the request's own switch tells whether the template opened a reasoning block)
@@ -80,9 +80,9 @@ def parser_for(exchange: ExchangeView, streaming: ArgumentsStreaming) -> StreamP
     )
 
 
-def policy_for(exchange: ExchangeView, streaming: ArgumentsStreaming) -> PolicyFilter:
-    """The request's tool rules for one answer (or one choice) of `exchange`."""
-    settings, rules = exchange.settings, exchange.rules
+def policy_for(setup: AnswerSetup, streaming: ArgumentsStreaming) -> PolicyFilter:
+    """The request's tool rules for one answer (or one choice) of an exchange."""
+    settings, rules = setup.settings, setup.rules
     return PolicyFilter(
         # A request that offers no function (no `tools`, an empty list, hosted tools only) gets
         # no calls: as with OpenAI, a name it did not offer is text (or, strict, an error).
@@ -94,6 +94,23 @@ def policy_for(exchange: ExchangeView, streaming: ArgumentsStreaming) -> PolicyF
         streaming=streaming,
         limits=_limits(settings.max_calls, settings.max_call_bytes),
     )
+
+
+def record_answer(record: Report, choices: list[tuple[PolicyReport, bool]]) -> None:
+    """Put into the exchange's record what an answer's choices did: each one's rules' report,
+    and whether its parser was cut off inside a call."""
+    record.rewritten_response = True
+    found = emitted = 0
+    truncated = False
+    for policy, cut in choices:
+        found += policy.calls_found
+        emitted += policy.calls_emitted
+        truncated = truncated or cut
+        for note in policy.notes:
+            record.notes.append(str(note))
+            if note.reason == "unknown_name":
+                record.unknown_tools.append(note.name)
+    record.calls_found, record.calls_emitted, record.truncated = found, emitted, truncated
 
 
 def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -147,6 +164,7 @@ __all__ = [
     "chat_usage",
     "parser_for",
     "policy_for",
+    "record_answer",
     "stopped_by_model",
     "whole_choice",
 ]

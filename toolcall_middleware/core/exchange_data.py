@@ -2,9 +2,8 @@
 
 `Settings` is what an exchange needs of the configuration (the middleware builds it once from
 `ToolCallConfig`); `Report` is the telemetry of one exchange (the record `on_report`, the log
-line, the metrics and the span are made from); `ExchangeView` is the part of an exchange
-(`core.pipeline.Exchange`) its answer (`core.answer.Answer`) reads and writes, declared here so
-that the answer does not import the exchange.
+line, the metrics and the span are made from); `AnswerSetup` is what an exchange gives its
+answer (`core.answer.Answer`), declared here so that the answer does not import the exchange.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -87,17 +86,18 @@ class Report:
         return out
 
 
-class ExchangeView(Protocol):
-    """What an answer reads of its exchange, and the status it may set (a whole answer that
-    broke the rules is a 500)."""
+@dataclass(frozen=True)
+class AnswerSetup:
+    """What an answer (`core.answer.Answer`) is given of its exchange, made once the request is
+    read: it reads nothing else of the exchange and writes nothing into it."""
 
-    api: Any  # the client's API (`pipeline.Api`)
+    api: Any  # the client's API (`core.api.Api`)
     upstream: Any  # the host's API
     settings: Settings
-    request: dict[str, Any]
+    request: Mapping[str, Any]
     rules: Mapping[str, Any]  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
-    record: Report
-    status: int | None
+    dialect: str
+    model: str | None
 
 
-__all__ = ["ExchangeView", "Report", "Settings"]
+__all__ = ["AnswerSetup", "Report", "Settings"]

@@ -33,7 +33,7 @@ from .api import API_PATHS as _ROUTES
 from .api import Api
 from .api import Api as Kind
 from .emitters.anthropic import error_object
-from .exchange_data import Report, Settings
+from .exchange_data import AnswerSetup, Report, Settings
 from .exchange_state import PASSING, State, Trigger, next_state
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
@@ -195,13 +195,20 @@ class Exchange:
         if self.passthrough or self._stream is not None or self._prepared is not None:
             return
         try:  # (the host's answer has the kind its API names, nearly always)
-            self._prepared = Prepared(self, stream=self._mode is Body.SSE, kind=self.upstream)
+            self._prepared = Prepared(self._setup(), stream=self._mode is Body.SSE, kind=self.upstream)
         except Exception:
             self._prepared = None
 
     def _answer(self, *, stream: bool, kind: Kind) -> Answer:
         prepared, self._prepared = self._prepared, None
-        return Answer(self, stream=stream, kind=kind, prepared=prepared)
+        return Answer(self._setup(), self.record, stream=stream, kind=kind, prepared=prepared)
+
+    def _setup(self) -> AnswerSetup:
+        """What the answer is given of this exchange (the request is read by now)."""
+        record = self.record
+        return AnswerSetup(
+            self.api, self.upstream, self.settings, self.request, self.rules, record.dialect, record.model
+        )
 
     @property
     def head_final(self) -> bool:
@@ -308,7 +315,7 @@ class Exchange:
             # A bridged client whose host's stream ended before any answer: its API's error.
             self._stream = self._answer(stream=True, kind=self.upstream)
             return out + (self._stream.abort(f"The host's stream ended before any {self.upstream} answer.") or b"")
-        if self._stream is not None and not self.passthrough and not self._stream.done:
+        if self._stream is not None and not self.passthrough and not self._stream.verdict.done:
             out += self._stream.finish(UpstreamDone(complete=False))  # the stream ended without its end
         return out
 
@@ -327,7 +334,7 @@ class Exchange:
             if self._ended_first:
                 return None  # the stream had ended
             self._stream = self._answer(stream=True, kind=self.upstream)
-        if not self._stream.done:
+        if not self._stream.verdict.done:
             self.record.notes.append(f"the host app failed mid-stream: {message}")
         out = self._stream.abort(message)
         if self.state is State.STREAM:
@@ -415,6 +422,8 @@ class Exchange:
             return raw
         stream = self._answer(stream=False, kind=kind)
         body = stream.whole(obj)
+        if stream.status is not None:
+            self.status = stream.status
         if body is None:
             self._move(Trigger.PASS)
         return raw if body is None else body
