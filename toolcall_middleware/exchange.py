@@ -1,17 +1,19 @@
 """`ToolCallExchange`: one request and its response under a `ToolCallConfig`, sans-IO.
 
-The ASGI and WSGI middlewares, and a framework's own middleware (Django's `MIDDLEWARE`), make
-the same decisions through it, so they cannot drift apart: which requests are ours, the request
-rewrite (or a 400), whether a response streams, is buffered whole or passes through, the bytes
-out and the telemetry record. It moves no bytes itself.
+The one exchange object of a request: the sans-IO exchange (`core.pipeline.Exchange`: the
+request rewritten, the response rewritten, the states it moves through, `core.exchange_state`)
+with what the configuration adds: which requests are ours, the request's size limit, the record
+reported (log line, `on_report`, span), what a failing app's client gets. The ASGI and WSGI
+middlewares and Django's middleware drive it, so they cannot drift apart; it moves no bytes.
 
 ```python
 route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)   # None: not ours
-ex = ToolCallExchange(config, route)
+ex = ToolCallExchange(config, route)      # ex.state: State.REQUEST
 body = ex.rewrite_request(raw)            # None: forward unchanged; raises BadRequest -> ex.error_response
 ex.path                                   # where the request goes (another route when bridged)
-headers = ex.start("POST", 200, headers)  # then ex.mode: "pass", "buffer" or "stream"
-out = ex.transform(chunk) ... ex.transform(b"", end=True)   # None: our bug, logged: pass the rest
+headers = ex.start("POST", 200, headers)  # ex.state: STREAM, BUFFER or PASS
+out = ex.transform(chunk) ... ex.transform(b"", end=True)   # None: send the host's bytes as they came
+failure = ex.failed(error, head_sent=True)                  # the app raised: what to send
 ex.report()
 ```
 """

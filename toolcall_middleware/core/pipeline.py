@@ -1,7 +1,7 @@
 """One exchange, sans-IO: the request body rewritten, then the response bytes rewritten.
 
 ```
-request JSON -> rewrite_*_request -> host app
+request JSON -> core.request.forwarded -> host app
 response bytes -> content decoding -> SSE events / whole JSON -> inbound reader -> raw text
   -> StreamParser -> PolicyFilter -> emitter (the API the client called) -> bytes
 ```
@@ -17,9 +17,11 @@ API's error shape, and an Anthropic `/count_tokens` request
 (`count_tokens=True`: the Messages body rewritten as for `/v1/messages`, then forwarded to the
 same path) that the host does not serve (404, 405, 501) is answered with an estimate.
 
-The ASGI and WSGI layers only move bytes in and out of `Exchange`. Anything the exchange cannot
-read (another content type, a body that is not an upstream answer, an upstream error, a host that
-already returns real tool calls) goes through untouched, byte for byte.
+The exchange is always in one `State` and moves only by the table of `core.exchange_state`,
+firing its triggers itself as its methods learn what happened (`_move`): the shells read `state`
+and only move bytes in and out. Anything the exchange cannot read (another content type, a body
+that is not an upstream answer, an upstream error, a host that already returns real tool calls)
+goes through untouched, byte for byte.
 """
 
 from __future__ import annotations
