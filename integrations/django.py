@@ -116,10 +116,8 @@ class ToolCallDjangoMiddleware:
             meta["CONTENT_LENGTH"] = str(len(new))
         if exchange.bridged:
             # URL resolution reads `path_info` after the middleware ran: the host API's view answers.
-            script = request.META.get("SCRIPT_NAME", "")
-            target = exchange.path
-            request.path = target
-            request.path_info = target[len(script) :] if script and target.startswith(script) else target
+            request.path = exchange.path
+            request.path_info = exchange.path_info(request.META.get("SCRIPT_NAME", ""))
         return exchange, None
 
     # -- response ------------------------------------------------------------------------------

@@ -18,10 +18,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .asgi_exchange import HTTPExchange
+from .asgi_exchange import ASGIApp, HTTPExchange, Receive, Scope, Send
 from .compact import compact_route, serve_compact
 from .config import RouteMatch as Route
 from .config import ToolCallConfig
@@ -29,12 +28,6 @@ from .core.http import headers_named
 from .exchange import ToolCallExchange, settings_from
 from .store.layer import with_state
 from .websocket import ResponsesSocket
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 logger = logging.getLogger("toolcall_middleware")
 

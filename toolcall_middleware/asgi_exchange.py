@@ -331,4 +331,4 @@ class HTTPExchange:
         await self._write({"type": "http.response.body", "body": body, "more_body": False})
 
 
-__all__ = ["HTTPExchange"]
+__all__ = ["ASGIApp", "HTTPExchange", "Message", "Receive", "Scope", "Send"]

@@ -132,6 +132,12 @@ class ToolCallExchange(Exchange):
         """The path the host gets: the request's own, or the host API's route when bridged."""
         return self._route.path
 
+    def path_info(self, script_name: str) -> str:
+        """`path` under an application mounted at `script_name` (WSGI's `PATH_INFO`, Django's
+        `path_info`): a bridged request goes to the host API's route at the same mount point."""
+        target = self._route.path
+        return target[len(script_name) :] if script_name and target.startswith(script_name) else target
+
     # -- request -------------------------------------------------------------------------------
 
     def rewrite_request(self, raw: bytes, *, complete: bool = True) -> bytes | None:

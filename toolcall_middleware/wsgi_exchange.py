@@ -75,10 +75,7 @@ class WSGIExchange:
             environ = {**environ, "wsgi.input": stream}
         if self.exchange.bridged:
             # The bridged request goes to the route of the host's API, under the same mount point.
-            script = environ.get("SCRIPT_NAME", "")
-            target = self.exchange.path
-            path_info = target[len(script) :] if script and target.startswith(script) else target
-            environ = {**environ, "PATH_INFO": path_info}
+            environ = {**environ, "PATH_INFO": self.exchange.path_info(environ.get("SCRIPT_NAME", ""))}
         try:
             result = self.app(environ, self._start_response)
         except BaseException:
