@@ -87,10 +87,6 @@ TRANSITIONS: dict[State, dict[Trigger, State]] = {
     State.DONE: {},
 }
 
-# The states in which the host's bytes reach the client as they came (or only decoded).
-PASSING = frozenset({State.PASS, State.GIVEN_UP})
-
-
 class IllegalTransition(RuntimeError):
     """A trigger the table does not allow from the exchange's state: a bug of ours or of a shell."""
 
@@ -108,4 +104,4 @@ def next_state(state: State, trigger: Trigger) -> State:
         raise IllegalTransition(state, trigger) from None
 
 
-__all__ = ["PASSING", "TRANSITIONS", "IllegalTransition", "State", "Trigger", "next_state"]
+__all__ = ["TRANSITIONS", "IllegalTransition", "State", "Trigger", "next_state"]
