@@ -31,7 +31,7 @@ from toolcall_middleware import (
     ToolCallMiddleware,
     ToolCallWSGIMiddleware,
 )
-from toolcall_middleware.core.exchange_state import State
+from toolcall_middleware.core.exchange_state import PASS
 
 from ._extras import require
 
@@ -161,9 +161,9 @@ def _stream_sync(exchange: ToolCallExchange, content: Iterator[bytes]) -> Iterat
     try:
         for chunk in content:
             # (after a failure of ours, logged, the exchange passes: the rest goes as the view wrote it)
-            out = chunk if exchange.state is State.PASS else exchange.transform(chunk)
+            out = chunk if exchange.state is PASS else exchange.transform(chunk)
             yield chunk if out is None else out  # b"" while text is held back: the server's block boundary
-        if exchange.state is not State.PASS:
+        if exchange.state is not PASS:
             yield exchange.transform(b"", end=True) or b""
     finally:
         exchange.report()
@@ -172,12 +172,12 @@ def _stream_sync(exchange: ToolCallExchange, content: Iterator[bytes]) -> Iterat
 async def _stream_async(exchange: ToolCallExchange, content: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     try:
         async for chunk in content:
-            out = chunk if exchange.state is State.PASS else exchange.transform(chunk)
+            out = chunk if exchange.state is PASS else exchange.transform(chunk)
             if out is None:
                 out = chunk
             if out:
                 yield out
-        if exchange.state is not State.PASS:
+        if exchange.state is not PASS:
             tail = exchange.transform(b"", end=True)
             if tail:
                 yield tail

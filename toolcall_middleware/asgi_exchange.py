@@ -24,7 +24,7 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .core.exchange_state import State
+from .core.exchange_state import BUFFER, DONE, ENDED, GIVEN_UP, HEAD, PASS, STREAM, State
 from .core.http import without
 from .core.request import BadRequest
 from .exchange import ToolCallExchange
@@ -39,9 +39,6 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 logger = logging.getLogger("toolcall_middleware")
-
-_STREAM = State.STREAM  # (read for every chunk: a module global, one lookup)
-
 
 def _counting(send: Send, exchange: ToolCallExchange) -> Send:
     """The server's `send`, through which every message the client gets passes (the keep-alive's
@@ -142,11 +139,11 @@ class HTTPExchange:
             body = message.get("body", b"")
             out = ex.transform(body if type(body) is bytes else bytes(body))
             state = ex.state
-            if state is _STREAM:
+            if state is STREAM:
                 if out:
                     return self._out({"type": "http.response.body", "body": out, "more_body": True})
                 return _nothing()  # (all held back: whitespace that may come before a call)
-            if state is State.ENDED:
+            if state is ENDED:
                 return self._last(out or b"")
             return self._streamed(message, out, True)
         return self._general(message)
@@ -162,7 +159,7 @@ class HTTPExchange:
         kind = message["type"]
         ex = self.exchange
         state = ex.state
-        if state is State.ENDED:
+        if state is ENDED:
             # The client's stream had its terminal event: the rest of the app's body is dropped
             # (a proxy's upstream is read to its end or closed, as the app does), and only trailers
             # the head announced can still follow the final body.
@@ -186,19 +183,19 @@ class HTTPExchange:
             return
         body = bytes(message.get("body", b""))
         more = bool(message.get("more_body", False))
-        if state is State.HEAD:
+        if state is HEAD:
             state = self._decide()
-        if state is State.PASS or state is State.DONE:
+        if state is PASS or state is DONE:
             if self.start is not None:
                 await self._flush_start()
             await self._write(message)
             return
-        if state is not State.BUFFER:  # (streaming, or a stream given up: its rest decoded)
+        if state is not BUFFER:  # (streaming, or a stream given up: its rest decoded)
             await self._streamed(message, ex.transform(body, end=not more), more)
             return
         self.held.append(message)
         out = ex.transform(body, end=not more)
-        if out is None or ex.state is State.PASS:
+        if out is None or ex.state is PASS:
             # A bug of ours (logged: the answer must not go down with it), not an answer, or over
             # the cap: the original head and bytes, byte for byte.
             await self._give_back()
@@ -221,13 +218,13 @@ class HTTPExchange:
         # Content-Encoding is already gone from the head, so raw gzip must not follow it.
         state = self.exchange.state
         await self._flush_start()
-        if self.keepalive is not None and state is not _STREAM and state is not State.ENDED:
+        if self.keepalive is not None and state is not STREAM and state is not ENDED:
             await self.keepalive.stop()  # the end, or raw bytes that may split an event: no more pings
         if out or not more:
             await self._out({"type": "http.response.body", "body": out, "more_body": more})
-        if state is State.ENDED:
+        if state is ENDED:
             await self._end_stream()
-        elif state is _STREAM:
+        elif state is STREAM:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
 
@@ -277,14 +274,14 @@ class HTTPExchange:
             state = self.exchange.state
             if self.start is not None and all(m["type"] != "http.response.body" for m in self.held):
                 self.start = self.original
-                if state is _STREAM or state is State.BUFFER:
+                if state is STREAM or state is BUFFER:
                     self.exchange.pass_through()
-            elif state is _STREAM or state is State.GIVEN_UP:
+            elif state is STREAM or state is GIVEN_UP:
                 self.flowing = False
                 self.exchange.pass_through()
                 if self.keepalive is not None:
                     await self.keepalive.stop()
-        if self.exchange.state is State.BUFFER:
+        if self.exchange.state is BUFFER:
             self.held.append(message)  # the head waits for the whole body: so does what follows it
             return
         await self._flush_start()
@@ -306,7 +303,7 @@ class HTTPExchange:
         status = int(self.start["status"])
         headers = list(self.start.get("headers") or [])
         new_headers = self.exchange.start(method, status, headers, prepare=prepare)
-        if self.exchange.state is not State.PASS:
+        if self.exchange.state is not PASS:
             self.start = {**self.start, "headers": new_headers}
         return self.exchange.state
 

@@ -8,7 +8,7 @@ middlewares and Django's middleware drive it, so they cannot drift apart; it mov
 
 ```python
 route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)   # None: not ours
-ex = ToolCallExchange(config, route)      # ex.state: State.REQUEST
+ex = ToolCallExchange(config, route)      # ex.state: REQUEST
 body = ex.rewrite_request(raw)            # None: forward unchanged; raises BadRequest -> ex.error_response
 ex.path                                   # where the request goes (another route when bridged)
 headers = ex.start("POST", 200, headers)  # ex.state: STREAM, BUFFER or PASS
@@ -27,7 +27,7 @@ from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
 from .core.emitters.anthropic import error_object
-from .core.exchange_state import TRANSITIONS, State, Trigger
+from .core.exchange_state import BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
 from .core.framing.utf8 import json_bytes
 from .core.http import Headers
 from .core.pipeline import Exchange, Settings
@@ -180,7 +180,7 @@ class ToolCallExchange(Exchange):
     def mode(self) -> Mode:
         """What `start` decided, in a word: "stream", "buffer" or "pass" (any other state)."""
         state = self.state
-        return "stream" if state is State.STREAM else "buffer" if state is State.BUFFER else "pass"
+        return "stream" if state is STREAM else "buffer" if state is BUFFER else "pass"
 
     def pass_through(self, reason: str | None = None) -> None:
         """The host's answer goes as it came from here (a shell found it cannot be rewritten:
@@ -258,12 +258,12 @@ class ToolCallExchange(Exchange):
         the middleware: `handled` is False and the shell raises the error again."""
         upstream = isinstance(error, UpstreamFailure)
         state = self.state
-        if upstream and (state is State.ENDED or state is State.DONE):
+        if upstream and (state is ENDED or state is DONE):
             return Failure(handled=True)  # the client's answer was complete before the failure
-        if isinstance(error, UpstreamFailure) and (state is State.HEAD or state is State.BUFFER):
+        if isinstance(error, UpstreamFailure) and (state is HEAD or state is BUFFER):
             self._move(Trigger.FAIL)  # nothing had gone out (a buffered body's head is held)
             return Failure(handled=True, answer=self.failure_response(error))
-        if state is State.STREAM and head_sent:
+        if state is STREAM and head_sent:
             out = self.abort(self.failure_message(error))
             if out is not None:
                 return Failure(handled=upstream, last=out)

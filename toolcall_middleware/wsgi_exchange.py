@@ -20,7 +20,7 @@ import logging
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from .core.exchange_state import State
+from .core.exchange_state import BUFFER, DONE, ENDED, HEAD, PASS
 from .core.request import BadRequest
 from .exchange import ToolCallExchange
 from .wsgi_io import (
@@ -117,7 +117,7 @@ class WSGIExchange:
         method = str(self.environ.get("REQUEST_METHOD", "POST"))
         code = int(status.split(" ", 1)[0]) if status[:3].isdigit() else 0
         new = self.exchange.start(method, code, to_bytes(headers))
-        self.send_head = self.head if self.exchange.state is State.PASS else (status, to_str(new))
+        self.send_head = self.head if self.exchange.state is PASS else (status, to_str(new))
 
     def _flush_head(self) -> None:
         if self.server_write is None and self.send_head is not None:
@@ -128,18 +128,18 @@ class WSGIExchange:
 
     def chunk(self, data: bytes) -> list[bytes]:
         """What the client gets for one chunk of the app's body (empty: held back)."""
-        if self.exchange.state is State.HEAD:
+        if self.exchange.state is HEAD:
             self._decide()
         state = self.exchange.state
-        if state is State.PASS or state is State.DONE:
+        if state is PASS or state is DONE:
             self._flush_head()
             return [data]
-        if state is State.ENDED:
+        if state is ENDED:
             return []  # after the client's stream ended: dropped
-        if state is State.BUFFER:
+        if state is BUFFER:
             self.held.append(data)
         out = self.exchange.transform(data)
-        return self._after(out, data, end=False, buffering=state is State.BUFFER)
+        return self._after(out, data, end=False, buffering=state is BUFFER)
 
     def abort(self, error: Exception) -> tuple[bytes, bool] | None:
         """The app raised while its body was read: what the exchange says of it
@@ -155,16 +155,16 @@ class WSGIExchange:
 
     def end(self) -> list[bytes]:
         """What the client gets once the app's body ended."""
-        if self.exchange.state is State.HEAD:
+        if self.exchange.state is HEAD:
             if self.head is None:
                 return []  # the app never answered: the server reports it
             self._decide()
         state = self.exchange.state
-        if state is State.PASS or state is State.DONE:
+        if state is PASS or state is DONE:
             self._flush_head()
             return []
         out = self.exchange.transform(b"", end=True)
-        return self._after(out, b"", end=True, buffering=state is State.BUFFER)
+        return self._after(out, b"", end=True, buffering=state is BUFFER)
 
     def _after(self, out: bytes | None, data: bytes, *, end: bool, buffering: bool) -> list[bytes]:
         """What the client gets of `out`, what the exchange made of `data`."""
@@ -175,7 +175,7 @@ class WSGIExchange:
             self._flush_head()
             return [data]
         if buffering:
-            if ex.state is State.PASS:
+            if ex.state is PASS:
                 return self._give_back()  # not an answer, or over the cap: the original, byte for byte
             if not end:
                 return []
@@ -246,10 +246,10 @@ class _Response:
                 continue
             pieces = self._request.chunk(data)
             state = self._request.exchange.state
-            if state is State.BUFFER:
+            if state is BUFFER:
                 continue  # gathering a whole body: nothing to say until it ends
             self._out.extend(pieces if pieces else [b""])
-            if state is State.ENDED:
+            if state is ENDED:
                 self._ended = True  # (`close` drains the rest of the app's body)
         piece = self._out.popleft()
         self._request.exchange.sent(len(piece))  # every body byte the server gets passes here
@@ -257,7 +257,7 @@ class _Response:
 
     def close(self) -> None:
         try:
-            if self._request.exchange.state is State.ENDED and self._chunks is not None:
+            if self._request.exchange.state is ENDED and self._chunks is not None:
                 self._drain(self._chunks)
             close = getattr(self._result, "close", None)
             if close is not None:

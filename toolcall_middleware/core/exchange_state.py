@@ -50,6 +50,14 @@ class State(Enum):
     DONE = "done"
 
 
+# Each state as a module global too, for the code that reads the state for every message of a
+# stream: a member read off its Enum class goes through the metaclass, several times the cost of
+# a global's read.
+REQUEST, REFUSED, HEAD = State.REQUEST, State.REFUSED, State.HEAD
+STREAM, BUFFER, PASS, GIVEN_UP = State.STREAM, State.BUFFER, State.PASS, State.GIVEN_UP
+ENDED, DONE = State.ENDED, State.DONE
+
+
 class Trigger(Enum):
     """What happened to an exchange."""
 
@@ -104,4 +112,19 @@ def next_state(state: State, trigger: Trigger) -> State:
         raise IllegalTransition(state, trigger) from None
 
 
-__all__ = ["TRANSITIONS", "IllegalTransition", "State", "Trigger", "next_state"]
+__all__ = [
+    "BUFFER",
+    "DONE",
+    "ENDED",
+    "GIVEN_UP",
+    "HEAD",
+    "PASS",
+    "REFUSED",
+    "REQUEST",
+    "STREAM",
+    "TRANSITIONS",
+    "IllegalTransition",
+    "State",
+    "Trigger",
+    "next_state",
+]

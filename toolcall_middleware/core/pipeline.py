@@ -36,7 +36,7 @@ from .api import Api
 from .api import Api as Kind
 from .emitters.anthropic import error_object
 from .exchange_data import AnswerSetup, Report, Settings
-from .exchange_state import State, Trigger, next_state
+from .exchange_state import BUFFER, DONE, ENDED, GIVEN_UP, HEAD, PASS, REQUEST, STREAM, State, Trigger, next_state
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, classify, header, without
@@ -45,11 +45,6 @@ from .inbound.base import decode_data
 from .replaced import error_body, error_type, estimate_tokens, host_error
 from .request import BadRequest
 from .request.forwarded import forward_request
-
-# The states as module globals: a member read off its Enum class costs a lookup through the
-# metaclass (several times a global's), and `feed` reads them for every piece of a stream.
-_REQUEST, _HEAD, _STREAM, _BUFFER = State.REQUEST, State.HEAD, State.STREAM, State.BUFFER
-_PASS, _GIVEN_UP, _ENDED, _DONE = State.PASS, State.GIVEN_UP, State.ENDED, State.DONE
 
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
@@ -94,7 +89,7 @@ class Exchange:
         self._sized = False  # the host's head gave the body's length
         self._ended_first = False  # the stream's first data was its end (`[DONE]`), no answer
         # Where the exchange is (`core.exchange_state`): it moves only through `_move`.
-        self.state = _REQUEST
+        self.state = REQUEST
         self.status: int | None = None  # a new status for a buffered body, decided at close()
 
     def _move(self, trigger: Trigger) -> State:
@@ -108,7 +103,7 @@ class Exchange:
         that is not an answer or over the cap, whose original the caller sends; a stream given
         up, which `feed` returns decoded). Before `start`, nothing is ours yet."""
         state = self.state
-        return state is _PASS or state is _GIVEN_UP or state is _HEAD or state is _REQUEST
+        return state is PASS or state is GIVEN_UP or state is HEAD or state is REQUEST
 
     # -- request -------------------------------------------------------------------------------
 
@@ -234,19 +229,19 @@ class Exchange:
     @property
     def buffered(self) -> bool:
         """A whole JSON body is held until it ends (its length is only known then)."""
-        return self.state is _BUFFER
+        return self.state is BUFFER
 
     def feed(self, data: bytes) -> bytes:
         """The client's bytes for one piece of the host's body (see `State` for each state's)."""
         state = self.state
-        if state is _STREAM:
+        if state is STREAM:
             # (the usual stream is not encoded: no call per chunk to pass it on)
             out = self._feed_sse(data if self._identity else self._decode(data))
             stream = self._stream
-            if stream is not None and stream.ended and self.state is _STREAM:
+            if stream is not None and stream.ended and self.state is STREAM:
                 self._move(Trigger.TERMINAL)  # the client's stream is over: nothing follows
             return out
-        if state is _BUFFER:
+        if state is BUFFER:
             self._buffer.append(self._decode(data))
             self._buffered += len(data)
             if self._buffered > self.settings.max_response_bytes:
@@ -255,7 +250,7 @@ class Exchange:
                 self._buffer = []
                 self._move(Trigger.PASS)
             return b""
-        if state is _ENDED or state is _DONE:
+        if state is ENDED or state is DONE:
             return b""  # the client's stream is over: the rest of the host's is read and dropped
         # Passed through: a stream given up midway still decodes (its Content-Encoding is dropped).
         return data if self._decoder is None else self._decoder.feed(data)
@@ -271,7 +266,7 @@ class Exchange:
         or, as its first event, the host's, before the host's body ended (`State.ENDED`):
         whatever the host sends after it is dropped (`feed` and `close` give nothing), and the
         shell ends the response."""
-        return self.state is _ENDED
+        return self.state is ENDED
 
     def _over(self) -> bool:
         """The client's stream has had its terminal event (`ended`, while the exchange's state
@@ -283,17 +278,17 @@ class Exchange:
         """The host's body ended: the last bytes for the client. The exchange is `DONE` then, or
         `PASS` when a whole body turned out not to be ours (the caller sends the original)."""
         state = self.state
-        if state is _STREAM or state is _BUFFER:
+        if state is STREAM or state is BUFFER:
             out = self._close()
-        elif state is _GIVEN_UP or state is _PASS:
+        elif state is GIVEN_UP or state is PASS:
             out = b"" if self._decoder is None else self._decoder.flush()
-            if state is _PASS:
+            if state is PASS:
                 return out  # (a body passed from its head, or given back: the shell ends it)
-        elif state is _ENDED:
+        elif state is ENDED:
             out = b""
         else:
             return b""
-        if self.state is not _PASS:
+        if self.state is not PASS:
             self._move(Trigger.END)
         return out
 
@@ -344,7 +339,7 @@ class Exchange:
         if not self._stream.verdict.done:
             self.record.notes.append(f"the host app failed mid-stream: {message}")
         out = self._stream.abort(message)
-        if self.state is _STREAM:
+        if self.state is STREAM:
             self._move(Trigger.FAIL)
         return out
 
@@ -377,7 +372,7 @@ class Exchange:
     def _give_up(self) -> bytes:
         """Stop rewriting mid-stream. What the SSE decoder holds (a partial event, or whole events
         lost with the error) goes out as it came, so no byte is lost; `feed` passes the rest."""
-        if self.state is _STREAM:
+        if self.state is STREAM:
             self._move(Trigger.GIVE_UP)
         held, self._held = bytes(self._held), bytearray()
         return held
