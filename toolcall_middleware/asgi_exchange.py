@@ -40,6 +40,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 logger = logging.getLogger("toolcall_middleware")
 
+
 def _counting(send: Send, exchange: ToolCallExchange) -> Send:
     """The server's `send`, through which every message the client gets passes (the keep-alive's
     pings too), so the record's `response_bytes` counts every body byte sent. A closure, not a

@@ -7,8 +7,11 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.asgi.harness import chat_answer, chat_stream
 from toolcall_middleware import ToolCallConfig, ToolCallExchange
@@ -251,3 +254,57 @@ def test_a_shell_can_pass_a_body_it_cannot_rewrite() -> None:
     assert ex.state is S.PASS and ex.record.notes[-1] == "a streamed JSON response: passed through"
     ex.pass_through()  # already passing: nothing changes
     assert ex.state is S.PASS
+
+
+# -- properties: any chunking of the host's body takes the same path through the table ----------
+
+
+@settings(max_examples=60, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=0, max_value=len(chat_stream()) + 40), max_size=12))
+def test_a_stream_ends_at_its_terminal_event_however_it_is_chunked(cuts: list[int]) -> None:
+    """Property: whatever the pieces, the exchange streams until the piece that holds `[DONE]`,
+    is ENDED from then on (the host's rest is dropped), and DONE once the host's body ends."""
+    data = chat_stream() + b'data: {"after": "the end"}\n\n'
+    terminal = len(chat_stream())  # the end of `[DONE]`
+    ex = _exchange(SSE)
+    out = b""
+    start = 0
+    for cut in [*sorted(set(cuts)), len(data)]:
+        piece = data[start:cut]
+        if not piece:
+            continue
+        was = ex.state
+        got = ex.transform(piece)
+        assert got is not None
+        out += got
+        start = cut
+        assert ex.state is (S.ENDED if cut >= terminal else S.STREAM)
+        if was is S.ENDED:
+            assert got == b""
+    assert ex.transform(b"", end=True) == b"" and ex.state is S.DONE
+    assert out.endswith(b"data: [DONE]\n\n") and b"after" not in out
+
+
+@settings(max_examples=40, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8))
+def test_a_whole_body_is_gathered_however_it_is_chunked(cuts: list[int]) -> None:
+    """Property: a whole body stays BUFFER, giving nothing, until its end, then DONE with the
+    same answer whatever the pieces."""
+    data = chat_answer()
+    ex = _exchange(JSON)
+    start = 0
+    for cut in sorted(set(cuts)):
+        assert ex.transform(data[start:cut]) == b"" and ex.state is S.BUFFER
+        start = max(start, cut)
+    out = ex.transform(data[start:], end=True)
+    assert out is not None and ex.state is S.DONE
+    whole = _exchange(JSON).transform(data, end=True)
+    assert whole is not None and _without_ids(json.loads(out)) == _without_ids(json.loads(whole))
+
+
+def _without_ids(answer: dict[str, Any]) -> dict[str, Any]:
+    """A Chat answer less its calls' ids (new ones each time)."""
+    for choice in answer["choices"]:
+        for call in choice["message"].get("tool_calls") or []:
+            call.pop("id")
+    return answer
