@@ -9,10 +9,12 @@ what to do with the next message and keep no state of their own.
 
 ```
 REQUEST --READ--> HEAD --STREAM--> STREAM --TERMINAL--> ENDED --END--> DONE
-   |                |                 |  \--GIVE_UP--> GIVEN_UP --END--> DONE
- REFUSE             |--BUFFER--> BUFFER  \--END / FAIL--> DONE
-   v                |--PASS----> PASS --END--> DONE
-REFUSED             \--FAIL----> DONE
+   |                |                 |--GIVE_UP--> GIVEN_UP --END--> DONE; --PASS--> PASS
+ REFUSE             |                 |--PASS--> PASS (a failure of ours, a body in a file)
+   v                |                 \--END / FAIL--> DONE
+REFUSED             |--BUFFER--> BUFFER --END--> DONE; --PASS--> PASS (given back); --FAIL--> DONE
+                    |--PASS----> PASS --END--> DONE
+                    \--FAIL----> DONE (the host failed before anything went out)
 ```
 
 - `REQUEST`: the request is being read and rewritten; no response yet.
