@@ -13,7 +13,7 @@ from .emitters import ChatMessageBuilder
 from .emitters.meta import token_count, usage_details
 from .events import Event
 from .exchange_data import ExchangeView
-from .inbound import UpstreamDone, reader_for
+from .inbound import Reader, UpstreamDone, reader_for
 from .logprobs import LogprobQueue
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyFilter, PolicyLimits
@@ -55,7 +55,13 @@ class Prepared:
         streaming: ArgumentsStreaming = exchange.settings.arguments_streaming if stream else "whole"
         self.parser = parser_for(exchange, streaming)
         self.policy = policy_for(exchange, streaming)
-        self.reader = reader_for(kind, stream=stream)
+        self.reader = host_reader_for(exchange, kind, stream)
+
+
+def host_reader_for(exchange: ExchangeView, kind: Kind, stream: bool) -> Reader:
+    """A new reader of the host's answer to `exchange` (the data it decodes nested deeper than the
+    settings' `max_depth` is no answer)."""
+    return reader_for(kind, stream=stream, max_depth=exchange.settings.max_depth)
 
 
 def parser_for(exchange: ExchangeView, streaming: ArgumentsStreaming) -> StreamParser:
@@ -145,6 +151,7 @@ __all__ = [
     "Prepared",
     "carry_logprobs",
     "chat_usage",
+    "host_reader_for",
     "parser_for",
     "policy_for",
     "stopped_by_model",
