@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from canitoolcall.fixtures import Fixture
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from tests.conftest import check_streams, split_at, stream_parse
 from tests.core.test_conformance import FIXTURES
 from tests.core.test_table_formats import SAMPLES as TABLE
-from toolcall_middleware import StreamParser, parse
+from toolcall_middleware import StreamParser, dialect_for_model, parse
 from toolcall_middleware.core.dialects import ParseContext, get_dialect
 from toolcall_middleware.core.dialects.auto import SHARED, UNIQUE, AutoParser
 from toolcall_middleware.core.dialects.rendering import CallToRender
@@ -226,3 +227,49 @@ def test_the_docs_list_every_marker_auto_detects() -> None:
         assert f"`{marker.replace('|', chr(92) + '|')}" in section, marker
     for name in {*UNIQUE.values(), *(g for look in SHARED.values() for g in look.pattern.groupindex)}:
         assert f"`{name}`" in section, name
+
+
+def fixture_options(fixture: Fixture) -> dict[str, Any]:
+    return {"tools": list(fixture.tools), "generation_prompt": fixture.generation_prompt, "thinking": fixture.thinking}
+
+
+def fixture_dialect(fixture: Fixture) -> str:
+    found = dialect_for_model(fixture.models[0])
+    assert found is not None
+    return found.name
+
+
+# Formats whose recorded outputs auto reads, every one, as the format's own dialect does.
+READ_WHOLE = {"mistral", "deepseek_v3", "deepseek_v31", "deepseek_v32", "glm45"}
+WHOLE_FIXTURES = [f for f in FIXTURES if fixture_dialect(f) in READ_WHOLE]
+
+
+@pytest.mark.parametrize("fixture", WHOLE_FIXTURES, ids=[f.id for f in WHOLE_FIXTURES])
+def test_auto_reads_a_recorded_output_as_its_dialect_does(fixture: Fixture) -> None:
+    named = parse(fixture.raw_output, model=fixture.models[0], **fixture_options(fixture))
+    assert check_streams(fixture.raw_output, seeds=range(2), dialect="auto", **fixture_options(fixture)) == named
+
+
+# Reasoning markers of formats auto detects, which open recorded outputs: auto splits them off too.
+OPENING_REASONING = [
+    f for f in FIXTURES if f.raw_output.lstrip().startswith(("[THINK]", "<|channel>thought", "<seed:think>"))
+]
+
+
+@pytest.mark.parametrize("fixture", OPENING_REASONING, ids=[f.id for f in OPENING_REASONING])
+def test_auto_splits_the_reasoning_of_a_detected_format(fixture: Fixture) -> None:
+    named = parse(fixture.raw_output, model=fixture.models[0], **fixture_options(fixture))
+    auto = parse(fixture.raw_output, "auto", **fixture_options(fixture))
+    assert named.reasoning and auto.reasoning == named.reasoning
+    assert auto.tool_calls == named.tool_calls
+
+
+def test_the_reasoning_of_the_table_formats_is_split_off() -> None:
+    for opener, closer in (
+        ("<|START_THINKING|>", "<|END_THINKING|>"),
+        ("<|inner_prefix|>", "<|inner_suffix|>"),
+        ("<longcat_think>", "</longcat_think>"),
+        ("<seed:think>", "</seed:think>"),
+    ):
+        result = check_streams(f"{opener}Just a greeting.{closer}Hello!", seeds=range(3), dialect="auto")
+        assert (result.reasoning, result.content) == ("Just a greeting.", "Hello!")

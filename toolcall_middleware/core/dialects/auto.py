@@ -29,7 +29,10 @@ from ..textscan import WHITESPACE, find_first, hold_whitespace, partial_marker_l
 from .apertus import INNER, INNER_END
 from .base import Dialect, ParseContext, ToolMachine
 from .cohere import THINKING, THINKING_END
+from .gemma4 import THOUGHT
 from .hermes_like import LONGCAT_THINK, LONGCAT_THINK_END
+from .mistral import THINK as MISTRAL_THINK
+from .seed_oss import THINK as SEED_THINK
 
 # Markers one format alone writes, longest first where one is a prefix of another.
 UNIQUE: dict[str, str] = {
@@ -112,6 +115,7 @@ SHARED: dict[str, Lookahead] = {
 KIMI_VL_THINK = ("◁think▷", "◁/think▷")
 # The reasoning markers no other text writes, of the formats detected here (and Kimi-VL's, whose
 # models have no tool format of their own): read at the start of the output, as every dialect's.
+# (Gemma 4's and Magistral's, for one, are their dialects' reading of recorded outputs.)
 REASONING = ReasoningSyntax(
     pairs=(
         *DEFAULT_PAIRS,
@@ -119,6 +123,9 @@ REASONING = ReasoningSyntax(
         (THINKING, THINKING_END),
         (INNER, INNER_END),
         (LONGCAT_THINK, LONGCAT_THINK_END),
+        THOUGHT,
+        MISTRAL_THINK,
+        SEED_THINK,
     )
 )
 

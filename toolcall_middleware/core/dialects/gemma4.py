@@ -40,6 +40,7 @@ OPEN = "<|tool_call>"
 CLOSE = "<tool_call|>"
 STR = '<|"|>'
 PREFIX = "call:"
+THOUGHT = ("<|channel>thought", "<channel|>")  # reasoning: the thought channel and its label
 
 # Whitespace before a call is layout only after a finished sentence or another call: vLLM's
 # fixture drops it in `for you. <|tool_call>`, SGLang's keeps it in `Some text before <|tool_call>`.
@@ -451,7 +452,7 @@ DIALECTS = [
         renderer=GEMMA4,
         # `gemma-4-31b-it`, `gemma4:31b`; not `medgemma-4b` or `functiongemma`.
         models=(r"(?<![a-z])gemma-?4(?![0-9a-z])",),
-        reasoning=ReasoningSyntax(pairs=(("<|channel>thought", "<channel|>"),)),
+        reasoning=ReasoningSyntax(pairs=(THOUGHT,)),
     )
 ]
 
@@ -464,6 +465,7 @@ __all__ = [
     "PREFIX",
     "SENTENCE_END",
     "STR",
+    "THOUGHT",
     "Gemma4Block",
     "Gemma4Parser",
     "GemmaMarkup",
