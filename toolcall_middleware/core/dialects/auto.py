@@ -70,12 +70,12 @@ class Lookahead:
     """What must follow a shared marker for it to pick a format.
 
     `pattern` is matched right after the marker; the named group that took part names the dialect
-    (an empty group still counts). `starts` are the characters that may begin the text after the
-    whitespace: any other, and the marker is text at once rather than after `_LOOKAHEAD`.
+    (an empty group still counts). `starts` matches the characters that may begin the text after
+    the whitespace: any other, and the marker is text at once rather than after `_LOOKAHEAD`.
     """
 
     pattern: re.Pattern[str]
-    starts: str
+    starts: re.Pattern[str]
 
     def decide(self, text: str, at: int, final: bool) -> str | bool | None:
         """The dialect the marker starts (what follows it is `text[at:]`), `None` while undecided,
@@ -85,13 +85,12 @@ class Lookahead:
         if m is not None:
             return str(m.lastgroup)
         first = _SPACE.match(text, at).end()  # type: ignore[union-attr]  # (it matches "" at least)
-        if first < len(text) and text[first] not in self.starts:
+        if first < len(text) and self.starts.match(text, first) is None:
             return False
         return False if final or len(text) - at > _LOOKAHEAD else None
 
 
 _SPACE = re.compile(r"[ \t\r\n]*")
-_NAME_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 _LOOKAHEAD = 128  # a shared marker still undecided after this much text is text
 
 SHARED: dict[str, Lookahead] = {
@@ -101,16 +100,16 @@ SHARED: dict[str, Lookahead] = {
             # GLM-4.5 writes each key on a line of its own, GLM-4.7 does not.
             r"|[A-Za-z_][\w.\-]*(?:(?P<glm45>\n)|(?P<glm47>))[ \t\r\n]*(?:<arg_key>|</tool_call>))"
         ),
-        "{<" + _NAME_START,
+        re.compile(r"[{<A-Za-z_]"),
     ),
     "<function=": Lookahead(
         re.compile(r"[\w.\-]+>[ \t\r\n]*(?:(?P<llama_function>\{)|(?P<qwen3_coder><parameter=|</function>))"),
-        "-." + _NAME_START + "0123456789",
+        re.compile(r"[\w.\-]"),
     ),
-    "<tool_calls>": Lookahead(re.compile(r"[ \t\r\n]*(?:(?P<jamba>\[)|(?P<minimax_m1>\{))"), "[{"),
-    "<answer>": Lookahead(re.compile(r"[ \t\r\n]*<tool_calls>[ \t\r\n]*(?P<hunyuan_a13b>\[)"), "<"),
-    "<function_calls>": Lookahead(re.compile(r"[ \t\r\n]*[A-Za-z_][\w.]*(?P<olmo3>\()"), _NAME_START),
-    "<function_call>": Lookahead(re.compile(r"[ \t\r\n]*(?P<granite_20b_fc>\{)"), "{"),
+    "<tool_calls>": Lookahead(re.compile(r"[ \t\r\n]*(?:(?P<jamba>\[)|(?P<minimax_m1>\{))"), re.compile(r"[\[{]")),
+    "<answer>": Lookahead(re.compile(r"[ \t\r\n]*<tool_calls>[ \t\r\n]*(?P<hunyuan_a13b>\[)"), re.compile("<")),
+    "<function_calls>": Lookahead(re.compile(r"[ \t\r\n]*[A-Za-z_][\w.]*(?P<olmo3>\()"), re.compile(r"[A-Za-z_]")),
+    "<function_call>": Lookahead(re.compile(r"[ \t\r\n]*(?P<granite_20b_fc>\{)"), re.compile(r"\{")),
 }
 KIMI_VL_THINK = ("◁think▷", "◁/think▷")
 # The reasoning markers no other text writes, of the formats detected here (and Kimi-VL's, whose
