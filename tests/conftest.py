@@ -8,9 +8,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pytest
+from hypothesis import Phase, settings
 
 from toolcall_middleware import StreamParser, merge_events, parse
 from toolcall_middleware.core.result import ParseResult
+
+# `pytest --hypothesis-profile=explicit`: each property test runs only its explicit `@example`s,
+# every other test as usual. The quick run on the other Pythons (`.ci/pythons`) uses it: what
+# differs between Python versions (a decoder's depth, the recursion limit) shows in examples,
+# and the generated cases, which take most of the time, run on `.venv`'s Python.
+settings.register_profile("explicit", phases=(Phase.explicit,))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -57,7 +57,7 @@ def answer(body: Any, status: int, headers: list[tuple[bytes, bytes]], raw: byte
         return status, headers, raw
     try:
         response = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested deeper than JSON's decoder reads: no response)
         response = None
     if not isinstance(response, dict) or not isinstance(response.get("output"), list):
         error = {"message": "The host's answer to the summary request was not a response.", "type": "upstream_error"}

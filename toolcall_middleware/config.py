@@ -56,7 +56,11 @@ class Limits(BaseModel):
     # property), a transcript a few levels more; past this, a body is refused with a 400. At most
     # 512: deeper than that, JSON's own decoder and the rewrite's recursion give out.
     max_depth: int = Field(
-        128, gt=1, le=512, description="levels of arrays and objects in a request body; deeper bodies get a 400"
+        128,
+        gt=1,
+        le=512,
+        description="levels of arrays and objects in a request body (deeper: a 400) and in a host answer "
+        "(deeper: passed through unread)",
     )
 
 

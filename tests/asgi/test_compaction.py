@@ -104,6 +104,23 @@ def test_the_hosts_error_comes_back_as_it_was() -> None:
     assert failed.value.status_code == 503 and "overloaded" in str(failed.value)
 
 
+def test_a_host_answer_nested_too_deep_is_a_502_on_every_python() -> None:
+    """JSON nested past what the Python's decoder reads (about 1,000 on 3.11) is no summary: the
+    client gets the 502 that says so, never a server error."""
+
+    async def deep(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b"[" * 1000 + b"]" * 1000})
+
+    with serving(ToolCallMiddleware(deep, dialect="hermes")) as base:
+        client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as failed:
+            client.responses.compact(model="demo", input="Hi")
+    assert failed.value.status_code == 502 and "was not a response" in str(failed.value)
+
+
 def test_a_host_that_compacts_gets_the_request_untouched() -> None:
     host = RecordingHost()
     with serving(ToolCallMiddleware(host, dialect="hermes", compaction="host")) as base:

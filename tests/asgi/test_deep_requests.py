@@ -207,3 +207,41 @@ def test_a_host_answer_too_deep_passes_through_without_an_error(
     assert send.status == 200
     assert DEEP.encode() in send.body  # the host's deep object, as it sent it
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]  # no "rewriting failed" bug
+
+
+def answer_with_a_call(extra_depth: int, stream: bool) -> list[Any]:
+    """A host answer that writes a hermes call, with an `extra` field nested `extra_depth` deep."""
+    call_text = json.dumps('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>')
+    extra = "[" * extra_depth + "]" * extra_depth
+    if not stream:
+        whole = (
+            '{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,'
+            f'"message":{{"role":"assistant","content":{call_text}}},"finish_reason":"stop"}}],"extra":{extra}}}'
+        ).encode()
+        return [start(200, json_headers(whole)), body(whole)]
+    chunk = (
+        'data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+        f'"delta":{{"content":{call_text}}},"finish_reason":null}}],"extra":{extra}}}\n\n'
+    ).encode()
+    return [start(200, SSE_HEADERS), body(FIRST, True), body(chunk, True), body(b"data: [DONE]\n\n")]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_the_answer_limit_is_the_configured_one_on_every_python(stream: bool) -> None:
+    """An answer deeper than `limits.max_depth` is not read, at any depth JSON's decoder reads
+    (which differs between Python versions): it passes through as the host sent it."""
+    tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    raw = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [tool]}).encode()
+    for limit, read in ((16, False), (32, True)):
+        messages = answer_with_a_call(20, stream)
+        app = ToolCallMiddleware(scripted(messages), dialect="hermes", limits={"max_depth": limit})
+        send = Recorder()
+        call(app, scope(CHAT), Receive([request(raw)]), send)
+        assert send.status == 200
+        sent = b"".join(m["body"] for m in messages[1:])
+        if read:
+            assert b'"tool_calls"' in send.body and b"<tool_call>" not in send.body
+        else:
+            assert b"<tool_call>" in send.body and b'"tool_calls"' not in send.body
+            if not stream:
+                assert send.body == sent  # byte for byte

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
+from canitoolcall.fixtures import Fixture
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import split_at, stream_parse
-from toolcall_middleware import StreamParser, parse
+from tests.conftest import check_streams, split_at, stream_parse
+from tests.core.test_conformance import FIXTURES
+from tests.core.test_table_formats import SAMPLES as TABLE
+from toolcall_middleware import StreamParser, dialect_for_model, parse
+from toolcall_middleware.core.dialects import ParseContext, get_dialect
+from toolcall_middleware.core.dialects.auto import SHARED, UNIQUE, AutoParser
+from toolcall_middleware.core.dialects.rendering import CallToRender
+from toolcall_middleware.core.events import TextDelta
 
 WEATHER = {"city": "Paris"}
 J = json.dumps(WEATHER)
@@ -87,3 +96,180 @@ def test_mentions_and_plain_text_stay_text() -> None:
 def test_text_before_the_marker_streams_at_once() -> None:
     p = StreamParser("auto")
     assert [e.text for e in p.feed("Hello there, ")] == ["Hello there,"]  # type: ignore[union-attr]
+
+
+# -- the formats of `formats.md`'s table ----------------------------------------------------------
+
+# The marker each format's samples must hold for auto to read them as that format.
+PICKED_BY = {
+    "granite": "<|tool_call|>",
+    "granite_20b_fc": "<function_call> {",
+    "internlm2": "<|action_start|>",
+    "jamba": "<tool_calls>[",
+    "minimax_m1": "<tool_calls>\n{",
+    "hunyuan_a13b": "<answer>\n<tool_calls>",
+    "nemotron": "<TOOLCALL>",
+    "cohere_command": "<|START_",
+    "apertus": "<|tools_prefix|>",
+    "longcat": "<longcat_tool_call>",
+    "step3": "<｜tool_calls_begin｜>",
+    "olmo3": "<function_calls>\n",
+    "lfm2": "<|tool_call_start|>",
+    "functiongemma": "<start_function_call>",
+}
+TABLE_CASES = [(d, raw) for d, _, raw, *_ in TABLE if d in PICKED_BY and PICKED_BY[d] in raw]
+
+
+def test_every_detected_format_has_a_real_output() -> None:
+    assert {d for d, _ in TABLE_CASES} == set(PICKED_BY)
+
+
+@pytest.mark.parametrize(("dialect", "raw"), TABLE_CASES, ids=[d for d, _ in TABLE_CASES])
+def test_auto_reads_a_real_output_as_its_dialect_does(dialect: str, raw: str) -> None:
+    named = parse(raw, dialect)
+    assert named.tool_calls or named.content  # (the sample is this format's)
+    assert check_streams(raw, seeds=range(5), dialect="auto") == named
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(TABLE_CASES), st.lists(st.integers(min_value=0, max_value=10**6), max_size=30))
+def test_auto_reads_a_real_output_as_its_dialect_does_at_any_split(sample: tuple[str, str], cuts: list[int]) -> None:
+    dialect, raw = sample
+    assert stream_parse(split_at(raw, cuts), dialect="auto") == parse(raw, dialect)
+
+
+def written(dialect: str, prose: str, args: dict[str, str]) -> str:
+    """Prose, then one get_weather call as the format's own renderer writes it."""
+    renderer = get_dialect(dialect).renderer
+    assert renderer is not None
+    call = renderer.calls([CallToRender(id="call_0", name="get_weather", arguments=args)])
+    if dialect == "hunyuan_a13b":  # (Hunyuan-A13B wraps its answer; the bare block is Jamba's)
+        call = f"<answer>\n{call}\n</answer>"
+    return prose + call
+
+
+PROSE = st.text(alphabet="abc XYZ.,!?'\n\t", max_size=30)
+VALUES = st.dictionaries(
+    st.sampled_from(["city", "unit", "when"]), st.text(alphabet="abcdefg XYZ.,-'", min_size=1, max_size=20), max_size=3
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(sorted(PICKED_BY)), PROSE, VALUES, st.lists(st.integers(min_value=0, max_value=500), max_size=12)
+)
+def test_auto_reads_each_format_after_any_prose_at_any_split(
+    dialect: str, prose: str, args: dict[str, str], cuts: list[int]
+) -> None:
+    raw = written(dialect, prose, args)
+    named = parse(raw, dialect)
+    assert [(c.name, json.loads(c.arguments)) for c in named.tool_calls] == [("get_weather", args)]
+    assert parse(raw, "auto") == named
+    assert stream_parse(split_at(raw, cuts), dialect="auto") == named
+
+
+# Forms with no marker of their own: auto leaves them as text (their model names select them).
+UNDETECTED = [
+    '[{"name": "get_weather", "arguments": {"city": "Paris"}}]',  # xLAM, Granite without its token
+    '<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',  # Granite 3.1-3.3 or xLAM
+    'functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]',  # Phi-4-mini
+    ' functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]',  # FireFunction v2
+    'all\nLet me check.>>>get_weather\n{"city": "Paris"}',  # Functionary v3.2
+    'get_weather\n{"city": "Paris"}',
+    "Here is my thought process: none needed.\nHere is my response: Hi.",  # Granite's thinking
+]
+
+
+@pytest.mark.parametrize("raw", UNDETECTED)
+def test_a_form_without_a_marker_of_its_own_stays_text(raw: str) -> None:
+    result = check_streams(raw, seeds=range(3), dialect="auto")
+    assert (result.content, result.tool_calls, result.reasoning) == (raw, [], None)
+
+
+# Shared markers followed by what no format writes there: text, at once or after the lookahead.
+MENTIONS = [
+    "Wrap them in <tool_calls> tags.",
+    "The <answer> tag holds the reply.",
+    "<answer>\n<tool_calls> is how Hunyuan starts a call.",
+    'Claude wrote <function_calls>\n<invoke name="f"></invoke></function_calls> once.',
+    "Write <function_calls> and then the calls.",
+    "Use <function_call> tags, not JSON.",
+    "<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key></tool_call></tool_calls>",  # Hunyuan V3
+]
+
+
+@pytest.mark.parametrize("raw", MENTIONS)
+def test_a_shared_marker_named_in_prose_stays_text(raw: str) -> None:
+    result = check_streams(raw, seeds=range(3), dialect="auto")
+    assert (result.content, result.tool_calls) == (raw, [])
+
+
+def test_a_shared_marker_followed_by_words_does_not_hold_them_back() -> None:
+    p = StreamParser("auto")
+    out = p.feed("Wrap them in <tool_calls> tags")
+    assert "".join(e.text for e in out if isinstance(e, TextDelta)) == "Wrap them in <tool_calls> tags"
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
+def test_no_conformance_fixture_is_taken_by_a_newer_format(fixture: Fixture) -> None:
+    """The formats auto detected before the table's were added keep their outputs: no recorded
+    output of theirs holds a newer format's marker where auto would stop."""
+    machine = AutoParser(ParseContext())
+    machine.feed(fixture.raw_output)
+    machine.close()
+    assert machine.chosen is None or machine.chosen not in PICKED_BY
+
+
+def test_the_docs_list_every_marker_auto_detects() -> None:
+    docs = Path(__file__).parents[2] / "docs" / "dialects.md"
+    section = docs.read_text(encoding="utf-8").split("## What `auto` detects", 1)[1]
+    for marker in (*UNIQUE, *SHARED):
+        assert f"`{marker.replace('|', chr(92) + '|')}" in section, marker
+    for name in {*UNIQUE.values(), *(g for look in SHARED.values() for g in look.pattern.groupindex)}:
+        assert f"`{name}`" in section, name
+
+
+def fixture_options(fixture: Fixture) -> dict[str, Any]:
+    return {"tools": list(fixture.tools), "generation_prompt": fixture.generation_prompt, "thinking": fixture.thinking}
+
+
+def fixture_dialect(fixture: Fixture) -> str:
+    found = dialect_for_model(fixture.models[0])
+    assert found is not None
+    return found.name
+
+
+# Formats whose recorded outputs auto reads, every one, as the format's own dialect does.
+READ_WHOLE = {"mistral", "deepseek_v3", "deepseek_v31", "deepseek_v32", "glm45"}
+WHOLE_FIXTURES = [f for f in FIXTURES if fixture_dialect(f) in READ_WHOLE]
+
+
+@pytest.mark.parametrize("fixture", WHOLE_FIXTURES, ids=[f.id for f in WHOLE_FIXTURES])
+def test_auto_reads_a_recorded_output_as_its_dialect_does(fixture: Fixture) -> None:
+    named = parse(fixture.raw_output, model=fixture.models[0], **fixture_options(fixture))
+    assert check_streams(fixture.raw_output, seeds=range(2), dialect="auto", **fixture_options(fixture)) == named
+
+
+# Reasoning markers of formats auto detects, which open recorded outputs: auto splits them off too.
+OPENING_REASONING = [
+    f for f in FIXTURES if f.raw_output.lstrip().startswith(("[THINK]", "<|channel>thought", "<seed:think>"))
+]
+
+
+@pytest.mark.parametrize("fixture", OPENING_REASONING, ids=[f.id for f in OPENING_REASONING])
+def test_auto_splits_the_reasoning_of_a_detected_format(fixture: Fixture) -> None:
+    named = parse(fixture.raw_output, model=fixture.models[0], **fixture_options(fixture))
+    auto = parse(fixture.raw_output, "auto", **fixture_options(fixture))
+    assert named.reasoning and auto.reasoning == named.reasoning
+    assert auto.tool_calls == named.tool_calls
+
+
+def test_the_reasoning_of_the_table_formats_is_split_off() -> None:
+    for opener, closer in (
+        ("<|START_THINKING|>", "<|END_THINKING|>"),
+        ("<|inner_prefix|>", "<|inner_suffix|>"),
+        ("<longcat_think>", "</longcat_think>"),
+        ("<seed:think>", "</seed:think>"),
+    ):
+        result = check_streams(f"{opener}Just a greeting.{closer}Hello!", seeds=range(3), dialect="auto")
+        assert (result.reasoning, result.content) == ("Just a greeting.", "Hello!")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 import pytest
@@ -29,16 +30,30 @@ values = st.recursive(
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equal, with NaN equal to NaN and -0.0 apart from 0.0 (what a reader could tell apart)."""
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    return bool(a == b)
+    """Equal, with NaN equal to NaN and -0.0 apart from 0.0 (what a reader could tell apart).
+
+    It walks with a stack of its own, not by recursion (nor `==`, which recurses in C): the values
+    compared may nest as deep as a Python's JSON decoder reads, which from 3.12 on is deeper than
+    the recursion limit."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if isinstance(x, float) and isinstance(y, float):
+            if not ((math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))):
+                return False
+        elif type(x) is not type(y):
+            return False
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif isinstance(x, dict):
+            if list(x) != list(y):
+                return False
+            pending.extend((x[k], y[k]) for k in x)
+        elif x != y:
+            return False
+    return True
 
 
 def outcome(loads: Any, text: str | bytes) -> tuple[str, Any]:
@@ -84,3 +99,18 @@ def test_the_fast_parser_reads_valid_utf8_json(monkeypatch: pytest.MonkeyPatch) 
     assert calls == []
     assert json_loads('{"a": "\\ud800"}') == {"a": "\ud800"}  # pydantic's parser refuses it: json's reads it
     assert calls == ['{"a": "\\ud800"}']
+
+
+def test_values_nested_past_the_recursion_limit_compare() -> None:
+    """`same` itself reads any depth a decoder may give it."""
+
+    def nested(depth: int, leaf: Any) -> Any:
+        value = leaf
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    depth = sys.getrecursionlimit() * 5
+    assert same(nested(depth, 1.0), nested(depth, 1.0))
+    assert not same(nested(depth, 1.0), nested(depth, -1.0))
+    assert not same(nested(depth, 1.0), nested(depth + 1, 1.0))

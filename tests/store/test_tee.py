@@ -8,6 +8,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -86,3 +87,16 @@ def test_a_whole_answer_stores_what_its_stream_stores(cuts: list[int]) -> None:
     out, stored = run_tee(split(body, cuts), b"application/json")
     _, streamed = run_tee([STREAM], b"text/event-stream")
     assert json.loads(out) == stored[0][0] == streamed[0][0]
+
+
+@pytest.mark.parametrize("depth", [200, 1000])
+def test_an_answer_nested_too_deep_passes_on_unstored_on_every_python(depth: int) -> None:
+    """Deeper than `limits.max_depth` (128), as the pipeline reads it: no response, whatever
+    depth the Python's JSON decoder reads (about 1,000 on 3.11, further from 3.12 on)."""
+    deep = "[" * depth + "]" * depth
+    whole = json.dumps({**DONE, "extra": "@deep@"}).replace('"@deep@"', deep).encode()
+    assert run_tee([whole], b"application/json") == (whole, [])
+    completed = encode_event({**EVENTS[-1], "response": {**DONE, "extra": "@deep@"}})
+    stream = STREAM.replace(encode_event(EVENTS[-1]), completed.replace(b'"@deep@"', deep.encode()))
+    sent, stored = run_tee([stream], b"text/event-stream")
+    assert deep.encode() in sent and stored == []

@@ -21,6 +21,7 @@ from .answer_parts import (
     Prepared,
     carry_logprobs,
     chat_usage,
+    host_reader_for,
     parser_for,
     policy_for,
     record_answer,
@@ -35,7 +36,7 @@ from .events import Event, TextDelta, TruncatedCall
 from .exchange_data import AnswerSetup, Report
 from .framing.sse import DONE, SSEEvent, encode_data, encode_event
 from .framing.utf8 import json_bytes
-from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta, reader_for
+from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
 from .inbound.anthropic import NativeCalls
 from .inbound.base import NOT_DECODED
 from .inbound.events import UpstreamCall
@@ -79,11 +80,11 @@ class Answer:
         self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
         if prepared is not None and prepared.stream == stream:
             self.parser, self.policy = prepared.parser, prepared.policy
-            self.reader = prepared.reader if prepared.kind == kind else reader_for(kind, stream=stream)
+            self.reader = prepared.reader if prepared.kind == kind else host_reader_for(setup, kind, stream)
         else:
             self.parser = parser_for(setup, self.streaming)
             self.policy = policy_for(setup, self.streaming)
-            self.reader = reader_for(kind, stream=stream)
+            self.reader = host_reader_for(setup, kind, stream)
         self._template = self.reader.template
         # A host's own calls (`tool_use` blocks, `tool_calls` deltas): made at the first one.
         self.native: NativeCalls | None = None

@@ -13,7 +13,7 @@ from .emitters import ChatMessageBuilder
 from .emitters.meta import token_count, usage_details
 from .events import Event
 from .exchange_data import AnswerSetup, Report
-from .inbound import UpstreamDone, reader_for
+from .inbound import Reader, UpstreamDone, reader_for
 from .logprobs import LogprobQueue
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyFilter, PolicyLimits
@@ -56,7 +56,13 @@ class Prepared:
         streaming: ArgumentsStreaming = setup.settings.arguments_streaming if stream else "whole"
         self.parser = parser_for(setup, streaming)
         self.policy = policy_for(setup, streaming)
-        self.reader = reader_for(kind, stream=stream)
+        self.reader = host_reader_for(setup, kind, stream)
+
+
+def host_reader_for(setup: AnswerSetup, kind: Kind, stream: bool) -> Reader:
+    """A new reader of the host's answer (the data it decodes nested deeper than the settings'
+    `max_depth` is no answer)."""
+    return reader_for(kind, stream=stream, max_depth=setup.settings.max_depth)
 
 
 def parser_for(setup: AnswerSetup, streaming: ArgumentsStreaming) -> StreamParser:
@@ -162,6 +168,7 @@ __all__ = [
     "Prepared",
     "carry_logprobs",
     "chat_usage",
+    "host_reader_for",
     "parser_for",
     "policy_for",
     "record_answer",

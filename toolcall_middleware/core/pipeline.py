@@ -305,7 +305,8 @@ class Exchange:
             # unless it is a whole event lacking only its blank line (its data reads). Only on a
             # native route with nothing of ours sent yet does it go as it came (a pass-through).
             unterminated = self._sse.flush()
-            held = [e for e in unterminated if e.data is not None and decode_data(e.data) is not None]
+            depth = self.settings.max_depth
+            held = [e for e in unterminated if e.data is not None and decode_data(e.data, depth) is not None]
             if self._stream is None and not self.bridged and not held:
                 held = unterminated
             elif len(held) < len(unterminated):
@@ -383,7 +384,7 @@ class Exchange:
                 return b""  # a field of the host's API that a bridged client does not speak
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
-            obj = decode_data(event.data)
+            obj = decode_data(event.data, self.settings.max_depth)
             kind = self._answer_kind(obj)
             if kind is None:
                 if self.bridged:
@@ -411,7 +412,7 @@ class Exchange:
         if self._replacing == "error":
             return host_error(raw, self._host_status, self.api)
         within = self._buffered <= self.settings.max_response_bytes
-        obj = decode_data(raw.decode("utf-8", errors="replace")) if within else None
+        obj = decode_data(raw.decode("utf-8", errors="replace"), self.settings.max_depth) if within else None
         kind = self._answer_kind(obj)
         if kind is None and self.bridged:
             # A bridged client does not speak the host's API: the host's bytes would mean nothing.

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..config import ToolCallConfig
 from ..core.framing.utf8 import json_bytes
+from ..core.inbound.base import MAX_DEPTH
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from . import api
@@ -67,6 +68,7 @@ class ResponsesState:
         responses_paths: tuple[str, ...],
         secret: str | None = None,
         max_request_bytes: int = 16 * 1024 * 1024,
+        max_depth: int = MAX_DEPTH,
     ) -> None:
         self.app = app
         self.store = store
@@ -77,6 +79,7 @@ class ResponsesState:
         self.background = BackgroundRuns(store)
         self._secret = secret or os.environ.get(SECRET_ENV) or None
         self._max_request_bytes = max_request_bytes
+        self.max_depth = max_depth  # an answer nested deeper is not stored (`Tee`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -198,7 +201,9 @@ class ResponsesState:
             return
         # (nothing expanded: the client's own bytes go on)
         new_body = body if forward == request else json_bytes(forward)
-        tee = Tee(turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2)
+        tee = Tee(
+            turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2, max_depth=self.max_depth
+        )
         await self.app(with_body(scope, new_body), replay([new_body], receive), tee.send)
 
     async def finish(self, turn: Turn, response: dict[str, Any], events: list[str] | None) -> None:
@@ -239,7 +244,7 @@ class ResponsesState:
             return None
 
         limit = self.store.limits.max_record_bytes // 2
-        tee = Tee(turn, nowhere, self.finish, max_kept_bytes=limit, progress=progress)
+        tee = Tee(turn, nowhere, self.finish, max_kept_bytes=limit, progress=progress, max_depth=self.max_depth)
         try:
             await self.app(scope, replay([body], None), tee.send)
         except (asyncio.CancelledError, Stop):
@@ -296,6 +301,7 @@ def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:
         responses_paths=paths,
         secret=config.store_secret,
         max_request_bytes=config.limits.max_request_bytes,
+        max_depth=config.limits.max_depth,
     )
 
 

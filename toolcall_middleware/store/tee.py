@@ -5,12 +5,12 @@ It passes the stateless pipeline's answer on, with the state's fields in every r
 finished response to `finish` (which stores it) before the last bytes go out. A whole JSON answer
 is held (the pipeline held it anyway); a stream passes event by event, decoded with the core's
 SSE decoder; only events that carry a response object are re-encoded. The events are kept for
-replay while they fit in `max_kept_bytes`.
+replay while they fit in `max_kept_bytes`. JSON nested deeper than `max_depth` is read as the
+pipeline reads it: as no response (`decode_data`), passed on and not stored.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,6 +19,7 @@ from typing import Any
 from ..core.framing.sse import SSEDecoder, encode_event
 from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.http import headers_named, without
+from ..core.inbound.base import MAX_DEPTH, decode_data
 from ..core.schema import JSON_OBJECT
 from .asgi_io import Message, Send, answer
 from .base import StoreError
@@ -48,13 +49,21 @@ def unavailable(error: StoreError) -> StateError:
 
 class Tee:
     def __init__(
-        self, turn: Turn, send: Send, finish: Finish, *, max_kept_bytes: int, progress: Progress | None = None
+        self,
+        turn: Turn,
+        send: Send,
+        finish: Finish,
+        *,
+        max_kept_bytes: int,
+        progress: Progress | None = None,
+        max_depth: int = MAX_DEPTH,
     ) -> None:
         self.turn = turn
         self.downstream = send
         self.finish = finish
         self.progress = progress  # called after each event of a stream (a background response)
         self.max_kept_bytes = max_kept_bytes
+        self.max_depth = max_depth
         self.mode = "head"  # head -> json | stream | pass
         self.status = 0
         self.start: Message | None = None
@@ -105,8 +114,8 @@ class Tee:
         body = b"".join(self.held)
         assert self.start is not None
         try:
-            response = json.loads(body)
-        except ValueError:
+            response = decode_data(body.decode(), self.max_depth)
+        except UnicodeDecodeError:  # (not an answer: passed on as it came)
             response = None
         if isinstance(response, JSON_OBJECT) and response.get("object") == "response":
             response = self.turn.echo.apply(response)
@@ -138,10 +147,7 @@ class Tee:
             self._keep(data, len(raw))
             await self._progress()
             return raw
-        try:
-            event = json.loads(data)
-        except ValueError:
-            return raw
+        event = decode_data(data, self.max_depth)
         if not isinstance(event, JSON_OBJECT):
             return raw
         kind = event.get("type")

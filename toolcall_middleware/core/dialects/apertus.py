@@ -24,6 +24,7 @@ from .harmony import ts_type
 from .json_calls import JsonCallsBlock, JsonCallsSyntax
 
 TOOLS, TOOLS_END = "<|tools_prefix|>", "<|tools_suffix|>"
+INNER, INNER_END = "<|inner_prefix|>", "<|inner_suffix|>"
 
 
 def read_named(item: Any) -> Call | None:
@@ -87,9 +88,9 @@ DIALECTS = [
         description='<|tools_prefix|>[{"f": {json}}, …]<|tools_suffix|>: Swiss AI Apertus, <|inner_prefix|> reasoning',
         machine=ApertusParser,
         models=(r"apertus",),
-        reasoning=ReasoningSyntax(pairs=(("<|inner_prefix|>", "<|inner_suffix|>"),)),
+        reasoning=ReasoningSyntax(pairs=((INNER, INNER_END),)),
         renderer=RENDERER,
     )
 ]
 
-__all__ = ["DIALECTS", "read_named"]
+__all__ = ["DIALECTS", "INNER", "INNER_END", "TOOLS", "TOOLS_END", "read_named"]

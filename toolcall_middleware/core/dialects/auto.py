@@ -1,20 +1,38 @@
 """`auto`: the dialect the output itself shows, when the served model name selects none.
 
-The text streams as content until the first marker that only one format writes; from there on
-that dialect's parser takes the rest of the output. Markers several formats share are told apart
-by what follows them: `<tool_call>` followed by `{` is hermes, by `<function=` qwen3_coder, by a
-name GLM; `<function=` followed by `name>{` is llama_function, by `name>` and a `<parameter=` line
-qwen3_coder. Leading reasoning (`<think>`) is split off before, as for every dialect.
+The text streams as content until the first marker that picks a format; from there on that
+dialect's parser takes the rest of the output. Most markers are a format's own special token or
+tag (`UNIQUE`). A marker that several formats write, or that is a plain word prose may use, picks
+a format only by what follows it (`SHARED`, after optional whitespace): `<tool_call>` followed by
+`{` is hermes, by `<function=` qwen3_coder, by a name GLM; `<function=` followed by `name>{` is
+llama_function, by `name>` and a `<parameter=` line qwen3_coder; `<tool_calls>` followed by `[`
+is Jamba, by `{` MiniMax-M1; `<answer>` followed by `<tool_calls>[` is Hunyuan-A13B; `<function_calls>`
+followed by `name(` is Olmo 3; `<function_call>` followed by `{` is granite-20b-functioncalling.
+Anything else after it, and a marker undecided after `_LOOKAHEAD` characters, is text.
+
+Formats with no marker of their own are not detected (their model names select them): a bare
+JSON call array (xLAM, Granite 3.0 decoded without its token), `functools[` (Phi-4-mini and
+FireFunction v2 both write it as plain text, and read the space before it differently),
+`<tool_call>[` (Granite 3.1-3.3 and xLAM, which differ on the closing tag), Functionary v3.2's
+`>>>name` and bare first line, and Granite's plain-text thinking. Leading reasoning is split off
+before, as for every dialect, in `<think>` and the other markers of `REASONING`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..events import Event, TextDelta
 from ..reasoning import DEFAULT_PAIRS, ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, hold_whitespace, partial_marker_len
+from .apertus import INNER, INNER_END
 from .base import Dialect, ParseContext, ToolMachine
+from .cohere import THINKING, THINKING_END
+from .gemma4 import THOUGHT
+from .hermes_like import LONGCAT_THINK, LONGCAT_THINK_END
+from .mistral import THINK as MISTRAL_THINK
+from .seed_oss import THINK as SEED_THINK
 
 # Markers one format alone writes, longest first where one is a prefix of another.
 UNIQUE: dict[str, str] = {
@@ -32,30 +50,83 @@ UNIQUE: dict[str, str] = {
     "<|tool_call>": "gemma4",
     "<minimax:tool_call>": "minimax_m2",
     "<seed:tool_call>": "seed_oss",
+    "<|tool_call|>": "granite",
+    "<|action_start|><|plugin|>": "internlm2",
+    "<|action_start|> <|plugin|>": "internlm2",
+    "<TOOLCALL>": "nemotron",
+    "<|START_ACTION|>": "cohere_command",
+    "<|START_RESPONSE|>": "cohere_command",
+    "<|START_TEXT|>": "cohere_command",
+    "<|tools_prefix|>": "apertus",
+    "<longcat_tool_call>": "longcat",
+    "<｜tool_calls_begin｜>": "step3",
+    "<|tool_call_start|>": "lfm2",
+    "<start_function_call>": "functiongemma",
 }
-SHARED = ("<tool_call>", "<function=")
-KIMI_VL_THINK = ("◁think▷", "◁/think▷")
-# What follows a shared marker (after optional whitespace) decides; `None` = cannot tell yet.
-_AFTER_TOOL_CALL = re.compile(
-    r"[ \t\r\n]*(?:(\{)|(<function=)|[A-Za-z_][\w.\-]*(\n)?[ \t\r\n]*(?:<arg_key>|</tool_call>))"
-)
-_AFTER_FUNCTION = re.compile(r"[\w.\-]+>[ \t\r\n]*(?:(\{)|(<parameter=|</function>))")
+
+
+@dataclass(frozen=True)
+class Lookahead:
+    """What must follow a shared marker for it to pick a format.
+
+    `pattern` is matched right after the marker; the named group that took part names the dialect
+    (an empty group still counts). `starts` matches the characters that may begin the text after
+    the whitespace: any other, and the marker is text at once rather than after `_LOOKAHEAD`.
+    """
+
+    pattern: re.Pattern[str]
+    starts: re.Pattern[str]
+
+    def decide(self, text: str, at: int, final: bool) -> str | bool | None:
+        """The dialect the marker starts (what follows it is `text[at:]`), `None` while undecided,
+        `False` when it starts none. (`at`, not a slice: a rest copied at every marker of a long
+        text is quadratic.)"""
+        m = self.pattern.match(text, at)
+        if m is not None:
+            return str(m.lastgroup)
+        first = _SPACE.match(text, at).end()  # type: ignore[union-attr]  # (it matches "" at least)
+        if first < len(text) and self.starts.match(text, first) is None:
+            return False
+        return False if final or len(text) - at > _LOOKAHEAD else None
+
+
+_SPACE = re.compile(r"[ \t\r\n]*")
 _LOOKAHEAD = 128  # a shared marker still undecided after this much text is text
 
-
-def _decide(marker: str, text: str, at: int, final: bool) -> str | bool | None:
-    """The dialect a shared marker starts (what follows it is `text[at:]`), `None` while
-    undecided, `False` when it starts none. (`at`, not a slice: a rest copied at every marker
-    of a long text is quadratic.)"""
-    pattern = _AFTER_TOOL_CALL if marker == "<tool_call>" else _AFTER_FUNCTION
-    m = pattern.match(text, at)
-    if m is not None:
-        if marker == "<tool_call>":
-            if m.group(1) or m.group(2):
-                return "hermes" if m.group(1) else "qwen3_coder"
-            return "glm45" if m.group(3) else "glm47"  # GLM-4.5 writes each key on a line
-        return "llama_function" if m.group(1) else "qwen3_coder"
-    return False if final or len(text) - at > _LOOKAHEAD else None
+SHARED: dict[str, Lookahead] = {
+    "<tool_call>": Lookahead(
+        re.compile(
+            r"[ \t\r\n]*(?:(?P<hermes>\{)|(?P<qwen3_coder><function=)"
+            # GLM-4.5 writes each key on a line of its own, GLM-4.7 does not.
+            r"|[A-Za-z_][\w.\-]*(?:(?P<glm45>\n)|(?P<glm47>))[ \t\r\n]*(?:<arg_key>|</tool_call>))"
+        ),
+        re.compile(r"[{<A-Za-z_]"),
+    ),
+    "<function=": Lookahead(
+        re.compile(r"[\w.\-]+>[ \t\r\n]*(?:(?P<llama_function>\{)|(?P<qwen3_coder><parameter=|</function>))"),
+        re.compile(r"[\w.\-]"),
+    ),
+    "<tool_calls>": Lookahead(re.compile(r"[ \t\r\n]*(?:(?P<jamba>\[)|(?P<minimax_m1>\{))"), re.compile(r"[\[{]")),
+    "<answer>": Lookahead(re.compile(r"[ \t\r\n]*<tool_calls>[ \t\r\n]*(?P<hunyuan_a13b>\[)"), re.compile("<")),
+    "<function_calls>": Lookahead(re.compile(r"[ \t\r\n]*[A-Za-z_][\w.]*(?P<olmo3>\()"), re.compile(r"[A-Za-z_]")),
+    "<function_call>": Lookahead(re.compile(r"[ \t\r\n]*(?P<granite_20b_fc>\{)"), re.compile(r"\{")),
+}
+KIMI_VL_THINK = ("◁think▷", "◁/think▷")
+# The reasoning markers no other text writes, of the formats detected here (and Kimi-VL's, whose
+# models have no tool format of their own): read at the start of the output, as every dialect's.
+# (Gemma 4's and Magistral's, for one, are their dialects' reading of recorded outputs.)
+REASONING = ReasoningSyntax(
+    pairs=(
+        *DEFAULT_PAIRS,
+        KIMI_VL_THINK,
+        (THINKING, THINKING_END),
+        (INNER, INNER_END),
+        (LONGCAT_THINK, LONGCAT_THINK_END),
+        THOUGHT,
+        MISTRAL_THINK,
+        SEED_THINK,
+    )
+)
 
 
 class AutoParser:
@@ -63,6 +134,7 @@ class AutoParser:
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
+        self.chosen: str | None = None  # the dialect the output showed, once a marker picks one
         self._inner: ToolMachine | None = None
         self._pending = ""
         self._held_ws = ""  # trailing whitespace: the chosen dialect decides whether it is layout
@@ -100,7 +172,7 @@ class AutoParser:
             pos, marker = hit
             name: str | bool | None = UNIQUE.get(marker)
             if name is None:
-                name = _decide(marker, s, pos + len(marker), final)
+                name = SHARED[marker].decide(s, pos + len(marker), final)
             if name is None:  # undecided: hold from the marker on
                 self._text(out, s[:pos])
                 self._pending = s[pos:]
@@ -111,7 +183,8 @@ class AutoParser:
             from . import get_dialect
 
             self._text(out, s[:pos])
-            self._inner = get_dialect(str(name)).machine(self.ctx)
+            self.chosen = str(name)
+            self._inner = get_dialect(self.chosen).machine(self.ctx)
             rest, self._pending = self._held_ws + s[pos:], ""
             self._held_ws = ""
             out.extend(self._inner.feed(rest))
@@ -152,14 +225,16 @@ DIALECTS = [
         models=(),
         # Kimi-VL-Thinking and k1.5 think in `◁think▷…◁/think▷` and have no tool format of their
         # own: their names select this dialect, which reads those markers too (SGLang's `kimi`).
-        reasoning=ReasoningSyntax(pairs=(*DEFAULT_PAIRS, KIMI_VL_THINK)),
+        reasoning=REASONING,
     )
 ]
 
 
 __all__ = [
     "DIALECTS",
+    "REASONING",
     "SHARED",
     "UNIQUE",
     "AutoParser",
+    "Lookahead",
 ]

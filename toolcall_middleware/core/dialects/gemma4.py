@@ -23,6 +23,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..reasoning import ReasoningSyntax
@@ -39,6 +40,7 @@ OPEN = "<|tool_call>"
 CLOSE = "<tool_call|>"
 STR = '<|"|>'
 PREFIX = "call:"
+THOUGHT = ("<|channel>thought", "<channel|>")  # reasoning: the thought channel and its label
 
 # Whitespace before a call is layout only after a finished sentence or another call: vLLM's
 # fixture drops it in `for you. <|tool_call>`, SGLang's keeps it in `Some text before <|tool_call>`.
@@ -381,39 +383,64 @@ def gemma_value(value: Any, *, upper_types: bool = False) -> str:
     return "[" + ",".join(gemma_value(v, upper_types=upper_types) for v in value) + "]"
 
 
-def _gemma_calls(calls: Sequence[CallToRender]) -> str:
-    return "".join(f"<|tool_call>call:{c.name}{gemma_value(dict(c.arguments))}<tool_call|>" for c in calls)
+@dataclass(frozen=True)
+class GemmaMarkup:
+    """What a format in Gemma's notation writes around its calls, its tool declarations and its
+    tool responses, and its string delimiter: Gemma 4's tokens, or FunctionGemma's."""
+
+    call: tuple[str, str]  # (opening marker, closing marker)
+    declaration: tuple[str, str]
+    response: tuple[str, str]
+    string: str = STR
+    preamble: str = ""  # the text before the declarations
+
+    def value(self, value: Any, *, upper_types: bool = False) -> str:
+        """`gemma_value` with this format's string delimiter."""
+        return gemma_value(value, upper_types=upper_types).replace(STR, self.string)
 
 
-def _gemma_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
-    declarations = "".join(
-        f"<|tool>declaration:{t.name}{{description:{STR}{t.description or ''}{STR}"
-        f",parameters:{gemma_value(dict(t.schema()), upper_types=True)}}}<tool|>"
-        for t in tools
+def gemma_renderer(markup: GemmaMarkup) -> Renderer:
+    """The request side of a format in Gemma's notation."""
+    m = markup
+    (call, call_end), (declared, declared_end) = m.call, m.declaration
+
+    def calls(calls: Sequence[CallToRender]) -> str:
+        return "".join(f"{call}call:{c.name}{m.value(dict(c.arguments))}{call_end}" for c in calls)
+
+    def tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
+        declarations = "".join(
+            f"{declared}declaration:{t.name}{{description:{m.string}{t.description or ''}{m.string}"
+            f",parameters:{m.value(dict(t.schema()), upper_types=True)}}}{declared_end}"
+            for t in tools
+        )
+        # The template only declares the tools; the call syntax is spelled out here for a prompt
+        # that carries them as text.
+        return (
+            f"{m.preamble}{declarations}\n\nTo call a function, write {call}call:NAME{{key:value,…}}{call_end}, "
+            f"with each string value between {m.string} delimiters."
+        )
+
+    def result(result: ToolResult) -> str:
+        try:
+            value = json.loads(result.output)
+        except (ValueError, RecursionError):
+            value = None
+        name = result.name or "unknown"
+        body = gemma_value(value) if isinstance(value, dict) else "{value:" + gemma_value(result.output) + "}"
+        return m.response[0] + f"response:{name}{body}".replace(STR, m.string) + m.response[1]
+
+    return Renderer(
+        calls=calls,
+        tools=tools,
+        results=results_joined(result, ""),
+        assistant=lambda content, calls: join_turn(content, calls, ""),
     )
-    # The template only declares the tools; the call syntax is spelled out here for a prompt that
-    # carries them as text.
-    return (
-        declarations + "\n\nTo call a function, write <|tool_call>call:NAME{key:value,…}<tool_call|>, "
-        f"with each string value between {STR} delimiters."
+
+
+GEMMA4 = gemma_renderer(
+    GemmaMarkup(
+        call=(OPEN, CLOSE), declaration=("<|tool>", "<tool|>"), response=("<|tool_response>", "<tool_response|>")
     )
-
-
-def gemma_result(result: ToolResult) -> str:
-    try:
-        value = json.loads(result.output)
-    except (ValueError, RecursionError):
-        value = None
-    name = result.name or "unknown"
-    body = gemma_value(value) if isinstance(value, dict) else "{value:" + gemma_value(result.output) + "}"
-    return f"<|tool_response>response:{name}{body}<tool_response|>"
-
-
-GEMMA4 = Renderer(
-    calls=_gemma_calls,
-    tools=_gemma_tools,
-    results=results_joined(gemma_result, ""),
-    assistant=lambda c, k: join_turn(c, k, ""),
 )
 
 
@@ -425,7 +452,7 @@ DIALECTS = [
         renderer=GEMMA4,
         # `gemma-4-31b-it`, `gemma4:31b`; not `medgemma-4b` or `functiongemma`.
         models=(r"(?<![a-z])gemma-?4(?![0-9a-z])",),
-        reasoning=ReasoningSyntax(pairs=(("<|channel>thought", "<channel|>"),)),
+        reasoning=ReasoningSyntax(pairs=(THOUGHT,)),
     )
 ]
 
@@ -438,9 +465,11 @@ __all__ = [
     "PREFIX",
     "SENTENCE_END",
     "STR",
+    "THOUGHT",
     "Gemma4Block",
     "Gemma4Parser",
-    "gemma_result",
+    "GemmaMarkup",
+    "gemma_renderer",
     "gemma_value",
     "parse_arguments",
     "read_header",

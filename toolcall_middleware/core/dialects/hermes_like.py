@@ -24,6 +24,7 @@ from .granite import tool_list
 from .hermes import HermesBlock
 
 LONGCAT, LONGCAT_END = "<longcat_tool_call>", "</longcat_tool_call>"
+LONGCAT_THINK, LONGCAT_THINK_END = "<longcat_think>", "</longcat_think>"
 ACTION = "<|action_start|><|plugin|>"
 ACTION_SPACED = "<|action_start|> <|plugin|>"
 ACTION_END = "<|action_end|>"
@@ -86,7 +87,7 @@ DIALECTS = [
         machine=LongcatParser,
         incremental=True,
         models=(r"longcat",),
-        reasoning=ReasoningSyntax(pairs=(("<longcat_think>", "</longcat_think>"), ("<think>", "</think>"))),
+        reasoning=ReasoningSyntax(pairs=((LONGCAT_THINK, LONGCAT_THINK_END), ("<think>", "</think>"))),
         renderer=LONGCAT_RENDERER,
     ),
     Dialect(
@@ -109,6 +110,8 @@ __all__ = [
     "LONGCAT",
     "LONGCAT_END",
     "LONGCAT_RENDERER",
+    "LONGCAT_THINK",
+    "LONGCAT_THINK_END",
     "InternLMParser",
     "LongcatParser",
 ]

@@ -25,12 +25,12 @@ from collections.abc import Callable, Sequence
 from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
 from ..request.render_base import Call as RenderCall
-from ..request.render_base import Renderer, ToolResult, dumps, join_turn, python_literal, results_joined
+from ..request.render_base import Renderer, dumps, join_turn, python_literal, results_joined
 from ..request.tools import ToolSpec
 from ..textscan import MarkerSegment
 from .base import BlockItem, BlockParser, Call, Dialect, dump_arguments
 from .gemma4 import STR as GEMMA4_STR
-from .gemma4 import gemma_result, gemma_value, parse_arguments, read_header
+from .gemma4 import GemmaMarkup, gemma_renderer, parse_arguments, read_header
 from .hermes import call_from_object
 from .pythonic import calls_from_list
 
@@ -174,36 +174,15 @@ FG, FG_END = "<start_function_call>", "<end_function_call>"
 FunctionGemmaParser = _parser((FG,), FG_END, read_gemma_call, strip=False)
 
 
-def _fg_value(value: object) -> str:
-    return gemma_value(value).replace(GEMMA4_STR, ESCAPE)
-
-
-def _fg_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
-    declarations = "".join(
-        f"<start_function_declaration>declaration:{t.name}{{description:{ESCAPE}{t.description or ''}{ESCAPE}"
-        f",parameters:{gemma_value(dict(t.schema()), upper_types=True).replace(GEMMA4_STR, ESCAPE)}}}"
-        "<end_function_declaration>"
-        for t in tools
+# Gemma 4's request side with FunctionGemma's markers and string delimiter.
+FUNCTIONGEMMA_RENDERER = gemma_renderer(
+    GemmaMarkup(
+        call=(FG, FG_END),
+        declaration=("<start_function_declaration>", "<end_function_declaration>"),
+        response=("<start_function_response>", "<end_function_response>"),
+        string=ESCAPE,
+        preamble="You are a model that can do function calling with the following functions",
     )
-    return (
-        "You are a model that can do function calling with the following functions" + declarations + "\n\n"
-        f"To call a function, write {FG}call:NAME{{key:value,…}}{FG_END}, with each string value between "
-        f"{ESCAPE} delimiters."
-    )
-
-
-def _fg_result(result: ToolResult) -> str:
-    # Gemma 4's tool response with FunctionGemma's markers and string delimiter.
-    gemma = gemma_result(result)
-    body = gemma[len("<|tool_response>") : -len("<tool_response|>")].replace(GEMMA4_STR, ESCAPE)
-    return f"<start_function_response>{body}<end_function_response>"
-
-
-FUNCTIONGEMMA_RENDERER = Renderer(
-    calls=lambda calls: "".join(f"{FG}call:{c.name}{_fg_value(dict(c.arguments))}{FG_END}" for c in calls),
-    tools=_fg_tools,
-    results=results_joined(_fg_result, ""),
-    assistant=lambda content, calls: join_turn(content, calls, ""),
 )
 
 DIALECTS = [

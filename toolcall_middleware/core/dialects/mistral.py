@@ -35,6 +35,7 @@ from .rendering import CallToRender, Renderer, ToolResult, alnum_id, dumps, join
 OPEN = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
 CALL_ID = "[CALL_ID]"
+THINK = ("[THINK]", "[/THINK]")  # reasoning: special tokens of the v11+ tokenizers
 
 
 def _is_name_char(ch: str) -> bool:
@@ -293,7 +294,7 @@ DIALECTS = [
         machine=MistralParser,
         renderer=MISTRAL,
         models=(r"mistral", r"mixtral", r"magistral", r"devstral", r"ministral", r"codestral", r"pixtral"),
-        reasoning=ReasoningSyntax(pairs=(("[THINK]", "[/THINK]"), ("<think>", "</think>"))),
+        reasoning=ReasoningSyntax(pairs=(THINK, ("<think>", "</think>"))),
     )
 ]
 
@@ -304,6 +305,7 @@ __all__ = [
     "DIALECTS",
     "MISTRAL",
     "OPEN",
+    "THINK",
     "MistralBlock",
     "MistralParser",
 ]

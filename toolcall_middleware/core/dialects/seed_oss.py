@@ -36,6 +36,8 @@ from .base import Dialect
 from .rendering import CallToRender, Renderer, join_turn, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
+THINK = ("<seed:think>", "</seed:think>")
+
 SEED = XmlCallSyntax(
     section="<seed:tool_call>",
     section_end="</seed:tool_call>",
@@ -126,7 +128,7 @@ DIALECTS = [
         models=(r"seed[-_]?oss",),
         # No implicit end: Seed-OSS drafts whole calls while thinking ("The format is
         # <seed:tool_call>…"); they stay reasoning, and only the call after `</seed:think>` runs.
-        reasoning=ReasoningSyntax(pairs=(("<seed:think>", "</seed:think>"),)),
+        reasoning=ReasoningSyntax(pairs=(THINK,)),
     )
 ]
 
@@ -135,5 +137,6 @@ __all__ = [
     "DIALECTS",
     "SEED",
     "SEED_OSS",
+    "THINK",
     "SeedOssParser",
 ]

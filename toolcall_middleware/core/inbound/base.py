@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Protocol
 
 from ..api import Api
 from ..framing.utf8 import json_loads
+from ..request.depth import deeper
 from ..schema import JSON_OBJECT
 from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
 from .template import TextTemplate
@@ -51,9 +52,18 @@ class Reader(Protocol):
     def flush(self) -> list[InboundEvent]: ...
 
 
-def decode_data(data: str) -> object | None:
-    """One SSE event's data as a reader takes it: its JSON decoded, the `[DONE]` marker as the
-    string it is, `None` for anything else."""
+MAX_DEPTH = 128
+"""`decode_data`'s default depth limit: `Limits.max_depth`'s default."""
+
+
+def decode_data(data: str, max_depth: int = MAX_DEPTH) -> object | None:
+    """One SSE event's data (or a whole body) as a reader takes it: its JSON decoded, the `[DONE]`
+    marker as the string it is, `None` for anything else, and for JSON nested deeper than
+    `max_depth` levels of arrays and objects: an answer we do not read, which passes through.
+
+    The limit is ours, not the decoder's: json's own decoder gives up at a depth that depends on
+    the Python version (about 1000 on 3.11, further from 3.12 on), and the answer must not be
+    rewritten on one Python and passed through on another."""
     if data.startswith("[DONE]") and data.strip() == DONE:
         return data  # every stream's last event: not tried as JSON (a raised error costs microseconds)
     try:
@@ -61,6 +71,10 @@ def decode_data(data: str) -> object | None:
     except ValueError:
         return data if data.strip() == DONE else None
     except RecursionError:  # nested too deep for JSON's decoder: not an answer we can read
+        return None
+    # A value nests at most as deep as it has brackets and braces: most data is measured by that
+    # count alone, without a walk.
+    if data.count("[") + data.count("{") > max_depth and deeper(value, max_depth):
         return None
     return value
 
@@ -151,6 +165,7 @@ class ReaderBase:
     kind: ClassVar[Api]
 
     def __init__(self) -> None:
+        self.max_depth = MAX_DEPTH  # data nested deeper is no answer (`decode_data`; `reader_for` sets it)
         self._meta_sent = False
         self.done = False  # the end came (`[DONE]`, a whole body): nothing more is read
         self._finish: dict[int, str | None] = {}
@@ -195,7 +210,7 @@ class ReaderBase:
             fast = template.match(data)
             if fast is not None:
                 return [fast]
-        obj = decode_data(data) if decoded is NOT_DECODED else decoded
+        obj = decode_data(data, self.max_depth) if decoded is NOT_DECODED else decoded
         if obj is None:
             return None
         events = self.feed(obj)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..api import Api
 from ..schema import JSON_OBJECT
 from .anthropic import MessagesReader, is_anthropic_message
-from .base import Reader, upstream_error
+from .base import MAX_DEPTH, Reader, ReaderBase, upstream_error
 from .chat import ChatReader, chat_shape
 from .completions import CompletionsReader, is_text_completion
 from .responses import ResponsesReader
@@ -80,16 +80,21 @@ def detect(obj: object = None, *, route: str | None = None) -> Api | None:
     return by_object
 
 
-def reader_for(kind: Api, *, stream: bool = True) -> Reader:
+def reader_for(kind: Api, *, stream: bool = True, max_depth: int = MAX_DEPTH) -> Reader:
     """A new reader for one response. `stream` says whether the body is SSE; it matters only for
-    legacy completions, whose chunks and whole bodies share one `object`."""
+    legacy completions, whose chunks and whole bodies share one `object`. `max_depth`: the data it
+    decodes nested deeper is no answer (`decode_data`)."""
+    reader: ReaderBase
     if kind == "chat":
-        return ChatReader()
-    if kind == "responses":
-        return ResponsesReader()
-    if kind == "messages":
-        return MessagesReader()
-    return CompletionsReader(stream=stream)
+        reader = ChatReader()
+    elif kind == "responses":
+        reader = ResponsesReader()
+    elif kind == "messages":
+        reader = MessagesReader()
+    else:
+        reader = CompletionsReader(stream=stream)
+    reader.max_depth = max_depth
+    return reader
 
 
 __all__ = [
