@@ -4,7 +4,8 @@ The text streams as content until the first marker that only one format writes; 
 that dialect's parser takes the rest of the output. Markers several formats share are told apart
 by what follows them: `<tool_call>` followed by `{` is hermes, by `<function=` qwen3_coder, by a
 name GLM; `<function=` followed by `name>{` is llama_function, by `name>` and a `<parameter=` line
-qwen3_coder. Leading reasoning (`<think>`) is split off before, as for every dialect.
+qwen3_coder. Leading reasoning (`<think>`) is split off before, as for every dialect. A marker in
+code (a fenced block, an inline code span: `inline_code`) is text and picks nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ..events import Event, TextDelta
+from ..inline_code import FENCE, TICK, skip_backticks
 from ..reasoning import DEFAULT_PAIRS, ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, hold_whitespace, partial_marker_len
 from .base import Dialect, ParseContext, ToolMachine
@@ -66,7 +68,9 @@ class AutoParser:
         self._inner: ToolMachine | None = None
         self._pending = ""
         self._held_ws = ""  # trailing whitespace: the chosen dialect decides whether it is layout
-        self._markers = (*UNIQUE, *SHARED)
+        self._markers = (*UNIQUE, *SHARED, FENCE, TICK)
+        self._in_fence = False
+        self._prev = "\n"  # the character before `_pending`: the output starts a line
 
     def feed(self, text: str) -> list[Event]:
         if self._inner is not None:
@@ -91,16 +95,24 @@ class AutoParser:
         out: list[Event] = []
         s, start = self._pending, 0
         while True:
-            hit = find_first(s, self._markers, start)
+            hit = find_first(s, (FENCE,) if self._in_fence else self._markers, start)
             if hit is None:
-                keep = 0 if final else partial_marker_len(s, self._markers)
+                keep = 0 if final else min(partial_marker_len(s, self._markers), len(s) - start)
                 self._text(out, s[: len(s) - keep])
                 self._pending = s[len(s) - keep :]
                 return out
             pos, marker = hit
-            name: str | bool | None = UNIQUE.get(marker)
-            if name is None:
-                name = _decide(marker, s, pos + len(marker), final)
+            if marker == FENCE or marker == TICK:
+                step = skip_backticks(s, pos, s[pos - 1] if pos else self._prev, self._in_fence, final)
+                if step is not None:
+                    start, fence = step
+                    self._in_fence ^= fence
+                    continue
+                name: str | bool | None = None  # code not decided yet: hold from its run
+            else:
+                name = UNIQUE.get(marker)
+                if name is None:
+                    name = _decide(marker, s, pos + len(marker), final)
             if name is None:  # undecided: hold from the marker on
                 self._text(out, s[:pos])
                 self._pending = s[pos:]
@@ -121,6 +133,8 @@ class AutoParser:
             return out
 
     def _text(self, out: list[Event], text: str) -> None:
+        if text:
+            self._prev = text[-1]
         body = text.rstrip(WHITESPACE)
         held = self._held_ws
         if body:

@@ -16,10 +16,9 @@ from typing import Any, Protocol
 
 from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.utf8 import json_loads, json_text
+from ..inline_code import FENCE, TICK, skip_backticks
 from ..textscan import HELD_WHITESPACE, WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
 from .dialect import Call, Dialect, ParseContext, ToolMachine  # (their first home: dialect modules import them here)
-
-FENCE = "```"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +193,7 @@ class BlockParser(PendingTextMachine):
         self._ws_out = False
         self._apart = False
         self._ws_before = self._ws_after = ""
-        self._markers: tuple[str, ...] = (*self.openers, FENCE)
+        self._markers: tuple[str, ...] = (*self.openers, FENCE, TICK)
         # Openers that begin with a fence (xlam's ```json): a fence at the very end of the text
         # waits for what follows, as any partial opener does.
         self._fenced_openers = tuple(o for o in self.openers if o.startswith(FENCE) and o != FENCE)
@@ -295,15 +294,12 @@ class BlockParser(PendingTextMachine):
                     return
                 self._pending = stripped
                 self._skip_ws = False
-            hit = self._find_opener(self._pending)
-            if hit is None:
-                s = self._pending
-                keep = 0 if final else partial_marker_len(s, self._markers)
-                self._text(out, s[: len(s) - keep])
-                self._pending = s[len(s) - keep :]
-                return
-            pos, opener = hit
             s = self._pending
+            pos, opener = self._next_opener(s, final)
+            if opener is None:  # all text, or text up to what must wait for more
+                self._text(out, s[:pos])
+                self._pending = s[pos:]
+                return
             self._text(out, s[:pos], before_block=True)
             self._prev = opener[-1]
             self._block = self.open_block(opener)
@@ -320,21 +316,27 @@ class BlockParser(PendingTextMachine):
             self._block, self._live, self._dropped_ws = _SPENT, None, ""
             out.append(OversizedCall(size))
 
-    def _find_opener(self, s: str) -> tuple[int, str] | None:
+    def _next_opener(self, s: str, final: bool) -> tuple[int, str | None]:
+        """Where text mode stops in `s`: `(pos, opener)` at an opener outside code, else
+        `(pos, None)`: the text before `pos` is text, the rest must wait for more (a partial
+        marker, a backtick run or code span not decided yet; `inline_code`)."""
         start = 0
         while True:
             hit = find_first(s, (FENCE,) if self._in_fence else self._markers, start)
             if hit is None:
-                return None
+                keep = 0 if final else partial_marker_len(s, self._markers)
+                return len(s) - min(keep, len(s) - start), None  # (none from before a run read)
             pos, marker = hit
-            if marker != FENCE:
+            if marker != FENCE and marker != TICK:
                 return hit
-            if self._fenced_openers and any(o.startswith(s[pos:]) for o in self._fenced_openers):
-                return None  # the text ends where an opener that starts as a fence may still follow
-            before = s[pos - 1] if pos else self._prev
-            if before == "\n":
+            if not final and self._fenced_openers and any(o.startswith(s[pos:]) for o in self._fenced_openers):
+                return pos, None  # the text ends where an opener that starts as a fence may follow
+            step = skip_backticks(s, pos, s[pos - 1] if pos else self._prev, self._in_fence, final)
+            if step is None:
+                return pos, None
+            start, fence = step
+            if fence:
                 self._in_fence = not self._in_fence
-            start = pos + len(FENCE)
 
     def _text(self, out: list[Event], text: str, *, before_block: bool = False) -> None:
         kept = self._text_piece(text, before_block=before_block)

@@ -4,7 +4,8 @@ Llama outputs have no section markers around their calls: a call starts at a tag
 (`<|python_tag|>`) or at a bare character (`[`, `{`) that may as well be prose, and end-of-turn
 tokens may appear in the text. `TextMachine` drops those tokens, hands the text from an opening to
 a `Segment` until the segment says where it ended, streams other text at once, and treats
-whitespace next to calls as layout. Markdown code fences are skipped as in every dialect.
+whitespace next to calls as layout. Code in the text (fences, inline code spans: `inline_code`) is
+text, as in every dialect.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import re
 from typing import Protocol
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
+from ..inline_code import skip_backticks
 from ..textscan import WHITESPACE, hold_whitespace
-from .base import FENCE, Call, ParseContext, PendingTextMachine, call_events
+from .base import Call, ParseContext, PendingTextMachine, call_events
 
 PYTHON_TAG = "<|python_tag|>"
 PYTHON_START = "<|python_start|>"
@@ -180,15 +182,13 @@ class TextMachine(PendingTextMachine):
                 start = pos + (len(hit) if hit else 1)
             elif c == "`":
                 before = s[pos - 1] if pos > i else self._prev
-                if s.startswith(FENCE, pos):
-                    if before == "\n":
-                        self._in_fence = not self._in_fence
-                    start = pos + len(FENCE)
-                elif not final and before == "\n" and len(s) - pos < len(FENCE) and FENCE.startswith(s[pos:]):
+                step = skip_backticks(s, pos, before, self._in_fence, final)
+                if step is None:  # a code span or a run not decided yet (`inline_code`)
                     self._emit(out, s[i:pos])
                     return pos, False
-                else:
-                    start = pos + 1
+                start, fence = step
+                if fence:
+                    self._in_fence = not self._in_fence
             elif self._in_fence:
                 start = pos + 1
             else:
