@@ -14,7 +14,7 @@ import re
 
 from ..events import Event, TextDelta
 from ..inline_code import FENCE, TICK, skip_backticks
-from ..reasoning import DEFAULT_PAIRS, ReasoningSyntax
+from ..reasoning import DEFAULT_PAIRS, ReasoningInText, ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, hold_whitespace, partial_marker_len
 from .base import Dialect, ParseContext, ToolMachine
 
@@ -68,7 +68,9 @@ class AutoParser:
         self._inner: ToolMachine | None = None
         self._pending = ""
         self._held_ws = ""  # trailing whitespace: the chosen dialect decides whether it is layout
-        self._markers = (*UNIQUE, *SHARED, FENCE, TICK)
+        self._reasoning = ReasoningInText(ctx.stray_pairs)  # a stray closing marker is dropped
+        self._strays = self._reasoning.markers
+        self._markers = (*UNIQUE, *SHARED, FENCE, TICK, *self._strays)
         self._in_fence = False
         self._prev = "\n"  # the character before `_pending`: the output starts a line
 
@@ -109,6 +111,13 @@ class AutoParser:
                     self._in_fence ^= fence
                     continue
                 name: str | bool | None = None  # code not decided yet: hold from its run
+            elif marker in self._strays:
+                if self._reasoning.is_text(marker):
+                    start = pos + len(marker)
+                else:
+                    self._text(out, s[:pos])
+                    s, start = s[pos + len(marker) :], 0
+                continue
             else:
                 name = UNIQUE.get(marker)
                 if name is None:

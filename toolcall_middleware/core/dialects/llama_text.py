@@ -15,6 +15,7 @@ from typing import Protocol
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
 from ..inline_code import skip_backticks
+from ..reasoning import ReasoningInText
 from ..textscan import WHITESPACE, hold_whitespace
 from .base import Call, ParseContext, PendingTextMachine, call_events
 
@@ -83,9 +84,14 @@ class TextMachine(PendingTextMachine):
         self._sep_seen = False
         self._in_fence = False
         self._prev = "\n"  # the character before `_pending`, for fences at a line start
-        self._markers = (*self.drop, *self.tags)
+        # Reasoning markers in the text: a close with no opening one is markup, dropped (outside
+        # code; the stop tokens are dropped everywhere).
+        self._reasoning = ReasoningInText(ctx.stray_pairs)
+        self._strays = tuple(m for m in self._reasoning.markers if m not in self.drop and m not in self.tags)
+        self._markers = (*self.drop, *self.tags, *self._strays)
         self._longest = max(len(m) for m in self._markers)
-        self._scan = re.compile("[<`" + re.escape(self.bare) + "]")
+        self._heads = "".join(sorted({m[0] for m in self._markers}))
+        self._scan = re.compile("[`" + re.escape(self._heads + self.bare) + "]")
 
     def open_segment(self, opener: str) -> Segment:
         raise NotImplementedError
@@ -144,9 +150,14 @@ class TextMachine(PendingTextMachine):
         if c in self.bare_at_edge or c in self.bare:
             self._open(c)
             return j + 1, True
-        if c == "<":
+        if c in self._heads:
             hit = self._marker_at(s, j)
-            if hit is not None:  # a stop token keeps the edge; a tag opens a segment
+            if hit is not None and hit in self._strays and self._reasoning.is_text(hit):
+                self._edge = None  # reasoning markup the model wrote as text: the edge ends
+                self._emit(out, self._held + hit)
+                self._held = ""
+                return j + len(hit), True
+            if hit is not None:  # a stop token (or a stray close) keeps the edge; a tag opens a segment
                 if hit in self.tags:
                     self._open(hit)
                 self._prev = ">"
@@ -168,9 +179,11 @@ class TextMachine(PendingTextMachine):
                 return len(s), True
             pos = m.start()
             c = s[pos]
-            if c == "<":
+            if c in self._heads:
                 hit = self._marker_at(s, pos)
-                if hit is not None and (hit in self.drop or not self._in_fence):
+                if hit is not None and hit in self._strays and not self._in_fence and self._reasoning.is_text(hit):
+                    start = pos + len(hit)  # reasoning markup the model wrote as text
+                elif hit is not None and (hit in self.drop or not self._in_fence):
                     self._emit(out, s[i:pos])
                     if hit in self.tags:
                         self._open(hit)
