@@ -344,6 +344,10 @@ def test_round_trip_loses_and_invents_nothing(
     model, render, sep = layout
     content = "".join(t for t, _ in segments)
     assume("<tool_call>" not in content and "```" not in content)
+    # A backtick before a call on its line may open an inline code span that a backtick after it
+    # closes: the call is then an example, text (`test_inline_code.py`). GLM-4.5's calls stand on
+    # lines of their own.
+    assume(sep or "`" not in content)
     raw_parts: list[str] = []
     props: dict[str, dict[str, Any]] = {}
     expected_calls: list[tuple[str, dict[str, str]]] = []

@@ -244,9 +244,12 @@ def test_plain_text_is_not_delayed(text: str, seed: int) -> None:
     for piece in random_splits(text, seed):
         fed += piece
         emitted += "".join(e.text for e in parser.feed(piece) if isinstance(e, TextDelta))
-        # Only leading whitespace and a possible `<think>` opening at the very start are held back.
+        # Only leading whitespace and a possible `<think>` opening at the very start are held back,
+        # and elsewhere the start of a possible reasoning marker (`ReasoningInText`: a stray
+        # `</think>` is dropped) at the end.
         held = fed[len(emitted) :]
         assert fed.startswith(emitted)
-        assert emitted == fed or (not emitted and "<think>".startswith(held.lstrip(" \t\r\n")))
+        marker_start = held.startswith("<") and any(m.startswith(held) for m in ("<think>", "</think>"))
+        assert emitted == fed or (not emitted and "<think>".startswith(held.lstrip(" \t\r\n"))) or marker_start
     emitted += "".join(e.text for e in parser.close() if isinstance(e, TextDelta))
     assert emitted == text

@@ -112,6 +112,7 @@ class StreamParser:
             incremental=arguments_streaming == "incremental",
             model_ids=model_ids,
             max_call_chars=max_call_chars,
+            stray_pairs=self.dialect.reasoning.stray_pairs if self.dialect.reasoning is not None else (),
         )
         self._tools = self.dialect.machine(self.context)
         self._splitter: ReasoningSplitter | None = None

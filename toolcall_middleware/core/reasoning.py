@@ -42,18 +42,28 @@ class ReasoningSyntax:
     `("<tool_call>", "<function=")` ends reasoning while a mere mention of `<tool_call>` does
     not. `answer_starts` are the same for a section that opens the answer (Kimi K3's response
     section): it ends the reasoning at once.
+
+    `stray_closes` are the closing markers that are markup wherever they stand: one in the
+    answer with no reasoning open (the template opened the block and the parser was not told)
+    is dropped by the tool parser. All closes but the `prose_closes`, phrases a model may also
+    write as text (Granite's `Here is my response:`), which stay.
     """
 
     pairs: tuple[tuple[str, str], ...] = DEFAULT_PAIRS
     implicit_ends: tuple[tuple[str, ...], ...] = ()
     answer_starts: tuple[tuple[str, ...], ...] = ()
+    prose_closes: tuple[str, ...] = ()
     opens: tuple[str, ...] = field(init=False)
     closes: tuple[str, ...] = field(init=False)
+    stray_closes: tuple[str, ...] = field(init=False)
+    stray_pairs: tuple[tuple[str, str], ...] = field(init=False)  # the pairs of the `stray_closes`
     implicit_heads: tuple[str, ...] = field(init=False)  # the first part of each implicit end
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "opens", tuple(o for o, _ in self.pairs))
         object.__setattr__(self, "closes", tuple(c for _, c in self.pairs))
+        object.__setattr__(self, "stray_closes", tuple(c for c in self.closes if c not in self.prose_closes))
+        object.__setattr__(self, "stray_pairs", tuple(p for p in self.pairs if p[1] not in self.prose_closes))
         ends = self.implicit_ends + self.answer_starts
         object.__setattr__(self, "implicit_heads", tuple(parts[0] for parts in ends))
 
@@ -62,6 +72,30 @@ class ReasoningSyntax:
         last_open = max(generation_prompt.rfind(o) for o in self.opens)
         last_close = max(generation_prompt.rfind(c) for c in self.closes)
         return last_open >= 0 and last_open > last_close
+
+
+class ReasoningInText:
+    """Reasoning markers a tool parser meets in the answer's text (outside code and calls).
+
+    A closing marker with no opening one before it is markup (the template opened the block and
+    the parser was not told): it is dropped. An opening marker in the answer is text (reasoning
+    counts only at the start), and so is the close that pairs with it: the model wrote the pair.
+    """
+
+    __slots__ = ("_open", "_opens", "markers")
+
+    def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
+        self._opens = frozenset(o for o, _ in pairs)
+        self._open = False
+        self.markers = tuple(dict.fromkeys(m for pair in pairs for m in pair))
+
+    def is_text(self, marker: str) -> bool:
+        """Whether `marker`, one of `markers`, is text where it stands (else: drop it)."""
+        if marker in self._opens:
+            self._open = True
+            return True
+        kept, self._open = self._open, False
+        return kept
 
 
 class Channel(str, Enum):
@@ -315,6 +349,7 @@ class ReasoningSplitter:
 __all__ = [
     "DEFAULT_PAIRS",
     "Channel",
+    "ReasoningInText",
     "ReasoningSplitter",
     "ReasoningSyntax",
 ]

@@ -15,7 +15,8 @@ JSON call array (xLAM, Granite 3.0 decoded without its token), `functools[` (Phi
 FireFunction v2 both write it as plain text, and read the space before it differently),
 `<tool_call>[` (Granite 3.1-3.3 and xLAM, which differ on the closing tag), Functionary v3.2's
 `>>>name` and bare first line, and Granite's plain-text thinking. Leading reasoning is split off
-before, as for every dialect, in `<think>` and the other markers of `REASONING`.
+before, as for every dialect, in `<think>` and the other markers of `REASONING`. A marker in
+code (a fenced block, an inline code span: `inline_code`) is text and picks nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import re
 from dataclasses import dataclass
 
 from ..events import Event, TextDelta
-from ..reasoning import DEFAULT_PAIRS, ReasoningSyntax
+from ..inline_code import FENCE, TICK, skip_backticks
+from ..reasoning import DEFAULT_PAIRS, ReasoningInText, ReasoningSyntax
 from ..textscan import WHITESPACE, find_first, hold_whitespace, partial_marker_len
 from .apertus import INNER, INNER_END
 from .base import Dialect, ParseContext, ToolMachine
@@ -138,7 +140,11 @@ class AutoParser:
         self._inner: ToolMachine | None = None
         self._pending = ""
         self._held_ws = ""  # trailing whitespace: the chosen dialect decides whether it is layout
-        self._markers = (*UNIQUE, *SHARED)
+        self._reasoning = ReasoningInText(ctx.stray_pairs)  # a stray closing marker is dropped
+        self._strays = self._reasoning.markers
+        self._markers = (*UNIQUE, *SHARED, FENCE, TICK, *self._strays)
+        self._in_fence = False
+        self._prev = "\n"  # the character before `_pending`: the output starts a line
 
     def feed(self, text: str) -> list[Event]:
         if self._inner is not None:
@@ -163,16 +169,31 @@ class AutoParser:
         out: list[Event] = []
         s, start = self._pending, 0
         while True:
-            hit = find_first(s, self._markers, start)
+            hit = find_first(s, (FENCE,) if self._in_fence else self._markers, start)
             if hit is None:
-                keep = 0 if final else partial_marker_len(s, self._markers)
+                keep = 0 if final else min(partial_marker_len(s, self._markers), len(s) - start)
                 self._text(out, s[: len(s) - keep])
                 self._pending = s[len(s) - keep :]
                 return out
             pos, marker = hit
-            name: str | bool | None = UNIQUE.get(marker)
-            if name is None:
-                name = SHARED[marker].decide(s, pos + len(marker), final)
+            if marker == FENCE or marker == TICK:
+                step = skip_backticks(s, pos, s[pos - 1] if pos else self._prev, self._in_fence, final)
+                if step is not None:
+                    start, fence = step
+                    self._in_fence ^= fence
+                    continue
+                name: str | bool | None = None  # code not decided yet: hold from its run
+            elif marker in self._strays:
+                if self._reasoning.is_text(marker):
+                    start = pos + len(marker)
+                else:
+                    self._text(out, s[:pos])
+                    s, start = s[pos + len(marker) :], 0
+                continue
+            else:
+                name = UNIQUE.get(marker)
+                if name is None:
+                    name = SHARED[marker].decide(s, pos + len(marker), final)
             if name is None:  # undecided: hold from the marker on
                 self._text(out, s[:pos])
                 self._pending = s[pos:]
@@ -194,6 +215,8 @@ class AutoParser:
             return out
 
     def _text(self, out: list[Event], text: str) -> None:
+        if text:
+            self._prev = text[-1]
         body = text.rstrip(WHITESPACE)
         held = self._held_ws
         if body:

@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..framing.utf8 import json_loads, json_text
+from ..inline_code import FENCE, TICK, skip_backticks
+from ..reasoning import ReasoningInText
 from ..textscan import HELD_WHITESPACE, WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
 from .dialect import Call, Dialect, ParseContext, ToolMachine  # (their first home: dialect modules import them here)
-
-FENCE = "```"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,20 +183,19 @@ class BlockParser(PendingTextMachine):
         self._block: Block | None = None
         self._in_fence = False
         self._prev = "\n"  # the character before `_pending`: the output starts a line
-        self._held_ws = ""  # trailing whitespace that a following block would drop
-        self._dropped_ws = ""  # whitespace dropped before the open block
+        self._held_ws = self._dropped_ws = ""  # trailing whitespace a block would drop; what the open block dropped
         self._last = ""  # the last non-whitespace character of the text so far
         self._after_call = False  # a call came after `_last`
         self._skip_ws = False
         # Text on both sides of a call keeps a separator (`_set_apart`): whether the last text that
         # went out ended in whitespace, whether the next text must be set apart, and the layout
         # whitespace dropped before the first call of a run and after its last.
-        self._ws_out = False
-        self._apart = False
+        self._ws_out = self._apart = False
         self._ws_before = self._ws_after = ""
-        self._markers: tuple[str, ...] = (*self.openers, FENCE)
-        # Openers that begin with a fence (xlam's ```json): a fence at the very end of the text
-        # waits for what follows, as any partial opener does.
+        self._reasoning = ReasoningInText(ctx.stray_pairs)
+        self._strays = tuple(m for m in self._reasoning.markers if m not in self.openers)
+        self._markers: tuple[str, ...] = (*self.openers, FENCE, TICK, *self._strays)
+        # Openers that begin with a fence (xlam's ```json): a fence ending the text waits for more.
         self._fenced_openers = tuple(o for o in self.openers if o.startswith(FENCE) and o != FENCE)
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
         self._heads = head_pattern(self._markers)
@@ -295,15 +294,16 @@ class BlockParser(PendingTextMachine):
                     return
                 self._pending = stripped
                 self._skip_ws = False
-            hit = self._find_opener(self._pending)
-            if hit is None:
-                s = self._pending
-                keep = 0 if final else partial_marker_len(s, self._markers)
-                self._text(out, s[: len(s) - keep])
-                self._pending = s[len(s) - keep :]
-                return
-            pos, opener = hit
             s = self._pending
+            pos, opener = self._next_opener(s, final)
+            if opener is None:  # all text, or text up to what must wait for more
+                self._text(out, s[:pos])
+                self._pending = s[pos:]
+                return
+            if opener in self._strays:  # a reasoning marker in the text: a stray close is dropped
+                self._text(out, s[: pos + len(opener)] if self._reasoning.is_text(opener) else s[:pos])
+                self._pending = s[pos + len(opener) :]
+                continue
             self._text(out, s[:pos], before_block=True)
             self._prev = opener[-1]
             self._block = self.open_block(opener)
@@ -320,21 +320,26 @@ class BlockParser(PendingTextMachine):
             self._block, self._live, self._dropped_ws = _SPENT, None, ""
             out.append(OversizedCall(size))
 
-    def _find_opener(self, s: str) -> tuple[int, str] | None:
+    def _next_opener(self, s: str, final: bool) -> tuple[int, str | None]:
+        """Where text mode stops in `s`: `(pos, marker)` at an opener or a stray reasoning close outside code,
+        else `(pos, None)`: text before `pos`, the rest waits (a partial marker, an undecided `inline_code` run)."""
         start = 0
         while True:
             hit = find_first(s, (FENCE,) if self._in_fence else self._markers, start)
             if hit is None:
-                return None
+                keep = 0 if final else partial_marker_len(s, self._markers)
+                return len(s) - min(keep, len(s) - start), None  # (none from before a run read)
             pos, marker = hit
-            if marker != FENCE:
+            if marker != FENCE and marker != TICK:
                 return hit
-            if self._fenced_openers and any(o.startswith(s[pos:]) for o in self._fenced_openers):
-                return None  # the text ends where an opener that starts as a fence may still follow
-            before = s[pos - 1] if pos else self._prev
-            if before == "\n":
+            if not final and self._fenced_openers and any(o.startswith(s[pos:]) for o in self._fenced_openers):
+                return pos, None  # the text ends where an opener that starts as a fence may follow
+            step = skip_backticks(s, pos, s[pos - 1] if pos else self._prev, self._in_fence, final)
+            if step is None:
+                return pos, None
+            start, fence = step
+            if fence:
                 self._in_fence = not self._in_fence
-            start = pos + len(FENCE)
 
     def _text(self, out: list[Event], text: str, *, before_block: bool = False) -> None:
         kept = self._text_piece(text, before_block=before_block)

@@ -45,6 +45,9 @@ class ParseContext:
     # a parser holds of a call is bounded while it arrives, not only checked at its end. (Each
     # character is at least one UTF-8 byte: a call over it is over a byte limit of the figure.)
     max_call_chars: int | None = None
+    # The reasoning pairs whose closing marker is markup wherever it stands
+    # (`ReasoningSyntax.stray_pairs`): the text mode drops one with no opening one before it.
+    stray_pairs: tuple[tuple[str, str], ...] = ()
 
     def schema_for(self, tool: str) -> Mapping[str, Any] | None:
         return self.tools.get(tool)

@@ -106,12 +106,15 @@ GRANITE_20B_RENDERER = Renderer(
 )
 
 # Granite 3.2/3.3 plain-text thinking markers (vLLM `granite` reasoning parser).
+# A response phrase in the answer with no thought process before it is the model's text.
+_RESPONSE = ("Here is my response:", "Here's my response:")
 GRANITE_THINKING = ReasoningSyntax(
     pairs=(
-        ("Here is my thought process:", "Here is my response:"),
-        ("Here's my thought process:", "Here's my response:"),
+        ("Here is my thought process:", _RESPONSE[0]),
+        ("Here's my thought process:", _RESPONSE[1]),
         ("<think>", "</think>"),
-    )
+    ),
+    prose_closes=_RESPONSE,
 )
 
 DIALECTS = [

@@ -4,7 +4,8 @@ Llama outputs have no section markers around their calls: a call starts at a tag
 (`<|python_tag|>`) or at a bare character (`[`, `{`) that may as well be prose, and end-of-turn
 tokens may appear in the text. `TextMachine` drops those tokens, hands the text from an opening to
 a `Segment` until the segment says where it ended, streams other text at once, and treats
-whitespace next to calls as layout. Markdown code fences are skipped as in every dialect.
+whitespace next to calls as layout. Code in the text (fences, inline code spans: `inline_code`) is
+text, as in every dialect.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import re
 from typing import Protocol
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
+from ..inline_code import skip_backticks
+from ..reasoning import ReasoningInText
 from ..textscan import WHITESPACE, hold_whitespace
-from .base import FENCE, Call, ParseContext, PendingTextMachine, call_events
+from .base import Call, ParseContext, PendingTextMachine, call_events
 
 PYTHON_TAG = "<|python_tag|>"
 PYTHON_START = "<|python_start|>"
@@ -81,9 +84,14 @@ class TextMachine(PendingTextMachine):
         self._sep_seen = False
         self._in_fence = False
         self._prev = "\n"  # the character before `_pending`, for fences at a line start
-        self._markers = (*self.drop, *self.tags)
+        # Reasoning markers in the text: a close with no opening one is markup, dropped (outside
+        # code; the stop tokens are dropped everywhere).
+        self._reasoning = ReasoningInText(ctx.stray_pairs)
+        self._strays = tuple(m for m in self._reasoning.markers if m not in self.drop and m not in self.tags)
+        self._markers = (*self.drop, *self.tags, *self._strays)
         self._longest = max(len(m) for m in self._markers)
-        self._scan = re.compile("[<`" + re.escape(self.bare) + "]")
+        self._heads = "".join(sorted({m[0] for m in self._markers}))
+        self._scan = re.compile("[`" + re.escape(self._heads + self.bare) + "]")
 
     def open_segment(self, opener: str) -> Segment:
         raise NotImplementedError
@@ -142,9 +150,14 @@ class TextMachine(PendingTextMachine):
         if c in self.bare_at_edge or c in self.bare:
             self._open(c)
             return j + 1, True
-        if c == "<":
+        if c in self._heads:
             hit = self._marker_at(s, j)
-            if hit is not None:  # a stop token keeps the edge; a tag opens a segment
+            if hit is not None and hit in self._strays and self._reasoning.is_text(hit):
+                self._edge = None  # reasoning markup the model wrote as text: the edge ends
+                self._emit(out, self._held + hit)
+                self._held = ""
+                return j + len(hit), True
+            if hit is not None:  # a stop token (or a stray close) keeps the edge; a tag opens a segment
                 if hit in self.tags:
                     self._open(hit)
                 self._prev = ">"
@@ -166,9 +179,11 @@ class TextMachine(PendingTextMachine):
                 return len(s), True
             pos = m.start()
             c = s[pos]
-            if c == "<":
+            if c in self._heads:
                 hit = self._marker_at(s, pos)
-                if hit is not None and (hit in self.drop or not self._in_fence):
+                if hit is not None and hit in self._strays and not self._in_fence and self._reasoning.is_text(hit):
+                    start = pos + len(hit)  # reasoning markup the model wrote as text
+                elif hit is not None and (hit in self.drop or not self._in_fence):
                     self._emit(out, s[i:pos])
                     if hit in self.tags:
                         self._open(hit)
@@ -180,15 +195,13 @@ class TextMachine(PendingTextMachine):
                 start = pos + (len(hit) if hit else 1)
             elif c == "`":
                 before = s[pos - 1] if pos > i else self._prev
-                if s.startswith(FENCE, pos):
-                    if before == "\n":
-                        self._in_fence = not self._in_fence
-                    start = pos + len(FENCE)
-                elif not final and before == "\n" and len(s) - pos < len(FENCE) and FENCE.startswith(s[pos:]):
+                step = skip_backticks(s, pos, before, self._in_fence, final)
+                if step is None:  # a code span or a run not decided yet (`inline_code`)
                     self._emit(out, s[i:pos])
                     return pos, False
-                else:
-                    start = pos + 1
+                start, fence = step
+                if fence:
+                    self._in_fence = not self._in_fence
             elif self._in_fence:
                 start = pos + 1
             else:
