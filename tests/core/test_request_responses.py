@@ -256,6 +256,18 @@ TEXTS = st.text(
 )
 
 
+# Formats that write a string parameter bare, as its text: a value that reads `null` (any case) is
+# a null there, as the engines read it (docs/dialects.md), so a string `null` comes back as one.
+PARAMETER_FORMATS = {"glm45", "glm47", "minimax_m2", "seed_oss", "step3"}
+
+
+def as_written(dialect: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a call carries once written in `dialect` and read back."""
+    if dialect not in PARAMETER_FORMATS:
+        return args
+    return {k: None if isinstance(v, str) and v.strip().lower() == "null" else v for k, v in args.items()}
+
+
 @st.composite
 def histories(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[list[tuple[str, dict[str, Any]]]]]:
     items: list[dict[str, Any]] = [{"role": "user", "content": draw(TEXTS) or "go"}]
@@ -310,7 +322,8 @@ def test_any_echoed_history_flattens_to_messages_that_parse_back(
     assert [m["role"] for m in out] == ["user"] + ["assistant", "user"] * len(turns)
     for message, calls in zip(out[1::2], turns, strict=True):
         parsed = parse(message["content"], dialect, tools=tools)
-        assert [(c.name, json.loads(c.arguments)) for c in parsed.tool_calls] == calls
+        expected = [(name, as_written(dialect, args)) for name, args in calls]
+        assert [(c.name, json.loads(c.arguments)) for c in parsed.tool_calls] == expected
     for t, (message, calls) in enumerate(zip(out[2::2], turns, strict=True)):
         assert all(f"result {t} {k}" in message["content"] for k in range(len(calls)))
     assert result.calls_flattened == result.results_flattened == sum(len(t) for t in turns)
@@ -332,3 +345,26 @@ def test_forwarded_tools_lose_the_hosted_types() -> None:
         {"model": "m", "input": "hi", "tools": HOSTED}, dialect="hermes", forward_tools=True
     )
     assert out.body == {"model": "m", "input": "hi"}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_an_echoed_string_null_reads_back_as_its_format_can_carry_it(dialect: str) -> None:
+    """The example hypothesis found: a string argument `NULL` stays a string where the format can
+    write it so (JSON, or qwen3_coder's JSON fallback), and is a null where it cannot."""
+    args = {"a": "NULL", "b": 1}
+    tools = [
+        {
+            "type": "function",
+            "name": "t",
+            "parameters": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}},
+        }
+    ]
+    items = [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "c", "name": "t", "arguments": json.dumps(args)},
+        {"type": "function_call_output", "call_id": "c", "output": "result 0 0"},
+    ]
+    out = rewrite_responses_request({"model": "m", "input": items, "tools": tools}, dialect=dialect).body["input"]
+    parsed = parse(out[1]["content"], dialect, tools=tools)
+    want = {"a": None, "b": 1} if dialect in PARAMETER_FORMATS else args
+    assert [json.loads(c.arguments) for c in parsed.tool_calls] == [want]
