@@ -156,16 +156,38 @@ VALUES = st.dictionaries(
 
 @settings(max_examples=400, deadline=None)
 @given(
-    st.sampled_from(sorted(PICKED_BY)), PROSE, VALUES, st.lists(st.integers(min_value=0, max_value=500), max_size=12)
+    st.sampled_from(sorted(PICKED_BY)),
+    PROSE,
+    VALUES,
+    PROSE,
+    st.lists(st.integers(min_value=0, max_value=500), max_size=12),
 )
 def test_auto_reads_each_format_after_any_prose_at_any_split(
-    dialect: str, prose: str, args: dict[str, str], cuts: list[int]
+    dialect: str, prose: str, args: dict[str, str], after: str, cuts: list[int]
 ) -> None:
-    raw = written(dialect, prose, args)
+    """Prose, a call, prose: `auto` gives what the format's own dialect gives, the separator
+    between the two texts included (the dialect's parser is told the text `auto` sent)."""
+    raw = written(dialect, prose, args) + after
     named = parse(raw, dialect)
     assert [(c.name, json.loads(c.arguments)) for c in named.tool_calls] == [("get_weather", args)]
     assert parse(raw, "auto") == named
     assert stream_parse(split_at(raw, cuts), dialect="auto") == named
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        'I will check now.\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>\nDone.',
+        'I will check now. <tool_call>{"name": "f", "arguments": {}}</tool_call> Done.',
+        'I will check now.\n<TOOLCALL>[{"name": "f", "arguments": {}}]</TOOLCALL>\nDone.',
+    ],
+)
+def test_text_on_both_sides_of_a_detected_call_stays_apart(raw: str) -> None:
+    """The text before the marker went out before the dialect was chosen: the text after the call
+    is still set apart from it, as the dialect itself does (not `now.Done.`)."""
+    got = check_streams(raw, seeds=range(5), dialect="auto")
+    assert got.content is not None and got.content.startswith("I will check now.")
+    assert got.content.endswith((" Done.", "\nDone.")) and [c.name for c in got.tool_calls] == ["f"]
 
 
 # Forms with no marker of their own: auto leaves them as text (their model names select them).

@@ -145,6 +145,7 @@ class AutoParser:
         self._markers = (*UNIQUE, *SHARED, FENCE, TICK, *self._strays)
         self._in_fence = False
         self._prev = "\n"  # the character before `_pending`: the output starts a line
+        self._sent = ""  # the last text that went out (the chosen dialect's parser is told it)
 
     def feed(self, text: str) -> list[Event]:
         if self._inner is not None:
@@ -205,6 +206,7 @@ class AutoParser:
 
             self._text(out, s[:pos])
             self.chosen = str(name)
+            self.ctx.text_before = self._sent
             self._inner = get_dialect(self.chosen).machine(self.ctx)
             rest, self._pending = self._held_ws + s[pos:], ""
             self._held_ws = ""
@@ -221,10 +223,12 @@ class AutoParser:
         held = self._held_ws
         if body:
             given, self._held_ws = hold_whitespace(text[len(body) :])
-            out.append(TextDelta(held + body + given))
+            self._sent = held + body + given
+            out.append(TextDelta(self._sent))
             return
         given, self._held_ws = hold_whitespace(held + text)  # whitespace only: the run held grows
         if given:
+            self._sent = given
             out.append(TextDelta(given))
 
 

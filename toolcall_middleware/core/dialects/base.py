@@ -181,16 +181,16 @@ class BlockParser(PendingTextMachine):
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self._block: Block | None = None
-        self._in_fence = False
-        self._prev = "\n"  # the character before `_pending`: the output starts a line
+        self._in_fence = self._skip_ws = False
+        before = ctx.text_before  # (text `auto` sent before this parser took over)
+        self._prev = before[-1:] or "\n"  # the character before `_pending`: the output starts a line
         self._held_ws = self._dropped_ws = ""  # trailing whitespace a block would drop; what the open block dropped
-        self._last = ""  # the last non-whitespace character of the text so far
+        self._last = before.rstrip(WHITESPACE)[-1:]  # the last non-whitespace character of the text so far
         self._after_call = False  # a call came after `_last`
-        self._skip_ws = False
         # Text on both sides of a call keeps a separator (`_set_apart`): whether the last text that
         # went out ended in whitespace, whether the next text must be set apart, and the layout
         # whitespace dropped before the first call of a run and after its last.
-        self._ws_out = self._apart = False
+        self._ws_out, self._apart = bool(before) and before[-1] in WHITESPACE, False
         self._ws_before = self._ws_after = ""
         self._reasoning = ReasoningInText(ctx.stray_pairs)
         self._strays = tuple(m for m in self._reasoning.markers if m not in self.openers)

@@ -48,6 +48,10 @@ class ParseContext:
     # The reasoning pairs whose closing marker is markup wherever it stands
     # (`ReasoningSyntax.stray_pairs`): the text mode drops one with no opening one before it.
     stray_pairs: tuple[tuple[str, str], ...] = ()
+    # The end of the text that went out before this parser took over (`auto` hands the rest of an
+    # output to the dialect its marker picks): text after a call is set apart from it as from the
+    # parser's own (`BlockParser._set_apart`).
+    text_before: str = ""
 
     def schema_for(self, tool: str) -> Mapping[str, Any] | None:
         return self.tools.get(tool)
