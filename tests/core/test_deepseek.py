@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, random_splits, split_at, stream_parse
@@ -344,6 +344,9 @@ def test_round_trip_at_any_split(
     if not calls_:
         assert whole.content == (raw or None)
         return
+    # A backtick on the call's line before it may open an inline code span that a backtick after
+    # it closes: the call is then an example, text (`test_inline_code.py`).
+    assume("`" not in before.rpartition("\n")[2])
     if fmt in ("v32", "v4", "v41"):  # whitespace around a DSML section is layout
         ws = " \t\r\n"
         lead, trail = section[: len(section) - len(section.lstrip(ws))], section[len(section.rstrip(ws)) :]
