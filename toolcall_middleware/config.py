@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .core.api import API_PATHS, APIS, Api
 from .core.dialects import get_dialect, list_dialects
+from .core.request.depth import MAX_DEPTH
 
 Profile = Literal["required_action", "extensions", "ping_events", "open_responses"]
 Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "responses-to-messages"]
@@ -56,7 +57,7 @@ class Limits(BaseModel):
     # property), a transcript a few levels more; past this, a body is refused with a 400. At most
     # 512: deeper than that, JSON's own decoder and the rewrite's recursion give out.
     max_depth: int = Field(
-        128,
+        MAX_DEPTH,
         gt=1,
         le=512,
         description="levels of arrays and objects in a request body (deeper: a 400) and in a host answer "

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .request.depth import MAX_DEPTH
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -34,7 +36,7 @@ class Settings:
     max_sse_event_bytes: int = 8 * 1024 * 1024
     max_calls: int = 128
     max_call_bytes: int = 4 * 1024 * 1024
-    max_depth: int = 128
+    max_depth: int = MAX_DEPTH
     call_ids: Literal["openai", "model"] = "openai"
     expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..config import ToolCallConfig
 from ..core.framing.utf8 import json_bytes
-from ..core.inbound.base import MAX_DEPTH
+from ..core.request.depth import MAX_DEPTH
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from . import api

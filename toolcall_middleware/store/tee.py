@@ -19,7 +19,8 @@ from typing import Any
 from ..core.framing.sse import SSEDecoder, encode_event
 from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.http import headers_named, without
-from ..core.inbound.base import MAX_DEPTH, decode_data
+from ..core.inbound.base import decode_data
+from ..core.request.depth import MAX_DEPTH
 from ..core.schema import JSON_OBJECT
 from .asgi_io import Message, Send, answer
 from .base import StoreError

@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Protocol
 
 from ..api import Api
 from ..framing.utf8 import json_loads
-from ..request.depth import deeper
+from ..request.depth import MAX_DEPTH, deeper
 from ..schema import JSON_OBJECT
 from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
 from .template import TextTemplate
@@ -50,10 +50,6 @@ class Reader(Protocol):
     def done(self) -> bool: ...
 
     def flush(self) -> list[InboundEvent]: ...
-
-
-MAX_DEPTH = 128
-"""`decode_data`'s default depth limit: `Limits.max_depth`'s default."""
 
 
 def decode_data(data: str, max_depth: int = MAX_DEPTH) -> object | None:

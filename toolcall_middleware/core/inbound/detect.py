@@ -8,9 +8,10 @@ came. Inside a stream the reader reports errors itself (`UpstreamError`).
 from __future__ import annotations
 
 from ..api import Api
+from ..request.depth import MAX_DEPTH
 from ..schema import JSON_OBJECT
 from .anthropic import MessagesReader, is_anthropic_message
-from .base import MAX_DEPTH, Reader, ReaderBase, upstream_error
+from .base import Reader, ReaderBase, upstream_error
 from .chat import ChatReader, chat_shape
 from .completions import CompletionsReader, is_text_completion
 from .responses import ResponsesReader

@@ -19,6 +19,9 @@ from typing import Any
 from ..memo import remembered
 from .errors import BadRequest
 
+MAX_DEPTH = 128
+"""The default depth limit (`Limits.max_depth`): of a request body, and of a host answer we read."""
+
 # The members measured once for every request that sends them: an agent's tools, the same (shared)
 # object on every turn, often most of the body.
 _SHARED_MEMBERS = frozenset({"tools"})
@@ -111,4 +114,4 @@ def _path_past(value: Any, limit: int) -> str:
     return shown + ("…" if len(keys) > _SHOWN else "")
 
 
-__all__ = ["check_depth", "deeper", "depth", "too_deep_error"]
+__all__ = ["MAX_DEPTH", "check_depth", "deeper", "depth", "too_deep_error"]
