@@ -11,14 +11,14 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .core.api import API_PATHS, APIS, Api
+from .core.api import APIS, Api, spec_for
 from .core.dialects import get_dialect, list_dialects
 from .core.request.depth import MAX_DEPTH
 
 Profile = Literal["required_action", "extensions", "ping_events", "open_responses"]
 Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "responses-to-messages"]
 BridgeTarget = Literal["chat", "messages"]
-BRIDGE_ROUTES: dict[BridgeTarget, str] = {"chat": API_PATHS["chat"], "messages": API_PATHS["messages"]}
+BRIDGE_ROUTES: dict[BridgeTarget, str] = {target: spec_for(target).path for target in ("chat", "messages")}
 COUNT_TOKENS = "/count_tokens"  # under a Messages route: Anthropic's token counting
 
 
@@ -81,15 +81,13 @@ class ToolCallConfig(BaseModel):
     model_dialects: dict[str, str] = Field(
         default_factory=dict, description="served model name -> dialect, checked before the built-in patterns"
     )
-    chat_routes: tuple[str, ...] = Field(
-        ("/v1/chat/completions", "/chat/completions"), description="Chat Completions paths"
-    )
-    responses_routes: tuple[str, ...] = Field(("/v1/responses", "/responses"), description="Responses API paths")
+    chat_routes: tuple[str, ...] = Field(spec_for("chat").routes, description="Chat Completions paths")
+    responses_routes: tuple[str, ...] = Field(spec_for("responses").routes, description="Responses API paths")
     completions_routes: tuple[str, ...] = Field(
-        ("/v1/completions", "/completions"), description="legacy completions paths"
+        spec_for("completions").routes, description="legacy completions paths"
     )
     messages_routes: tuple[str, ...] = Field(
-        ("/v1/messages", "/messages"), description="Anthropic Messages paths (and their /count_tokens)"
+        spec_for("messages").routes, description="Anthropic Messages paths (and their /count_tokens)"
     )
     route_prefixes: tuple[str, ...] = Field(("",), description="mount prefixes routes may sit under, e.g. '/api'")
     generation_prompt: str | None = Field(None, description="the text the chat template appends after the last message")
@@ -230,8 +228,9 @@ class ToolCallConfig(BaseModel):
     @model_validator(mode="after")
     def _routes_distinct(self) -> ToolCallConfig:
         seen: dict[str, str] = {}
-        for kind in ("chat_routes", "responses_routes", "completions_routes", "messages_routes"):
-            for path in getattr(self, kind):
+        for api in APIS:
+            kind = f"{api}_routes"
+            for path in self.routes_for(api):
                 if path in seen:
                     raise ValueError(f"route {path!r} is in both {seen[path]} and {kind}")
                 seen[path] = kind
@@ -258,7 +257,7 @@ class ToolCallConfig(BaseModel):
                 continue
             rest = path[len(prefix) :] if prefix else path
             for api in APIS:
-                if rest in getattr(self, f"{api}_routes"):
+                if rest in self.routes_for(api):
                     upstream = self.upstream_api(api)
                     target = asked if upstream == api else prefix + self.bridge_routes[upstream]  # type: ignore[index]
                     return RouteMatch(api, upstream, target, asked=asked)
@@ -266,6 +265,12 @@ class ToolCallConfig(BaseModel):
                 # Counted where the client asked, bridged or not: a host that cannot is estimated.
                 return RouteMatch("messages", "messages", asked, count_tokens=True, asked=asked)
         return None
+
+    def routes_for(self, api: Api) -> tuple[str, ...]:
+        """The paths clients call `api` at: its `<api>_routes` option, or for an API that has no
+        option of its own, the paths its spec declares."""
+        routes: tuple[str, ...] = getattr(self, f"{api}_routes", spec_for(api).routes)
+        return routes
 
     def upstream_api(self, api: Api) -> Api:
         """The API the host speaks for requests of client API `api`."""

@@ -26,12 +26,9 @@ from time import perf_counter
 from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
-from .core.emitters.anthropic import error_object
 from .core.exchange_state import BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
-from .core.framing.utf8 import json_bytes
 from .core.http import Headers
 from .core.pipeline import Exchange, Settings
-from .core.replaced import error_type
 from .core.request import BadRequest
 from .records import record_json, record_line
 from .surprises import SURPRISES, looks_like_api
@@ -228,11 +225,7 @@ class ToolCallExchange(Exchange):
     def failure_response(self, error: UpstreamFailure) -> tuple[int, Headers, bytes]:
         """The answer to a host failure that came before anything was sent (a whole answer being
         gathered): its status, with the client API's error body."""
-        if self.api == "messages":
-            body = json_bytes(error_object(error.message, error_type(error.status)))
-        else:
-            shape = {"message": error.message, "type": "upstream_error", "param": None, "code": error.code}
-            body = json_bytes({"error": shape})
+        body = self.spec.error_body(error.message, error.status, code=error.code, kind="upstream_error")
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         return error.status, headers, body
 

@@ -25,16 +25,20 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from time import monotonic
 from typing import Any
 
+from .core.api import spec_for
+from .core.apis.messages import PING_EVENT
+
 Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
 
 PING_COMMENT = b": ping\n\n"
-PING_EVENT = b'event: ping\ndata: {"type": "ping"}\n\n'
 
 
 def ping_for(api: str, profiles: frozenset[str]) -> bytes:
-    """The ping a client of `api` gets: typed for Messages clients under `ping_events`."""
-    return PING_EVENT if api == "messages" and "ping_events" in profiles else PING_COMMENT
+    """The ping a client of `api` gets: an SSE comment, or under `ping_events` the API's typed
+    ping event where it has one (Messages)."""
+    event = spec_for(api).ping_event
+    return event if event is not None and "ping_events" in profiles else PING_COMMENT
 
 
 class KeepAlive:

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
+from .core.api import APIS, spec_for
 
 
 class ServeOptions(BaseModel):
@@ -281,10 +282,11 @@ def _forwarding(options: ServeOptions, config: ToolCallConfig) -> str:
 
     proxy = ProxyApp(str(options.upstream))
     lines = []
-    for api in ("chat", "responses", "messages"):
-        route = config.route(getattr(config, f"{api}_routes")[0])
+    for api in (api for api in APIS if spec_for(api).output is not None):  # (the APIs rewritten)
+        first = config.routes_for(api)[0]
+        route = config.route(first)
         if route is not None:
-            lines.append(f"  POST {getattr(config, f'{api}_routes')[0]} -> {proxy.url_for(route.path.encode())}")
+            lines.append(f"  POST {first} -> {proxy.url_for(route.path.encode())}")
     return "toolcall-middleware: forwarding\n" + "\n".join(lines)
 
 

@@ -19,22 +19,17 @@ from typing import Any
 from .answer_parts import (
     NATIVE_INDEX,
     Prepared,
-    carry_logprobs,
-    chat_usage,
     host_reader_for,
     parser_for,
     policy_for,
     record_answer,
     stopped_by_model,
-    whole_choice,
 )
-from .api import Api as Kind
-from .emitters import ChatMessageBuilder, ChatStreamEmitter, ResponsesBuilder, ResponsesStreamEmitter
-from .emitters.anthropic import MessagesBuilder, MessagesStreamEmitter, error_object
+from .api import Api, Output, Whole, spec_for
 from .emitters.meta import Upstream
 from .events import Event, TextDelta, TruncatedCall
 from .exchange_data import AnswerSetup, Report
-from .framing.sse import DONE, SSEEvent, encode_data, encode_event
+from .framing.sse import SSEEvent
 from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
 from .inbound.anthropic import NativeCalls
@@ -42,7 +37,6 @@ from .inbound.base import NOT_DECODED
 from .inbound.events import UpstreamCall
 from .logprobs import LogprobQueue
 from .policy import PolicyError
-from .result import merge_events
 
 
 class Verdict:
@@ -64,7 +58,7 @@ class Answer:
         record: Report,
         *,
         stream: bool,
-        kind: Kind,
+        kind: Api,
         choice: int = 0,
         verdict: Verdict | None = None,
         prepared: Prepared | None = None,
@@ -91,10 +85,9 @@ class Answer:
         self.native_seen: set[int] = set()
         self.legacy = "functions" in request and "tools" not in request
         self.status: int | None = None  # a whole answer's new status (500: it broke the rules)
-        self.chat: ChatStreamEmitter | None = None
-        self.responses: ResponsesStreamEmitter | None = None
-        self.messages: MessagesStreamEmitter | None = None
-        self._text_sse: Callable[[str], bytes | None] | None = None  # the emitter's `text_sse`, if any
+        self.spec = spec_for(setup.api)  # the client's API: its output is `out`, once the answer opens
+        self.out: Output | None = None
+        self._text_sse: Callable[[str], bytes | None] | None = None  # the output's `text_sse`, if any
         self.meta: UpstreamMeta | None = None
         self.events: list[Event] = []
         # How the answer ended, shared by all its choices: one choice that breaks the rules fails
@@ -105,7 +98,7 @@ class Answer:
         # Several choices (Chat, `n > 1`): this stream is choice 0 and owns the reader; every other
         # choice gets a stream of its own (parser, rules, emitter on its `index`) in `others`.
         n = request.get("n")
-        self.several = setup.api == "chat" and isinstance(n, int) and n > 1
+        self.several = self.spec.choices and isinstance(n, int) and n > 1
         self.index = choice
         self.others: dict[int, Answer] = {}
 
@@ -116,10 +109,10 @@ class Answer:
                 self.setup, self.record, stream=self.stream, kind=self.kind, choice=index, verdict=self.verdict
             )
             if self.stream:
-                if self.chat is None:
+                if self.out is None:
                     self._open(Upstream())
-                assert self.chat is not None
-                sub._open(self.chat.upstream)  # one id, model and time for every choice
+                assert self.out is not None
+                sub._open(self.out.upstream)  # one id, model and time for every choice
         return sub
 
     def _choices(self) -> list[Answer]:
@@ -205,10 +198,10 @@ class Answer:
             out = self._choice(item.choice)._text(item)
             if not out:
                 return out
-            below = [c.chat.opening() for c in self._choices() if c.index < item.choice and c.chat is not None]
-            return b"".join(encode_data(chunk) for chunks in below for chunk in chunks) + out
+            below = [c.out.opening() for c in self._choices() if c.index < item.choice and c.out is not None]
+            return b"".join(below) + out
         parsed = self.parser.feed_reasoning(item.text) if item.channel == "reasoning" else self.parser.feed(item.text)
-        if item.logprobs is not None and self.chat is not None:
+        if item.logprobs is not None and self.spec.choices:
             return self._logprobs_text(parsed, item.text, item.logprobs)
         return self._emit(parsed)
 
@@ -241,15 +234,14 @@ class Answer:
             return owner._emit(owner._native_call(item))
         if isinstance(item, UpstreamDone):
             return self.finish(item)
-        if isinstance(item, UpstreamError) and (self.setup.upstream != self.setup.api or self.setup.api == "responses"):
+        ours = self.setup.upstream != self.setup.api or not self.spec.passes_host_errors
+        if isinstance(item, UpstreamError) and ours:
             # The host's error in its own API's shape means nothing to this client: ours instead.
-            # A Responses client gets ours too: its stream's sequence numbers are ours, and it
-            # must end in one terminal event (the host's `response.failed` passed on, then our
-            # `response.completed`, would read as a success).
+            # So too where the API's stream is all ours (`passes_host_errors`: Responses).
             if self.verdict.done or self.verdict.failed is not None:
                 return b""
             head = b""
-            if self.chat is None and self.responses is None and self.messages is None:
+            if self.out is None:
                 head = self._open(self.meta.to_upstream() if self.meta is not None else Upstream())
             return head + self._fail(PolicyError(item.message, item.code or "upstream_error", item.param))
         if isinstance(item, (UpstreamError, Unrecognized)):
@@ -257,30 +249,10 @@ class Answer:
         return b""
 
     def _open(self, upstream: Upstream) -> bytes:
-        settings = self.setup.settings
-        if self.setup.api == "responses":
-            self.responses = ResponsesStreamEmitter(
-                upstream,
-                request=self.setup.request,
-                reasoning=settings.responses_reasoning,
-                required_action="required_action" in settings.profiles,
-                open_responses="open_responses" in settings.profiles,
-            )
-            self._text_sse = self.responses.text_sse
-            return b"".join(encode_event(e) for e in self.responses.start())
-        if self.setup.api == "messages":
-            self.messages = MessagesStreamEmitter(upstream, reasoning=settings.reasoning_field != "none")
-            return b"".join(encode_event(e) for e in self.messages.start())
-        include_usage = bool((self.setup.request.get("stream_options") or {}).get("include_usage"))
-        self.chat = ChatStreamEmitter(
-            upstream,
-            reasoning_field=settings.reasoning_field,
-            include_usage=include_usage,
-            legacy_functions=self.legacy,
-            choice=self.index,
-        )
-        self._text_sse = self.chat.text_sse
-        return b""
+        assert self.spec.output is not None  # (an API without one passes its answers through)
+        self.out = self.spec.output(upstream, self.setup, self.index, self.legacy)
+        self._text_sse = self.out.text_sse
+        return self.out.start()
 
     def _emit(self, parsed: list[Event], logprobs: list[Any] | None = None) -> bytes:
         """The client's bytes for parser events; `logprobs`: those of a text that goes out as it
@@ -295,8 +267,10 @@ class Answer:
         judged = self.policy.feed(parsed)
         first = judged[0] if len(judged) == 1 else None
         if isinstance(first, TextDelta):
-            if logprobs is not None and self.chat is not None:
-                return self.chat.logprobs_sse(first.text, logprobs)
+            if logprobs is not None and self.out is not None:
+                carried = self.out.logprobs_sse(first.text, logprobs)
+                if carried is not None:
+                    return carried
             return self._encode([first])  # the usual piece of text
         out: list[bytes] = []
         events: list[Event] = []
@@ -312,26 +286,18 @@ class Answer:
     def _encode(self, events: list[Event]) -> bytes:
         if not events:
             return b""
-        if self.responses is not None:
-            return self.responses.feed_sse(events)
-        if self.messages is not None:
-            return b"".join(encode_event(e) for e in self.messages.feed(events))
-        if self.chat is None:  # text before the upstream's metadata: defaults stand in
-            self._open(Upstream())
-        assert self.chat is not None
-        return self.chat.feed_sse(events)
+        out = self.out
+        if out is None:  # text before the upstream's metadata: defaults stand in
+            head = self._open(Upstream())
+            assert self.out is not None
+            return head + self.out.feed(events)
+        return out.feed(events)
 
     def _fail(self, error: PolicyError) -> bytes:
         self.verdict.failed = error  # (one choice broke the rules: the whole response fails)
         self.record.policy_error = error.message
-        if self.responses is not None:
-            return b"".join(encode_event(e) for e in self.responses.fail(error.message, code="server_error"))
-        if self.messages is not None:
-            return b"".join(encode_event(e) for e in self.messages.fail(error.message))
-        assert self.chat is not None
-        return (
-            b"".join(encode_data(c) for c in self.chat.error(error.message, code=error.code, param=error.param)) + DONE
-        )
+        assert self.out is not None
+        return self.out.fail(error)
 
     def _settle(self, reason: str | None = None) -> bytes:
         """The output ended (`reason`: the host's finish reason for it): what the parser and the
@@ -358,27 +324,11 @@ class Answer:
         self._report()
         if self.verdict.failed is not None:
             return out
-        upstream_reason = done.finish_reason
-        if self.responses is not None:
-            self.responses._shell.upstream.finish_reason = upstream_reason
-            return out + b"".join(encode_event(e) for e in self.responses.finish(usage=done.usage))
-        if self.messages is not None:
-            self.messages.upstream.finish_reason = upstream_reason
-            self.messages.upstream.stop_sequence = done.stop_sequence
-            return out + b"".join(encode_event(e) for e in self.messages.finish(usage=done.usage))
-        if self.chat is None:
-            self._open(Upstream())
-        usage = chat_usage(done.usage)
-        tail: list[dict[str, Any]] = []
-        for choice in self._choices():
-            assert choice.chat is not None
-            reason = done.finish_reasons.get(choice.index) if self.others else upstream_reason
-            choice.chat.upstream.finish_reason = reason
-            closing, *tail = choice.chat.finish(usage=usage)  # the usage chunk, once, after every choice
-            out += encode_data(closing)
-        for chunk in tail:
-            out += encode_data(chunk)
-        return out + DONE
+        if self.out is None:
+            out += self._open(Upstream())
+        outputs = [choice.out for choice in self._choices() if choice.out is not None]
+        assert self.out is not None
+        return out + self.out.finish(done, outputs)
 
     def abort(self, message: str) -> bytes:
         if self.verdict.done or self.verdict.failed is not None:
@@ -394,18 +344,13 @@ class Answer:
         self._report()
         if self.verdict.failed is not None:
             return out
-        if self.chat is None and self.responses is None and self.messages is None:
+        if self.out is None:
             # Nothing went out yet: the request's model stands in for the host's.
             meta = self.meta
             upstream = meta.to_upstream() if meta is not None else Upstream(model=self.record.model or "unknown")
             out += self._open(upstream)
-        if self.responses is not None:
-            return out + b"".join(encode_event(e) for e in self.responses.fail(message, code="server_error"))
-        if self.messages is not None:
-            return out + b"".join(encode_event(e) for e in self.messages.fail(message))
-        assert self.chat is not None
-        error = self.chat.error(message, code="upstream_error", kind="server_error")
-        return out + b"".join(encode_data(c) for c in error) + DONE
+        assert self.out is not None
+        return out + self.out.cut(message)
 
     # -- whole ---------------------------------------------------------------------------------
 
@@ -452,41 +397,10 @@ class Answer:
             # The model's answer broke the request's tool rules: the upstream worked, the answer
             # cannot be delivered as asked. 500 with a typed error, as a strict server would.
             self.status = 500
-            if self.setup.api == "messages":
-                return json_bytes(error_object(self.verdict.failed.message))
-            error = {
-                "message": self.verdict.failed.message,
-                "type": "server_error",
-                "param": self.verdict.failed.param,
-                "code": self.verdict.failed.code,
-            }
-            return json_bytes({"error": error})
-        result = merge_events(kept)
-        if self.setup.api == "messages":
-            messages = MessagesBuilder(upstream, reasoning=self.setup.settings.reasoning_field != "none")
-            payload = messages.build(result, usage=done.usage if done else None)
-        elif self.setup.api == "responses":
-            body = ResponsesBuilder(
-                upstream,
-                request=self.setup.request,
-                reasoning=self.setup.settings.responses_reasoning,
-            )
-            payload = body.build_events(kept, usage=done.usage if done else None)
-        else:
-            builder = ChatMessageBuilder(
-                upstream,
-                reasoning_field=self.setup.settings.reasoning_field,
-                legacy_functions=self.legacy,
-                extensions="extensions" in self.setup.settings.profiles,
-            )
-            payload = builder.build(result, usage=chat_usage(done.usage if done else None))
-            if self.others:
-                payload["choices"] = [
-                    whole_choice(builder, index, judged, done) if index else payload["choices"][0]
-                    for index, judged in sorted(kept_by.items())
-                ]
-            carry_logprobs(payload["choices"], logprobs)
-        return json_bytes(payload)
+            failed = self.verdict.failed
+            return self.spec.error_body(failed.message, 500, code=failed.code, param=failed.param)
+        assert self.spec.whole is not None  # (an API without one passes its answers through)
+        return json_bytes(self.spec.whole(Whole(self.setup, upstream, kept_by, done, logprobs, self.legacy)))
 
     def _report(self) -> None:
         """The answer is over: its calls, notes and cut-offs go to the record."""

@@ -1,25 +1,17 @@
-"""The parts of an answer: its parser and its rules, made for one exchange (or one choice of it),
-what the emitters need of the host's figures (`chat_usage`), and the pieces of a whole Chat answer
-with several choices or log probabilities (`whole_choice`, `carry_logprobs`)."""
+"""The parts of an answer: its reader, its parser and its rules, made for one exchange (or one
+choice of it), and what is recorded of them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
 from .api import Api as Kind
-from .emitters import ChatMessageBuilder
-from .emitters.meta import token_count, usage_details
-from .events import Event
 from .exchange_data import AnswerSetup, Report
-from .inbound import Reader, UpstreamDone, reader_for
-from .logprobs import LogprobQueue
+from .inbound import Reader, reader_for
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyFilter, PolicyLimits
 from .policy.report import PolicyReport
 from .request.bridge_messages import template_thinking
-from .result import merge_events
 
 
 @lru_cache(maxsize=32)
@@ -119,59 +111,12 @@ def record_answer(record: Report, choices: list[tuple[PolicyReport, bool]]) -> N
     record.calls_found, record.calls_emitted, record.truncated = found, emitted, truncated
 
 
-def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """An upstream's usage as Chat's: a bridged host counts in Responses or Anthropic terms."""
-    if not usage:
-        return None
-    if "prompt_tokens" in usage or "input_tokens" not in usage:
-        return dict(usage)
-    cache_read = token_count(usage, "cache_read_input_tokens")  # Anthropic counts cache apart
-    prompt = token_count(usage, "input_tokens") + cache_read + token_count(usage, "cache_creation_input_tokens")
-    completion = token_count(usage, "output_tokens")
-    in_details = usage_details(usage, "input_tokens_details")
-    cached = token_count(in_details, "cached_tokens") if "cached_tokens" in in_details else cache_read
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": cached},
-        "completion_tokens_details": {
-            "reasoning_tokens": token_count(usage_details(usage, "output_tokens_details"), "reasoning_tokens")
-        },
-    }
-
-
-def whole_choice(builder: ChatMessageBuilder, index: int, kept: list[Event], done: UpstreamDone | None) -> Any:
-    """Choice `index` of a whole Chat answer with several, with its own finish reason."""
-    builder.upstream.finish_reason = done.finish_reasons.get(index) if done is not None else None
-    choice = builder.build(merge_events(kept))["choices"][0]
-    choice["index"] = index
-    return choice
-
-
-def carry_logprobs(choices: list[Any], logprobs: Mapping[int, tuple[str, list[Any] | None]]) -> None:
-    """Put on each whole Chat choice the host's log probabilities of the content the client reads,
-    where it is the host's text as it came, or the start of it (the text before a call)."""
-    for choice in choices:
-        text, entries = logprobs.get(choice["index"], ("", None))
-        content = choice["message"].get("content")
-        if entries is not None and content:
-            queue = LogprobQueue()
-            queue.add(text, entries)
-            carried = queue.take(content)
-            if carried is not None:
-                choice["logprobs"] = {"content": carried, "refusal": None}
-
-
 __all__ = [
     "NATIVE_INDEX",
     "Prepared",
-    "carry_logprobs",
-    "chat_usage",
     "host_reader_for",
     "parser_for",
     "policy_for",
     "record_answer",
     "stopped_by_model",
-    "whole_choice",
 ]

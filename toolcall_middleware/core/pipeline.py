@@ -31,10 +31,7 @@ from typing import Any, Literal
 
 from .answer import Answer
 from .answer_parts import Prepared
-from .api import API_PATHS as _ROUTES
-from .api import Api
-from .api import Api as Kind
-from .emitters.anthropic import error_object
+from .api import Api, spec_for
 from .exchange_data import AnswerSetup, Report, Settings
 from .exchange_state import BUFFER, DONE, ENDED, GIVEN_UP, HEAD, PASS, REQUEST, STREAM, State, Trigger, next_state
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
@@ -42,7 +39,7 @@ from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
-from .replaced import error_body, error_type, estimate_tokens, host_error
+from .replaced import estimate_tokens, host_error, openai_error
 from .request import BadRequest
 from .request.forwarded import forward_request
 
@@ -64,6 +61,7 @@ class Exchange:
     ) -> None:
         self.api = api
         self.upstream: Api = upstream or api
+        self.spec = spec_for(api)  # what differs by the client's API
         # A bridged client does not speak the host's API: nothing of the host's goes to it as it came.
         self.bridged = self.upstream != api
         self.count_tokens = count_tokens
@@ -135,10 +133,8 @@ class Exchange:
 
     def error_body(self, error: BadRequest) -> bytes:
         """The 400 (413) body for a request the exchange refused, in the client's API's error shape."""
-        if self.api == "messages":
-            status = 413 if error.code == "request_too_large" else 400
-            return json_bytes(error_object(error.message, error_type(status)))
-        return bad_request_body(error)
+        status = 413 if error.code == "request_too_large" else 400
+        return self.spec.error_body(error.message, status, code=error.code, param=error.param)
 
     # -- response ------------------------------------------------------------------------------
 
@@ -160,11 +156,11 @@ class Exchange:
             self._move(Trigger.PASS)
             self.record.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
             return headers
-        if self.api == "completions":
-            # The legacy completions API has no way to carry a tool call, and its client writes its
+        if self.spec.output is None:
+            # An API with no way to carry a tool call (legacy completions), whose client writes its
             # own prompt: its answer reaches it as the host wrote it (`choices[].text`).
             self._move(Trigger.PASS)
-            self.record.passthrough_reason = "the completions API carries no tool calls: passed through"
+            self.record.passthrough_reason = f"the {self.api} API carries no tool calls: passed through"
             return headers
         self._move(Trigger.STREAM if self._mode is Body.SSE else Trigger.BUFFER)
         self._sized = header(headers, b"content-length") is not None
@@ -185,7 +181,7 @@ class Exchange:
         self._host_status = status
         if self.count_tokens and status in (404, 405, 501) and self._counted is not None:
             self._replacing, self.status = "estimate", 200
-        elif status >= 400 and (self.bridged or (ours and self.api == "messages")):
+        elif status >= 400 and (self.bridged or (ours and self.spec.error_body is not openai_error)):
             self._replacing = "error"
         return self._replacing is not None
 
@@ -201,7 +197,7 @@ class Exchange:
         except Exception:
             self._prepared = None
 
-    def _answer(self, *, stream: bool, kind: Kind) -> Answer:
+    def _answer(self, *, stream: bool, kind: Api) -> Answer:
         prepared, self._prepared = self._prepared, None
         return Answer(self._setup(), self.record, stream=stream, kind=kind, prepared=prepared)
 
@@ -418,7 +414,7 @@ class Exchange:
             # A bridged client does not speak the host's API: the host's bytes would mean nothing.
             self.record.notes.append(f"the host's answer is not a {self.upstream} answer")
             self.status = 502
-            return error_body(f"The host's answer could not be read as a {self.upstream} answer.", 502, self.api)
+            return self.spec.error_body(f"The host's answer could not be read as a {self.upstream} answer.", 502)
         if kind is None:
             self.record.passthrough_reason = "the upstream body is not an OpenAI-style answer"
             self._move(Trigger.PASS)  # the caller sends the original bytes and headers
@@ -432,21 +428,19 @@ class Exchange:
         return raw if body is None else body
 
 
-    def _answer_kind(self, obj: Any) -> Kind | None:
-        """The reader for the host's first object: its own API's, or None (not ours). A chat route
-        answered in the legacy completions shape (`text_completion`, raw text in `choices[].text`,
-        as some in-house servers do) is read as such: the client still gets Chat."""
+    def _answer_kind(self, obj: Any) -> Api | None:
+        """The reader for the host's first object: its own API's, or None (not ours). A host may
+        answer in another shape its API's spec allows (`answered_as`: a chat route answered in
+        the legacy completions shape, as some in-house servers do), which is read as such."""
         if obj is None:
             return None
-        kind = detect(obj, route=_ROUTES[self.upstream])
-        if kind is None and self.upstream == "chat" and kind_of(obj) == "completions":
-            self.record.notes.append("the host answered the chat route in the completions shape")
-            return "completions"
+        kind = detect(obj, route=spec_for(self.upstream).path)
+        if kind is None:
+            other = kind_of(obj)
+            if other is not None and other in spec_for(self.upstream).answered_as:
+                self.record.notes.append(f"the host answered the {self.upstream} route in the {other} shape")
+                return other
         return kind
 
 
-def bad_request_body(error: BadRequest) -> bytes:
-    return json_bytes(error.body())
-
-
-__all__ = ["Exchange", "Report", "Settings", "bad_request_body"]
+__all__ = ["Exchange", "Report", "Settings"]

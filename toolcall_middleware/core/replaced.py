@@ -10,8 +10,8 @@ API's shape, and a token count the host could not give.
 - `host_error(raw, status, api)`: a host's error body, whatever its shape (OpenAI's `{"error":
   {"message": …}}`, Anthropic's, FastAPI's `{"detail": …}`, plain text), as the error body of
   client API `api`, keeping its message. The Anthropic SDK reads the `type` to pick its exception
-  and the message to show; the openai SDK the `message`. `error_body(message, status, api)` is
-  the same for a message of ours (a bridged host's answer that cannot be read is a 502).
+  and the message to show; the openai SDK the `message`. `openai_error` and `anthropic_error` make such a body for a
+  message of ours (a bridged host's answer that cannot be read is a 502); an API's spec names its own.
 - `estimate_tokens(body)`: the input tokens of an Anthropic Messages body (the rewritten one, so
   the injected manifest counts): the characters of every text it holds (system, message text,
   tool results, tool definitions left in it) divided by four, rounded up, plus 1,600 per image or
@@ -25,6 +25,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .api import spec_for
 from .emitters.anthropic import error_object
 from .framing.utf8 import json_bytes
 from .schema import JSON_OBJECT
@@ -72,9 +73,10 @@ def error_message(raw: bytes) -> str:
 def host_error(raw: bytes, status: int, api: str) -> bytes:
     """A bridged host's error body (`raw`, with `status`) as client API `api`'s error body; one
     already in OpenAI's shape goes to an OpenAI client as it is (its `code` and `param` kept)."""
-    if api != "messages" and _openai_error(raw):
+    shape = spec_for(api).error_body
+    if shape is openai_error and _openai_error(raw):
         return raw
-    return error_body(error_message(raw), status, api)
+    return shape(error_message(raw), status)
 
 
 def _openai_error(raw: bytes) -> bool:
@@ -86,12 +88,20 @@ def _openai_error(raw: bytes) -> bool:
     return isinstance(inner, JSON_OBJECT) and isinstance(inner.get("message"), str) and obj.get("type") != "error"
 
 
-def error_body(message: str, status: int, api: str) -> bytes:
-    """An error body of client API `api` for `status`, saying `message`."""
-    if api == "messages":
-        return json_bytes(error_object(message, error_type(status)))
-    kind = "invalid_request_error" if status < 500 else "server_error"
-    return json_bytes({"error": {"message": message, "type": kind, "param": None, "code": None}})
+def openai_error(
+    message: str, status: int, *, code: str | None = None, param: str | None = None, kind: str | None = None
+) -> bytes:
+    """An OpenAI error body (`{"error": {message, type, param, code}}`); its `type` is `kind`, or
+    `invalid_request_error` for a 4xx and `server_error` for a 5xx."""
+    kind = kind or ("invalid_request_error" if status < 500 else "server_error")
+    return json_bytes({"error": {"message": message, "type": kind, "param": param, "code": code}})
+
+
+def anthropic_error(
+    message: str, status: int, *, code: str | None = None, param: str | None = None, kind: str | None = None
+) -> bytes:
+    """An Anthropic error body; its `type` is Anthropic's for `status` (its shape has no code or param)."""
+    return json_bytes(error_object(message, error_type(status)))
 
 
 def estimate_tokens(body: Mapping[str, Any]) -> int:
@@ -116,4 +126,4 @@ def estimate_tokens(body: Mapping[str, Any]) -> int:
     return -(-chars // CHARS_PER_TOKEN) + media * MEDIA_TOKENS
 
 
-__all__ = ["error_body", "error_message", "error_type", "estimate_tokens", "host_error"]
+__all__ = ["anthropic_error", "error_message", "error_type", "estimate_tokens", "host_error", "openai_error"]

@@ -7,44 +7,26 @@ came. Inside a stream the reader reports errors itself (`UpstreamError`).
 
 from __future__ import annotations
 
-from ..api import Api
+from ..api import APIS, Api, spec_for
 from ..request.depth import MAX_DEPTH
 from ..schema import JSON_OBJECT
-from .anthropic import MessagesReader, is_anthropic_message
-from .base import Reader, ReaderBase, upstream_error
-from .chat import ChatReader, chat_shape
-from .completions import CompletionsReader, is_text_completion
-from .responses import ResponsesReader
-
-# Longest suffix first: `/chat/completions` also ends with `/completions`.
-_ROUTES: tuple[tuple[str, Api], ...] = (
-    ("/chat/completions", "chat"),
-    ("/completions", "completions"),
-    ("/responses", "responses"),
-)
+from .base import Reader, upstream_error
 
 
 def kind_of(obj: object) -> Api | None:
     """The API an upstream object belongs to, or `None` (an error, or something else).
 
-    `object` decides (`chat.completion`, `chat.completion.chunk`, `text_completion`,
-    `response`), then a Responses event's `type` (`response.…`); a host that omits `object`
-    is judged by its choices (`delta` / `message` -> Chat, `text` -> completions); an Anthropic
-    `message` or stream event (`message_start`, `content_block_…`, …) is `messages`.
+    Each API's spec says whether the object is one of its own (`ApiSpec.recognizes`): `object`
+    decides (`chat.completion`, `chat.completion.chunk`, `text_completion`, `response`), then a
+    Responses event's `type` (`response.…`); a host that omits `object` is judged by its choices
+    (`delta` / `message` -> Chat, `text` -> completions); an Anthropic `message` or stream event
+    (`message_start`, `content_block_…`, …) is `messages`.
     """
     if not isinstance(obj, JSON_OBJECT) or upstream_error(obj) is not None:
         return None
-    if obj.get("object") == "response":
-        return "responses"
-    kind = obj.get("type")
-    if isinstance(kind, str) and kind.startswith("response.") and "object" not in obj:
-        return "responses"
-    if chat_shape(obj) is not None:
-        return "chat"
-    if is_text_completion(obj):
-        return "completions"
-    if is_anthropic_message(obj):
-        return "messages"
+    for api in APIS:
+        if spec_for(api).recognizes(obj):
+            return api
     return None
 
 
@@ -57,12 +39,16 @@ def kind_of_route(path: str) -> Api | None:
     `/v1/chat/completions/<id>/messages`) are not generation routes: `None`.
     """
     path = "/" + path.split("?", 1)[0].split("#", 1)[0].strip("/")
-    if path == "/messages" or path.endswith("/v1/messages"):
-        return "messages"  # Anthropic's route; other `…/messages` paths are sub-resources
-    for suffix, kind in _ROUTES:
-        if path.endswith(suffix):
-            return kind
-    return None
+    found: Api | None = None
+    longest = 0  # the longest suffix decides: `/chat/completions` also ends with `/completions`
+    for api in APIS:
+        spec = spec_for(api)
+        if path in spec.route_paths:
+            return api
+        for suffix in spec.route_suffixes:
+            if len(suffix) > longest and path.endswith(suffix):
+                found, longest = api, len(suffix)
+    return found
 
 
 def detect(obj: object = None, *, route: str | None = None) -> Api | None:
@@ -85,15 +71,7 @@ def reader_for(kind: Api, *, stream: bool = True, max_depth: int = MAX_DEPTH) ->
     """A new reader for one response. `stream` says whether the body is SSE; it matters only for
     legacy completions, whose chunks and whole bodies share one `object`. `max_depth`: the data it
     decodes nested deeper is no answer (`decode_data`)."""
-    reader: ReaderBase
-    if kind == "chat":
-        reader = ChatReader()
-    elif kind == "responses":
-        reader = ResponsesReader()
-    elif kind == "messages":
-        reader = MessagesReader()
-    else:
-        reader = CompletionsReader(stream=stream)
+    reader = spec_for(kind).reader(stream)
     reader.max_depth = max_depth
     return reader
 

@@ -7,8 +7,10 @@ with no tool fields went to the host unchecked. Now both answer the same 400, in
 API's error shape, naming the field (OpenAI's `messages[0].content[1]`, Anthropic's
 `messages.0.content.1`).
 
-- `check_fields(api, body)`: the scalar and container fields each API defines, by type (a
-  `null` is taken as absent, as the APIs take it). The fields whose shape is richer (`tools`,
+- `check_chat(body)`, `check_responses(body)`, `check_messages(body)`, `check_completions(body)`:
+  one API's request (each API's spec names its own as `check_request`): the scalar and container
+  fields it defines, by type (`check_fields`; a `null` is taken as absent, as the APIs take it),
+  then its messages or items. The fields whose shape is richer (`tools`,
   `tool_choice`, `input`, `system`) are checked where they are read.
 - `check_chat_messages(messages)`: Chat's messages: objects with a known role, `content` a
   string, an array of part objects, or (assistant turns only) `null`; a tool message's
@@ -58,70 +60,86 @@ STOP: Check = (_is_strings, "expected a string or an array of strings")
 STRINGS: Check = (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "expected an array of strings")
 
 _SAMPLING = {"temperature": NUMBER, "top_p": NUMBER, "model": STRING, "stream": BOOLEAN, "metadata": OBJECT}
-FIELDS: dict[str, dict[str, Check]] = {
-    "chat": {
-        **_SAMPLING,
-        "parallel_tool_calls": BOOLEAN,
-        "logprobs": BOOLEAN,
-        "store": BOOLEAN,
-        "presence_penalty": NUMBER,
-        "frequency_penalty": NUMBER,
-        "max_tokens": INTEGER,
-        "max_completion_tokens": INTEGER,
-        "n": INTEGER,
-        "seed": INTEGER,
-        "top_logprobs": INTEGER,
-        "stop": STOP,
-        "stream_options": OBJECT,
-        "response_format": OBJECT,
-        "user": STRING,
-        "messages": ARRAY,
-    },
-    "responses": {
-        **_SAMPLING,
-        "parallel_tool_calls": BOOLEAN,
-        "store": BOOLEAN,
-        "background": BOOLEAN,
-        "max_output_tokens": INTEGER,
-        "top_logprobs": INTEGER,
-        "instructions": STRING,
-        "previous_response_id": STRING,
-        "user": STRING,
-        "text": OBJECT,
-        "reasoning": OBJECT,
-        "include": STRINGS,
-    },
-    "messages": {
-        **_SAMPLING,
-        "max_tokens": INTEGER,
-        "top_k": INTEGER,
-        "stop_sequences": STRINGS,
-        "thinking": OBJECT,
-        "tool_choice": OBJECT,
-        "service_tier": STRING,
-        "messages": ARRAY,
-    },
-    "completions": {**_SAMPLING, "max_tokens": INTEGER, "n": INTEGER, "stop": STOP, "user": STRING},
+CHAT_FIELDS: dict[str, Check] = {
+    **_SAMPLING,
+    "parallel_tool_calls": BOOLEAN,
+    "logprobs": BOOLEAN,
+    "store": BOOLEAN,
+    "presence_penalty": NUMBER,
+    "frequency_penalty": NUMBER,
+    "max_tokens": INTEGER,
+    "max_completion_tokens": INTEGER,
+    "n": INTEGER,
+    "seed": INTEGER,
+    "top_logprobs": INTEGER,
+    "stop": STOP,
+    "stream_options": OBJECT,
+    "response_format": OBJECT,
+    "user": STRING,
+    "messages": ARRAY,
 }
+RESPONSES_FIELDS: dict[str, Check] = {
+    **_SAMPLING,
+    "parallel_tool_calls": BOOLEAN,
+    "store": BOOLEAN,
+    "background": BOOLEAN,
+    "max_output_tokens": INTEGER,
+    "top_logprobs": INTEGER,
+    "instructions": STRING,
+    "previous_response_id": STRING,
+    "user": STRING,
+    "text": OBJECT,
+    "reasoning": OBJECT,
+    "include": STRINGS,
+}
+MESSAGES_FIELDS: dict[str, Check] = {
+    **_SAMPLING,
+    "max_tokens": INTEGER,
+    "top_k": INTEGER,
+    "stop_sequences": STRINGS,
+    "thinking": OBJECT,
+    "tool_choice": OBJECT,
+    "service_tier": STRING,
+    "messages": ARRAY,
+}
+COMPLETIONS_FIELDS: dict[str, Check] = {**_SAMPLING, "max_tokens": INTEGER, "n": INTEGER, "stop": STOP, "user": STRING}
 
 
-def check_fields(api: str, body: Mapping[str, Any]) -> None:
-    """Raise `BadRequest` for the first field of `body` that is not of its type in `api`, then
-    for the first message (input item) of the wrong shape."""
-    for name, (ok, what) in FIELDS[api].items():
+def check_fields(fields: Mapping[str, Check], body: Mapping[str, Any]) -> None:
+    """Raise `BadRequest` for the first field of `body` that is not of its type in `fields`."""
+    for name, (ok, what) in fields.items():
         value = body.get(name)
         if value is not None and not ok(value):
             raise invalid(name, what)
-    messages = body.get("messages")
-    if api == "chat" and isinstance(messages, list):
-        check_chat_messages(messages)
-    elif api == "messages" and isinstance(messages, list):
-        check_anthropic_messages(messages)
+
+
+def check_chat(body: Mapping[str, Any]) -> None:
+    """A Chat request's fields, then its messages."""
+    check_fields(CHAT_FIELDS, body)
+    if isinstance(body.get("messages"), list):
+        check_chat_messages(body["messages"])
+
+
+def check_responses(body: Mapping[str, Any]) -> None:
+    """A Responses request's fields, then its input items."""
+    check_fields(RESPONSES_FIELDS, body)
+    if isinstance(body.get("input"), list):
+        check_input_items(body["input"])
+
+
+def check_messages(body: Mapping[str, Any]) -> None:
+    """An Anthropic Messages request's fields, then its messages and `tool_choice`."""
+    check_fields(MESSAGES_FIELDS, body)
+    if isinstance(body.get("messages"), list):
+        check_anthropic_messages(body["messages"])
         choice = body.get("tool_choice")
         if isinstance(choice, JSON_OBJECT) and not isinstance(choice.get("disable_parallel_tool_use", False), bool):
             raise invalid("tool_choice.disable_parallel_tool_use", "expected a boolean")
-    elif api == "responses" and isinstance(body.get("input"), list):
-        check_input_items(body["input"])
+
+
+def check_completions(body: Mapping[str, Any]) -> None:
+    """A legacy completions request's fields."""
+    check_fields(COMPLETIONS_FIELDS, body)
 
 
 def _parts(content: Any, where: str, what: str, sep: str) -> None:
@@ -224,4 +242,17 @@ def _chat_calls(calls: Any, where: str) -> None:
         load_arguments(function.get("arguments", ""), f"{at}.function.arguments")
 
 
-__all__ = ["FIELDS", "check_anthropic_messages", "check_chat_messages", "check_fields", "check_input_items"]
+__all__ = [
+    "CHAT_FIELDS",
+    "COMPLETIONS_FIELDS",
+    "MESSAGES_FIELDS",
+    "RESPONSES_FIELDS",
+    "check_anthropic_messages",
+    "check_chat",
+    "check_chat_messages",
+    "check_completions",
+    "check_fields",
+    "check_input_items",
+    "check_messages",
+    "check_responses",
+]

@@ -19,15 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import Api
+from ..api import Api, spec_for
 from ..exchange_data import Report, Settings
 from ..framing.utf8 import json_bytes, json_bytes_with
 from .body import read_request
 from .compaction import expand_compactions
 from .depth import check_depth, too_deep_error
 from .errors import BadRequest
-from .fields import check_fields
-from .host import REWRITES, for_host, request_dialect
+from .host import for_host, request_dialect
 from .render import manifest_token
 
 SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
@@ -76,9 +75,10 @@ def forward_request(
         compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
         expanded, body = compacted is not body, compacted
     body, rules, dropped = for_host(api, upstream, body)
-    if upstream == "completions":
+    rewrite = spec_for(upstream).rewrite
+    if rewrite is None:  # its client writes its own prompt (legacy completions)
         return Forwarded(None, request, rules)
-    result = REWRITES[upstream](
+    result = rewrite(
         body,
         dialect=request_dialect(dialect),
         forward_tools=settings.forward_tools,
@@ -100,8 +100,10 @@ def forward_request(
 def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> Forwarded:
     """A `/count_tokens` body rewritten as its message would be, so the host counts the
     manifest and the flattened history; kept for the estimate should the host not count."""
-    check_fields("messages", body)
-    result = REWRITES["messages"](
+    messages = spec_for("messages")  # Anthropic's token counting
+    messages.check_request(body)
+    assert messages.rewrite is not None
+    result = messages.rewrite(
         body,
         dialect=request_dialect(record.dialect),
         forward_tools=settings.forward_tools,

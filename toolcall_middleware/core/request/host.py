@@ -3,22 +3,18 @@ raw-output model (manifest, rules, flattened history) in the dialect's own text.
 
 ```python
 host_body, rules, dropped = for_host("responses", "chat", body)   # rules: the tool rules, OpenAI-shaped
-result = REWRITES["chat"](host_body, dialect=request_dialect(dialect), forward_tools=False)
+result = spec_for("chat").rewrite(host_body, dialect=request_dialect(dialect), forward_tools=False)
 ```
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from .anthropic import rewrite_messages_request
+from ..api import spec_for
 from .bridge import responses_to_chat
 from .bridge_messages import chat_to_messages, messages_to_chat
-from .chat import rewrite_chat_request
-from .fields import check_fields
-from .responses import rewrite_responses_request
-from .rewrite import RewriteResult
 
 
 def request_dialect(dialect: str) -> str:
@@ -28,18 +24,11 @@ def request_dialect(dialect: str) -> str:
     return "hermes" if dialect == "auto" else dialect
 
 
-REWRITES: dict[str, Callable[..., RewriteResult]] = {
-    "chat": rewrite_chat_request,
-    "responses": rewrite_responses_request,
-    "messages": rewrite_messages_request,
-}
-
-
 def for_host(api: str, upstream: str, body: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, Any], Any]:
     """The body in the host's API's shape, the tool rules in an OpenAI shape (for the parser and
     the policy), and the tool types the translation dropped (`None`: no translation). The body's
     fields are checked to its API's types first, the same on a bridged route as on a native one."""
-    check_fields(api, body)
+    spec_for(api).check_request(body)
     if api == "messages":
         as_chat = messages_to_chat(body)  # Anthropic tools, read in Chat's shape
         return (as_chat.body if upstream == "chat" else body), as_chat.body, as_chat.dropped_tools
@@ -56,4 +45,4 @@ def for_host(api: str, upstream: str, body: dict[str, Any]) -> tuple[dict[str, A
     return host, body, dropped
 
 
-__all__ = ["REWRITES", "for_host", "request_dialect"]
+__all__ = ["for_host", "request_dialect"]
