@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .api import Api as Kind
+from .api import Api
 from .exchange_data import AnswerSetup, Report
 from .inbound import Reader, reader_for
 from .parser import ArgumentsStreaming, StreamParser
@@ -42,7 +42,7 @@ class Prepared:
 
     __slots__ = ("kind", "parser", "policy", "reader", "stream")
 
-    def __init__(self, setup: AnswerSetup, *, stream: bool, kind: Kind) -> None:
+    def __init__(self, setup: AnswerSetup, *, stream: bool, kind: Api) -> None:
         self.stream = stream
         self.kind = kind
         streaming: ArgumentsStreaming = setup.settings.arguments_streaming if stream else "whole"
@@ -51,7 +51,7 @@ class Prepared:
         self.reader = host_reader_for(setup, kind, stream)
 
 
-def host_reader_for(setup: AnswerSetup, kind: Kind, stream: bool) -> Reader:
+def host_reader_for(setup: AnswerSetup, kind: Api, stream: bool) -> Reader:
     """A new reader of the host's answer (the data it decodes nested deeper than the settings'
     `max_depth` is no answer)."""
     return reader_for(kind, stream=stream, max_depth=setup.settings.max_depth)
