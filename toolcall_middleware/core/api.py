@@ -9,7 +9,9 @@ Everything the library does differently by API is asked of that API's `ApiSpec` 
 declared in its own module, `core/apis/<name>.py`: its standard path, how its answers are
 recognised and read, how the client's bytes are written (`Output` for a stream, `whole` for a
 JSON body), its error bodies, its request rewrite and field checks. Nothing else compares API
-names. Adding an API is adding its name to `Api` and writing its module.
+names but the bridges (which translate one named API into another) and the features only one
+API has (`tests/core/test_api_specs.py` holds the code to that). Adding an API is adding its name
+to `Api` and writing its module.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class Output(ABC):
 
     Made when the host's answer opens (`start` gives the stream's first events); `feed` writes
     parsed events; a stream ends in `finish` (the host's end), `fail` (an answer that broke the
-    request's tool rules) or `cut` (the host stopped short). The methods with defaults here are
+    request's tool rules) or `cut` (the host stopped short). The methods with a default here are
     what only some APIs have."""
 
     upstream: Upstream  # the host's id, model and time, and finally its finish reason
@@ -48,26 +50,21 @@ class Output(ABC):
     text_sse: Callable[[str], bytes | None] | None = None
 
     @abstractmethod
-    def start(self) -> bytes:
-        raise NotImplementedError
+    def start(self) -> bytes: ...
 
     @abstractmethod
-    def feed(self, events: list[Event]) -> bytes:
-        raise NotImplementedError
+    def feed(self, events: list[Event]) -> bytes: ...
 
     @abstractmethod
-    def fail(self, error: PolicyError) -> bytes:
-        raise NotImplementedError
+    def fail(self, error: PolicyError) -> bytes: ...
 
     @abstractmethod
-    def cut(self, message: str) -> bytes:
-        raise NotImplementedError
+    def cut(self, message: str) -> bytes: ...
 
     @abstractmethod
     def finish(self, done: UpstreamDone, choices: list[Output]) -> bytes:
         """The end of the stream; `choices`: every choice's output, this one first (several only
         where the API has choices)."""
-        raise NotImplementedError
 
     def opening(self) -> bytes:
         """What this choice would have sent before another choice's first bytes (several choices)."""
@@ -106,7 +103,8 @@ class ApiSpec:
     name: Api
     path: str  # the standard path (`/v1/chat/completions`): a bridged request goes there
     routes: tuple[str, ...]  # the paths clients call it at by default (the `<name>_routes` option's)
-    # The request paths of this API (`kind_of_route`): suffixes any prefix may precede, whole paths.
+    # The request paths of this API (`kind_of_route`), wherever it is mounted: suffixes any
+    # prefix may precede, and (`route_paths`) whole paths.
     route_suffixes: tuple[str, ...]
     recognizes: Callable[[Mapping[str, Any]], bool]  # an object of a host's answer is of this API
     reader: Callable[[bool], ReaderBase]  # a new reader of its answers (`stream`: the body is SSE)
@@ -116,7 +114,9 @@ class ApiSpec:
     # its own prompt, and its answer passes through (legacy completions carries no tool calls).
     rewrite: Callable[..., RewriteResult] | None = None
     route_paths: tuple[str, ...] = ()
-    output: Callable[[Upstream, AnswerSetup, int, bool], Output] | None = None  # (upstream, setup, choice, legacy)
+    # Its stream's output (upstream, setup, choice, legacy `functions`) and whole body; None for
+    # an API whose answers pass through.
+    output: Callable[[Upstream, AnswerSetup, int, bool], Output] | None = None
     whole: Callable[[Whole], dict[str, Any]] | None = None
     # Other APIs' answer shapes a host of this API may answer in, read as such (the client still
     # gets its own API): some in-house servers answer the chat route in the completions shape.
