@@ -22,8 +22,7 @@ from typing import Any
 
 from .asgi_exchange import ASGIApp, HTTPExchange, Receive, Scope, Send
 from .compact import compact_route, serve_compact
-from .config import RouteMatch as Route
-from .config import ToolCallConfig
+from .config import RouteMatch, ToolCallConfig
 from .core.http import headers_named
 from .exchange import ToolCallExchange, settings_from
 from .store.layer import with_state
@@ -58,7 +57,7 @@ class ToolCallMiddleware:
             logger.error("%s", self.misconfigured)
             self.config = ToolCallConfig()
         self._settings = settings_from(self.config)
-        self._routes: dict[str, Route | None] = {}  # what `ToolCallExchange.route` says of a path
+        self._routes: dict[str, RouteMatch | None] = {}  # what `ToolCallExchange.route` says of a path
         self._entry: ASGIApp = with_state(self._stateless, self.config)  # the Responses state, with a store
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -109,7 +108,7 @@ class ToolCallMiddleware:
             await send({"type": "http.response.start", "status": 500, "headers": headers})
             await send({"type": "http.response.body", "body": body.encode()})
 
-    def _route(self, path: str) -> Route | None:
+    def _route(self, path: str) -> RouteMatch | None:
         """`ToolCallExchange.route` of a POST with no content-coding, remembered by path."""
         found = self._routes.get(path, _NOT_SEEN)
         if found is _NOT_SEEN:
