@@ -1,7 +1,7 @@
 """A closing reasoning marker with no opening one: the template opened the reasoning block and the
 parser was not told (no `generation_prompt`, and `thinking` and the model name do not say so).
 
-The rule (`ReasoningSyntax.stray_closes`, `ReasoningInText`): the marker never reaches the
+The rule (`ReasoningSyntax.stray_pairs`, `ReasoningInText`): the marker never reaches the
 client (unless it closes an opening marker the model wrote in the answer: that pair is text);
 the text before it stays content, streamed at once as all plain text is, so a stream and the whole parse agree
 at every split. Told that the template opened the block (`generation_prompt`, or `thinking=True`
@@ -23,8 +23,9 @@ from toolcall_middleware.core.request import render_calls
 
 
 def stray_closes(dialect: str) -> tuple[str, ...]:
+    """The dialect's closing reasoning markers that are markup wherever they stand."""
     syntax = get_dialect(dialect).reasoning
-    return () if syntax is None else syntax.stray_closes
+    return () if syntax is None else tuple(close for _, close in syntax.stray_pairs)
 
 
 # generic_json's output is one JSON object (grammar-forced): text around it passes as written.
