@@ -1,9 +1,9 @@
 """Finding a format's markers in prose while skipping markdown code, split-safe.
 
 A marker written in code (a fenced block, an inline code span: `inline_code`) is an example, not
-markup. The text mode of `BlockParser` and `auto`'s search for a format's first marker both read
-prose this way; `CodeAwareScanner` is that reading, with the one state that crosses pieces:
-whether the text is inside a fence.
+markup. The text mode of `BlockParser`, `auto`'s search for a format's first marker and the text
+around `generic_json`'s object all read prose this way; `CodeAwareScanner` is that reading, with
+the one state that crosses pieces: whether the text is inside a fence.
 """
 
 from __future__ import annotations
