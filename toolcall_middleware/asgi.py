@@ -80,7 +80,7 @@ class ToolCallMiddleware:
         if route is None:
             compacted = compact_route(self.config, "POST", path) if coding is None else None
             if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
-                await serve_compact(self, scope, receive, send, compacted, self.config.limits.max_request_bytes)
+                await serve_compact(self, scope, receive, send, compacted, self.config.limits)
                 return
             await self.app(scope, receive, send)
             return

@@ -8,19 +8,23 @@ does (rewritten, bridged); the answer becomes the `response.compaction` object. 
 
 ```python
 responses_path = compact_route(config, "POST", "/v1/responses/compact")   # "/v1/responses", or None
-await serve_compact(middleware, scope, receive, send, responses_path, limit)   # an ASGI request
-status, headers, body = compact_wsgi(wsgi_middleware, environ, raw, responses_path)
+await serve_compact(middleware, scope, receive, send, responses_path, config.limits)   # an ASGI request
+status, headers, body = compact_wsgi(wsgi_middleware, environ, raw, responses_path, config.limits.max_depth)
 ```
+
+The summary answer is read as the pipeline reads any host answer (`decode_data`): nested deeper
+than `limits.max_depth`, it is no response, and the client gets a 502 on every Python (json's own
+decoder gives up at a depth that depends on the version).
 """
 
 from __future__ import annotations
 
 import io
-import json
 from typing import Any
 
-from .config import ToolCallConfig
+from .config import Limits, ToolCallConfig
 from .core.framing.utf8 import json_bytes
+from .core.inbound.base import decode_data
 from .core.request import BadRequest
 from .core.request.body import read_request
 from .core.request.compaction import compact_path, compacted, summary_request
@@ -50,14 +54,14 @@ def summary_body(raw: bytes) -> tuple[Any, bytes]:
     return body, json_bytes(summary_request(body))
 
 
-def answer(body: Any, status: int, headers: list[tuple[bytes, bytes]], raw: bytes) -> Answer:
+def answer(body: Any, status: int, headers: list[tuple[bytes, bytes]], raw: bytes, max_depth: int) -> Answer:
     """The client's answer from the host's answer to the summary request: an error as it came,
-    a summary as the compaction object."""
+    a summary as the compaction object (none when it is nested deeper than `max_depth`)."""
     if status != 200:
         return status, headers, raw
     try:
-        response = json.loads(raw)
-    except (ValueError, RecursionError):  # (nested deeper than JSON's decoder reads: no response)
+        response = decode_data(raw.decode(), max_depth)
+    except UnicodeDecodeError:  # (not a response)
         response = None
     if not isinstance(response, dict) or not isinstance(response.get("output"), list):
         error = {"message": "The host's answer to the summary request was not a response.", "type": "upstream_error"}
@@ -70,10 +74,11 @@ def refused(error: BadRequest) -> Answer:
 
 
 async def serve_compact(
-    app: ASGIApp, scope: Scope, receive: Receive, send: Sink, responses_path: str, limit: int
+    app: ASGIApp, scope: Scope, receive: Receive, send: Sink, responses_path: str, limits: Limits
 ) -> None:
-    """Answer one compact request (an ASGI HTTP request) with `compact_asgi`; a body over `limit`
-    bytes is a 413, a client that leaves before its body ends gets nothing."""
+    """Answer one compact request (an ASGI HTTP request) with `compact_asgi`; a body over
+    `limits.max_request_bytes` is a 413, a client that leaves before its body ends gets nothing."""
+    limit = limits.max_request_bytes
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -87,22 +92,23 @@ async def serve_compact(
             status, headers, data = _json(413, error.body())
             break
         if not message.get("more_body", False):
-            status, headers, data = await compact_asgi(app, scope, b"".join(chunks), responses_path)
+            status, headers, data = await compact_asgi(app, scope, b"".join(chunks), responses_path, limits.max_depth)
             break
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data, "more_body": False})
 
 
-async def compact_asgi(app: ASGIApp, scope: Scope, raw: bytes, responses_path: str) -> Answer:
-    """The answer to a compact request whose body is `raw`, the summary asked of `app` in process."""
+async def compact_asgi(app: ASGIApp, scope: Scope, raw: bytes, responses_path: str, max_depth: int) -> Answer:
+    """The answer to a compact request whose body is `raw`, the summary asked of `app` in process
+    (an answer nested deeper than `max_depth` is none)."""
     try:
         body, summary = summary_body(raw)
     except BadRequest as error:
         return refused(error)
-    return answer(body, *await collect(app, scope, responses_path, summary))
+    return answer(body, *await collect(app, scope, responses_path, summary), max_depth)
 
 
-def compact_wsgi(app: Any, environ: dict[str, Any], raw: bytes, responses_path: str) -> Answer:
+def compact_wsgi(app: Any, environ: dict[str, Any], raw: bytes, responses_path: str, max_depth: int) -> Answer:
     """`compact_asgi` for a WSGI middleware `app`: the summary asked of it in the same thread."""
     try:
         body, summary = summary_body(raw)
@@ -134,7 +140,7 @@ def compact_wsgi(app: Any, environ: dict[str, Any], raw: bytes, responses_path: 
         close = getattr(result, "close", None)
         if close is not None:
             close()
-    return answer(body, head[0], head[1], b"".join(chunks))
+    return answer(body, head[0], head[1], b"".join(chunks), max_depth)
 
 
 def _json(status: int, obj: Any) -> Answer:

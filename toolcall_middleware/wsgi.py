@@ -52,7 +52,7 @@ class ToolCallWSGIMiddleware:
             error = BadRequest(f"The request body is over {limit} bytes.", code="request_too_large")
             status, headers, body = 413, [(b"content-type", b"application/json")], json_bytes(error.body())
         else:
-            status, headers, body = compact_wsgi(self, environ, raw, responses_path)
+            status, headers, body = compact_wsgi(self, environ, raw, responses_path, self.config.limits.max_depth)
         start_response(status_line(status), to_str(headers))
         return [body]
 

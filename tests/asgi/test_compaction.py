@@ -16,6 +16,7 @@ from openai import OpenAI
 
 from tests.asgi.ws_host import RecordingHost
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.core.request.compaction import unseal
 from toolcall_middleware.demo.run import serving
 
 HISTORY = [
@@ -119,6 +120,49 @@ def test_a_host_answer_nested_too_deep_is_a_502_on_every_python() -> None:
         with pytest.raises(openai.APIStatusError) as failed:
             client.responses.compact(model="demo", input="Hi")
     assert failed.value.status_code == 502 and "was not a response" in str(failed.value)
+
+
+DEPTH_LIMIT = 24  # (`limits.max_depth`, below JSON's own decoder's limit on every Python)
+SUMMARY = "Launch on Tuesday, support first; the code word is slate."
+
+
+def summary_answer(levels: int) -> bytes:
+    """A host's Responses answer holding `SUMMARY`, nested `levels` deep in all (the answer itself
+    is the first level; the nesting past its message's six is in a field of the host's own)."""
+    nested: Any = "deep"
+    for _ in range(levels - 1):
+        nested = [nested]
+    part = {"type": "output_text", "text": SUMMARY, "annotations": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [part]}
+    answer = {"id": "resp_1", "object": "response", "status": "completed", "model": "demo", "output": [message]}
+    return json.dumps({**answer, "host_trace": nested}).encode()
+
+
+@pytest.mark.parametrize("levels", [DEPTH_LIMIT, DEPTH_LIMIT + 1])
+def test_a_summary_answer_deeper_than_max_depth_is_a_502(levels: int) -> None:
+    """The summary answer is read within the configured `limits.max_depth`, as every host answer
+    is: one level deeper is no summary, though JSON's decoder would read it on any Python."""
+    asked: list[str] = []
+
+    async def host(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        asked.append(scope["path"])
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": summary_answer(levels)})
+
+    with serving(ToolCallMiddleware(host, dialect="hermes", limits={"max_depth": DEPTH_LIMIT})) as base:
+        client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+        if levels <= DEPTH_LIMIT:
+            compacted = client.responses.compact(model="demo", input=HISTORY)  # type: ignore[arg-type]
+            assert unseal(compacted.output[-1].encrypted_content) == SUMMARY  # type: ignore[union-attr]
+        else:
+            with pytest.raises(openai.APIStatusError) as failed:
+                client.responses.compact(model="demo", input=HISTORY)  # type: ignore[arg-type]
+            assert failed.value.status_code == 502 and "was not a response" in str(failed.value)
+    assert asked == ["/v1/responses"]
 
 
 def test_a_host_that_compacts_gets_the_request_untouched() -> None:

@@ -1,7 +1,7 @@
 """A closing reasoning marker with no opening one: the template opened the reasoning block and the
 parser was not told (no `generation_prompt`, and `thinking` and the model name do not say so).
 
-The rule (`ReasoningSyntax.stray_closes`, `ReasoningInText`): the marker never reaches the
+The rule (`ReasoningSyntax.stray_pairs`, `ReasoningInText`): the marker never reaches the
 client (unless it closes an opening marker the model wrote in the answer: that pair is text);
 the text before it stays content, streamed at once as all plain text is, so a stream and the whole parse agree
 at every split. Told that the template opened the block (`generation_prompt`, or `thinking=True`
@@ -17,18 +17,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import check_streams, split_at, stream_parse
-from toolcall_middleware import list_dialects, parse
+from toolcall_middleware import ParseResult, list_dialects, parse
 from toolcall_middleware.core.dialects import get_dialect
 from toolcall_middleware.core.request import render_calls
 
 
 def stray_closes(dialect: str) -> tuple[str, ...]:
+    """The dialect's closing reasoning markers that are markup wherever they stand."""
     syntax = get_dialect(dialect).reasoning
-    return () if syntax is None else syntax.stray_closes
+    return () if syntax is None else tuple(close for _, close in syntax.stray_pairs)
 
 
-# generic_json's output is one JSON object (grammar-forced): text around it passes as written.
-DIALECTS = [d for d in list_dialects() if stray_closes(d) and d != "generic_json"]
+DIALECTS = [d for d in list_dialects() if stray_closes(d)]
 CASES = [(d, close) for d in DIALECTS for close in stray_closes(d)]
 BEFORE, AFTER = "The user wants 2 + 2.", "The answer is 4."
 
@@ -42,7 +42,7 @@ def syntax_of(dialect: str) -> tuple[str, str]:
 
 def test_every_dialect_with_a_reasoning_syntax_drops_a_stray_close() -> None:
     # gpt_oss reads its channels itself; every other dialect has markup closes.
-    assert set(list_dialects()) - set(DIALECTS) == {"gpt_oss", "generic_json"}
+    assert set(list_dialects()) - set(DIALECTS) == {"gpt_oss"}
 
 
 @pytest.mark.parametrize(("dialect", "close"), CASES)
@@ -69,7 +69,9 @@ def test_thinking_says_so_for_the_templates_that_open_reasoning_when_it_is_on(di
     assert parse(raw, dialect, thinking=False).content == BEFORE + AFTER
 
 
-@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder", "glm47", "kimi_k2", "llama3_json", "pythonic", "auto"])
+@pytest.mark.parametrize(
+    "dialect", ["hermes", "qwen3_coder", "glm47", "kimi_k2", "llama3_json", "pythonic", "auto", "generic_json"]
+)
 def test_a_call_after_a_stray_close_is_a_call(dialect: str) -> None:
     _, close = syntax_of(dialect)
     call = render_calls("hermes" if dialect == "auto" else dialect, [("call_1", "get_weather", '{"city": "Paris"}')])
@@ -78,7 +80,7 @@ def test_a_call_after_a_stray_close_is_a_call(dialect: str) -> None:
     assert close not in (result.content or "")
 
 
-@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder", "llama3_json", "auto"])
+@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder", "llama3_json", "auto", "generic_json"])
 def test_a_close_in_code_or_in_arguments_is_kept(dialect: str) -> None:
     inline = "Reasoning ends at `</think>`, and\n```\n</think>\n```\n"
     assert check_streams(inline, seeds=range(3), dialect=dialect).content == inline
@@ -95,6 +97,43 @@ def test_a_pair_written_in_the_answer_stays_text(dialect: str) -> None:
     raw = f"Sure. {opening}a note{close} and done{close}."
     result = check_streams(raw, seeds=range(3), dialect=dialect)
     assert result.content == f"Sure. {opening}a note{close} and done." and result.reasoning is None
+
+
+def every_split(raw: str, **kwargs: object) -> ParseResult:
+    """The whole parse of `raw`, after asserting that a stream cut at any one place, and one of
+    single characters, gives the same."""
+    whole = parse(raw, **kwargs)  # type: ignore[arg-type]
+    for cut in range(len(raw) + 1):
+        assert stream_parse([raw[:cut], raw[cut:]], **kwargs) == whole, cut
+    assert stream_parse(list(raw), **kwargs) == whole
+    return whole
+
+
+CALL_F = '{"name": "f", "arguments": {"x": 1}}'
+
+
+@pytest.mark.parametrize(
+    ("raw", "content", "names"),
+    [
+        # The template opened the reasoning: what the model wrote before the close is content (it
+        # was not told), and the object after it is the forced answer.
+        (BEFORE + "</think>\n" + CALL_F, BEFORE, ["f"]),
+        ("</think>" + CALL_F, None, ["f"]),
+        (BEFORE + '</think>{"response": "Four."}', BEFORE + "Four.", []),
+        # After the object the output is, the close is dropped and the rest is text.
+        (CALL_F + "</think> " + CALL_F, " " + CALL_F, ["f"]),
+        ('{"response": "Four."}</think> Done.', "Four. Done.", []),
+        # A pair the model wrote is text; a close in code is text.
+        ("Note <think>a</think>: " + CALL_F, "Note <think>a</think>: " + CALL_F, []),
+        ("Write `</think>` to end.</think>" + CALL_F, "Write `</think>` to end.", ["f"]),
+    ],
+)
+def test_generic_json_drops_a_stray_close_and_reads_the_object_after_it(
+    raw: str, content: str | None, names: list[str]
+) -> None:
+    result = every_split(raw, dialect="generic_json")
+    assert (result.content, [c.name for c in result.tool_calls]) == (content, names)
+    assert result.reasoning is None
 
 
 def test_a_close_that_is_a_phrase_stays_text() -> None:

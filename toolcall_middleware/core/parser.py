@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from .dialects import ParseContext, resolve
-from .dialects.base import _REPAIR, repairing
+from .dialects.arguments import REPAIR, repairing
 from .events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from .memo import remembered
 from .policy.repair import repair_arguments
@@ -145,7 +145,7 @@ class StreamParser:
             plain = self._tools.take_plain(delta)  # (the usual piece: no marker in sight)
             if plain is not None:
                 return [TextDelta(plain)] if plain else []
-        token = _REPAIR.set(self._repair)  # (`repairing`, inline: it wraps every piece that gets here)
+        token = REPAIR.set(self._repair)  # (`repairing`, inline: it wraps every piece that gets here)
         try:
             if splitter is None:
                 return self._tools.feed(delta)
@@ -153,7 +153,7 @@ class StreamParser:
                 return self._tools.feed(delta) if delta else []
             return self._route(splitter.feed(delta))
         finally:
-            _REPAIR.reset(token)
+            REPAIR.reset(token)
 
     def can_take_plain(self) -> bool:
         """Whether `take_plain` may take a piece now: the parser is open and past the reasoning
@@ -215,7 +215,7 @@ class StreamParser:
             return []
         self._closed = True
         self.context.stopped = stopped
-        token = _REPAIR.set(self._repair)  # (`repairing`, inline)
+        token = REPAIR.set(self._repair)  # (`repairing`, inline)
         try:
             out = self._close()
             if drafts and self._drafts and self.context.next_index == 0:
@@ -224,7 +224,7 @@ class StreamParser:
                     out.extend(self._drafted_calls(self._drafts))
             return out
         finally:
-            _REPAIR.reset(token)
+            REPAIR.reset(token)
 
     def _close(self) -> list[Event]:
         out: list[Event] = []

@@ -43,10 +43,11 @@ class ReasoningSyntax:
     not. `answer_starts` are the same for a section that opens the answer (Kimi K3's response
     section): it ends the reasoning at once.
 
-    `stray_closes` are the closing markers that are markup wherever they stand: one in the
-    answer with no reasoning open (the template opened the block and the parser was not told)
-    is dropped by the tool parser. All closes but the `prose_closes`, phrases a model may also
-    write as text (Granite's `Here is my response:`), which stay.
+    `stray_pairs` are the pairs whose closing marker is markup wherever it stands: such a close
+    in the answer with no reasoning open (the template opened the block and the parser was not
+    told) is dropped by the tool parser (`ReasoningInText`). They are all the pairs but those
+    closed by one of the `prose_closes`: phrases a model may also write as text (Granite's
+    `Here is my response:`), which stay.
     """
 
     pairs: tuple[tuple[str, str], ...] = DEFAULT_PAIRS
@@ -55,14 +56,12 @@ class ReasoningSyntax:
     prose_closes: tuple[str, ...] = ()
     opens: tuple[str, ...] = field(init=False)
     closes: tuple[str, ...] = field(init=False)
-    stray_closes: tuple[str, ...] = field(init=False)
-    stray_pairs: tuple[tuple[str, str], ...] = field(init=False)  # the pairs of the `stray_closes`
+    stray_pairs: tuple[tuple[str, str], ...] = field(init=False)
     implicit_heads: tuple[str, ...] = field(init=False)  # the first part of each implicit end
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "opens", tuple(o for o, _ in self.pairs))
         object.__setattr__(self, "closes", tuple(c for _, c in self.pairs))
-        object.__setattr__(self, "stray_closes", tuple(c for c in self.closes if c not in self.prose_closes))
         object.__setattr__(self, "stray_pairs", tuple(p for p in self.pairs if p[1] not in self.prose_closes))
         ends = self.implicit_ends + self.answer_starts
         object.__setattr__(self, "implicit_heads", tuple(parts[0] for parts in ends))

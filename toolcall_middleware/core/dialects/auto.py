@@ -25,11 +25,12 @@ import re
 from dataclasses import dataclass
 
 from ..events import Event, TextDelta
-from ..inline_code import FENCE, TICK, skip_backticks
+from ..inline_code import FENCE, TICK
 from ..reasoning import DEFAULT_PAIRS, ReasoningInText, ReasoningSyntax
-from ..textscan import WHITESPACE, find_first, hold_whitespace, partial_marker_len
+from ..textscan import WHITESPACE, hold_whitespace
 from .apertus import INNER, INNER_END
 from .base import Dialect, ParseContext, ToolMachine
+from .code_aware import CodeAwareScanner
 from .cohere import THINKING, THINKING_END
 from .gemma4 import THOUGHT
 from .hermes_like import LONGCAT_THINK, LONGCAT_THINK_END
@@ -142,8 +143,7 @@ class AutoParser:
         self._held_ws = ""  # trailing whitespace: the chosen dialect decides whether it is layout
         self._reasoning = ReasoningInText(ctx.stray_pairs)  # a stray closing marker is dropped
         self._strays = self._reasoning.markers
-        self._markers = (*UNIQUE, *SHARED, FENCE, TICK, *self._strays)
-        self._in_fence = False
+        self._scanner = CodeAwareScanner((*UNIQUE, *SHARED, FENCE, TICK, *self._strays))
         self._prev = "\n"  # the character before `_pending`: the output starts a line
         self._sent = ""  # the last text that went out (the chosen dialect's parser is told it)
 
@@ -170,20 +170,10 @@ class AutoParser:
         out: list[Event] = []
         s, start = self._pending, 0
         while True:
-            hit = find_first(s, (FENCE,) if self._in_fence else self._markers, start)
-            if hit is None:
-                keep = 0 if final else min(partial_marker_len(s, self._markers), len(s) - start)
-                self._text(out, s[: len(s) - keep])
-                self._pending = s[len(s) - keep :]
-                return out
-            pos, marker = hit
-            if marker == FENCE or marker == TICK:
-                step = skip_backticks(s, pos, s[pos - 1] if pos else self._prev, self._in_fence, final)
-                if step is not None:
-                    start, fence = step
-                    self._in_fence ^= fence
-                    continue
-                name: str | bool | None = None  # code not decided yet: hold from its run
+            pos, marker = self._scanner.next_stop(s, final, self._prev, start)
+            name: str | bool | None
+            if marker is None:  # all text, or text up to what must wait for more
+                name = None
             elif marker in self._strays:
                 if self._reasoning.is_text(marker):
                     start = pos + len(marker)
@@ -195,7 +185,7 @@ class AutoParser:
                 name = UNIQUE.get(marker)
                 if name is None:
                     name = SHARED[marker].decide(s, pos + len(marker), final)
-            if name is None:  # undecided: hold from the marker on
+            if name is None:  # undecided: hold from the marker (or the partial one, the code) on
                 self._text(out, s[:pos])
                 self._pending = s[pos:]
                 return out

@@ -2,135 +2,27 @@
 
 A dialect turns the content part of the output (after the reasoning splitter) into events. Most
 formats are "text, then a delimited block, then text": `BlockParser` runs the text mode (find
-an opening marker, hold back a partial one, skip markdown code fences) and hands everything after
-an opening marker to a `Block`, which the dialect implements. A block says where it ends and what
-calls it holds; malformed calls come back as their raw text, which becomes content.
+an opening marker outside markdown code, hold back a partial one: `code_aware.py`) and hands
+everything after an opening marker to a `Block`, which the dialect implements (`block.py`). A
+block says where it ends and what calls it holds; malformed calls come back as their raw text,
+which becomes content. Between the blocks, the text mode keeps the text's layout: whitespace
+that belongs to a block goes with it, and text on both sides of a call stays apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Sequence
 
 from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
-from ..framing.utf8 import json_loads, json_text
-from ..inline_code import FENCE, TICK, skip_backticks
+from ..inline_code import FENCE, TICK
 from ..reasoning import ReasoningInText
-from ..textscan import HELD_WHITESPACE, WHITESPACE, find_first, head_pattern, hold_whitespace, partial_marker_len
-from .dialect import Call, Dialect, ParseContext, ToolMachine  # (their first home: dialect modules import them here)
+from ..textscan import HELD_WHITESPACE, WHITESPACE, hold_whitespace
 
-
-@dataclass(frozen=True, slots=True)
-class Opened:
-    """Incremental streaming: the current call's name is known (its `ToolCallStart` may go out)."""
-
-    name: str
-    id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Fragment:
-    """Incremental streaming: argument text of the opened call that is now certain.
-
-    The fragments of a call are a prefix of the final `Call.arguments`; a block that cannot know
-    that (repair, schema coercion, a duplicate key) stops sending fragments, and `BlockParser`
-    abandons a call whose final arguments do not continue what was streamed.
-    """
-
-    text: str
-
-
-BlockItem = Call | str | Opened | Fragment
-
-
-class Block(Protocol):
-    """The part of the output after an opening marker, up to the end of its calls.
-
-    A block may also have `size`: the characters it holds (for `max_call_chars`), where that is
-    not simply what it was fed.
-    """
-
-    def feed(self, text: str) -> str | None:
-        """Consume text; return what follows the block's end, or `None` while it is still open."""
-        ...
-
-    def take(self) -> Sequence[BlockItem]:
-        """Calls completed since the last `take`, and raw text of malformed ones (shown as content).
-
-        With `ParseContext.incremental`, a block that supports it also reports, in text order,
-        `Opened` when a call's name is known and `Fragment`s of its arguments; the call then ends
-        with its `Call`, or breaks with its raw text (see `BlockParser._take`).
-        """
-        ...
-
-    def finish(self) -> str | None:
-        """The output ended inside the block: return the raw text of the unfinished call, if any.
-
-        Text that the block held after its last complete call may be left for a last `take`.
-        """
-        ...
-
-
-def dump_arguments(value: Mapping[str, Any]) -> str:
-    """Arguments as compact JSON text; non-ASCII kept as is, like the OpenAI API writes it."""
-    return json_text(value, separators=(", ", ": "))
-
-
-# The repair pass a parser may make before a broken JSON body falls back to text. It is set for
-# the duration of a `StreamParser` call (`repairing`), so every dialect's `load_object` uses it
-# without threading it through each block; it is off unless the caller asks for it.
-_REPAIR: ContextVar[Callable[[str], str | None] | None] = ContextVar("toolcall_repair", default=None)
-
-
-class _Repairing:
-    """The context of `repairing` (a class, not a generator: it wraps every parser call)."""
-
-    __slots__ = ("_repair", "_token")
-
-    def __init__(self, repair: Callable[[str], str | None] | None) -> None:
-        self._repair = repair
-
-    def __enter__(self) -> None:
-        self._token = _REPAIR.set(self._repair)
-
-    def __exit__(self, *exc: object) -> None:
-        _REPAIR.reset(self._token)
-
-
-def repairing(repair: Callable[[str], str | None] | None) -> _Repairing:
-    """Let `load_object` try `repair` on text that is not a JSON object, within the block."""
-    return _Repairing(repair)
-
-
-def load_object(text: str) -> dict[str, Any] | None:
-    """Parse text that must be one JSON object; `None` when it is not (after the repair pass, if on)."""
-    try:
-        value = json_loads(text)
-    except (ValueError, RecursionError):
-        repair = _REPAIR.get()
-        fixed = repair(text) if repair is not None else None
-        if fixed is None:
-            return None
-        try:
-            value = json_loads(fixed)
-        except (ValueError, RecursionError):
-            return None
-    return value if isinstance(value, dict) else None
-
-
-def arguments_object(args: Any) -> dict[str, Any] | None:
-    """A call's `arguments` value as an object; `None` when it cannot be one.
-
-    The object may also come as a JSON string holding it (the sentinel form Responses proxies ask
-    for); a string that holds no object reads as no arguments, and so does a JSON `null`.
-    """
-    if isinstance(args, str):
-        args = load_object(args) if args.strip() else {}
-    if args is None:
-        return {}
-    return args if isinstance(args, dict) else None
+# (Declared in `dialect.py`, `block.py` and `arguments.py`: the dialect modules import them from here.)
+from .arguments import arguments_object, dump_arguments, load_object, repairing
+from .block import Block, BlockItem, Fragment, Opened
+from .code_aware import CodeAwareScanner
+from .dialect import Call, Dialect, ParseContext, ToolMachine
 
 
 class PendingTextMachine:
@@ -178,10 +70,11 @@ class BlockParser(PendingTextMachine):
 
     openers: Sequence[str] = ()
     strip_around_blocks = False
+
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
         self._block: Block | None = None
-        self._in_fence = self._skip_ws = False
+        self._skip_ws = False
         before = ctx.text_before  # (text `auto` sent before this parser took over)
         self._prev = before[-1:] or "\n"  # the character before `_pending`: the output starts a line
         self._held_ws = self._dropped_ws = ""  # trailing whitespace a block would drop; what the open block dropped
@@ -194,11 +87,11 @@ class BlockParser(PendingTextMachine):
         self._ws_before = self._ws_after = ""
         self._reasoning = ReasoningInText(ctx.stray_pairs)
         self._strays = tuple(m for m in self._reasoning.markers if m not in self.openers)
-        self._markers: tuple[str, ...] = (*self.openers, FENCE, TICK, *self._strays)
-        # Openers that begin with a fence (xlam's ```json): a fence ending the text waits for more.
-        self._fenced_openers = tuple(o for o in self.openers if o.startswith(FENCE) and o != FENCE)
+        self._scanner = CodeAwareScanner(
+            (*self.openers, FENCE, TICK, *self._strays),
+            fenced_openers=tuple(o for o in self.openers if o.startswith(FENCE) and o != FENCE),
+        )
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
-        self._heads = head_pattern(self._markers)
         self._block_chars = 0  # what the open block was given the general way (`ctx.max_call_chars`)
         self._limit = ctx.max_call_chars
 
@@ -226,7 +119,7 @@ class BlockParser(PendingTextMachine):
     def take_plain(self, text: str) -> str | None:
         """`feed_plain(text)` as the text of its one `TextDelta` ("" for none: all held back)."""
         if text and self._block is None and not self._pending and not self._skip_ws:
-            if self._heads.search(text) is None:
+            if self._scanner.first_head(text) is None:
                 return self._text_piece(text)
         return None
 
@@ -295,7 +188,7 @@ class BlockParser(PendingTextMachine):
                 self._pending = stripped
                 self._skip_ws = False
             s = self._pending
-            pos, opener = self._next_opener(s, final)
+            pos, opener = self._scanner.next_stop(s, final, self._prev)
             if opener is None:  # all text, or text up to what must wait for more
                 self._text(out, s[:pos])
                 self._pending = s[pos:]
@@ -319,27 +212,6 @@ class BlockParser(PendingTextMachine):
         if size > limit:
             self._block, self._live, self._dropped_ws = _SPENT, None, ""
             out.append(OversizedCall(size))
-
-    def _next_opener(self, s: str, final: bool) -> tuple[int, str | None]:
-        """Where text mode stops in `s`: `(pos, marker)` at an opener or a stray reasoning close outside code,
-        else `(pos, None)`: text before `pos`, the rest waits (a partial marker, an undecided `inline_code` run)."""
-        start = 0
-        while True:
-            hit = find_first(s, (FENCE,) if self._in_fence else self._markers, start)
-            if hit is None:
-                keep = 0 if final else partial_marker_len(s, self._markers)
-                return len(s) - min(keep, len(s) - start), None  # (none from before a run read)
-            pos, marker = hit
-            if marker != FENCE and marker != TICK:
-                return hit
-            if not final and self._fenced_openers and any(o.startswith(s[pos:]) for o in self._fenced_openers):
-                return pos, None  # the text ends where an opener that starts as a fence may follow
-            step = skip_backticks(s, pos, s[pos - 1] if pos else self._prev, self._in_fence, final)
-            if step is None:
-                return pos, None
-            start, fence = step
-            if fence:
-                self._in_fence = not self._in_fence
 
     def _text(self, out: list[Event], text: str, *, before_block: bool = False) -> None:
         kept = self._text_piece(text, before_block=before_block)

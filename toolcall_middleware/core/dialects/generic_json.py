@@ -5,6 +5,11 @@ Shapes: `{"name": …, "arguments": …}`, `{"tool_call": {…}}`, `{"tool_calls
 start with `{` is content at once; output that does is held until its object closes, then it is
 calls, the response text, or (any other object) content as written. Text after the object is
 content.
+
+A closing reasoning marker in that text with no opening one before it (the template opened the
+reasoning and the parser was not told) is dropped, as every dialect drops it (`ReasoningInText`);
+the text before it stays content. Before any object, it also ends what came first: the output
+starts again after it, so the object a grammar forces after the reasoning is still read.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
-from ..reasoning import ReasoningSyntax
+from ..inline_code import FENCE, TICK
+from ..reasoning import ReasoningInText, ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
 from .base import Call, Dialect, ParseContext, call_events
+from .code_aware import CodeAwareScanner
 from .hermes import call_from_object
 from .rendering import CallToRender, Renderer, dumps, join_turn, tool_lines
 
@@ -58,6 +65,13 @@ class GenericJsonParser:
         self._body: list[str] = []
         self._json = JsonDepth(depth=0)  # the scan starts at the object's `{`
         self._body_chars = 0
+        self._object_read = False  # an object was read (the one the output is): no new start
+        # The text mode: reasoning markers outside code, the text held while one may be starting,
+        # and the character before it.
+        self._reasoning = ReasoningInText(ctx.stray_pairs)
+        self._scanner = CodeAwareScanner((FENCE, TICK, *self._reasoning.markers))
+        self._pending = ""
+        self._prev = "\n"
 
     def feed(self, text: str) -> list[Event]:
         out: list[Event] = []
@@ -69,7 +83,7 @@ class GenericJsonParser:
                 return out
             self._mode = "text"
         if self._mode == "text":
-            return [TextDelta(text)] if text else []
+            return self._text(text, final=False)
         if self._mode == "start":
             stripped = text.lstrip(WHITESPACE)
             if not stripped:
@@ -79,9 +93,8 @@ class GenericJsonParser:
                 return out
             if not stripped.startswith("{"):
                 self._mode = "text"
-                out.append(TextDelta(self._lead + text))
-                self._lead = ""
-                return out
+                text, self._lead = self._lead + text, ""
+                return out + self._text(text, final=False)
             given, self._lead = hold_whitespace(self._lead + text[: len(text) - len(stripped)])
             if given:
                 out.append(TextDelta(given))
@@ -107,15 +120,41 @@ class GenericJsonParser:
         return None
 
     def close(self) -> list[Event]:
+        out: list[Event] = []
+        while self._mode == "text" and self._pending:  # (a stray close may start the output again)
+            out.extend(self._text("", final=True))
         if self._mode == "object":
             self._mode = "text"
-            return [TruncatedCall(self._lead + "".join(self._body))]
-        if self._mode == "start" and self._lead:
+            out.append(TruncatedCall(self._lead + "".join(self._body)))
+        elif self._mode == "start" and self._lead:
             self._mode = "text"
-            return [TextDelta(self._lead)]
-        return []
+            out.append(TextDelta(self._lead))
+        return out
+
+    def _text(self, text: str, final: bool) -> list[Event]:
+        """Text outside the object: content, less a stray closing reasoning marker."""
+        out: list[Event] = []
+        s, self._pending = self._pending + text, ""
+        while True:
+            pos, marker = self._scanner.next_stop(s, final, self._prev)
+            if marker is None:  # all text, or text up to what must wait for more
+                self._say(out, s[:pos])
+                self._pending = s[pos:]
+                return out
+            kept = self._reasoning.is_text(marker)
+            self._say(out, s[: pos + len(marker)] if kept else s[:pos])
+            s = s[pos + len(marker) :]
+            if not kept and not self._object_read:  # the reasoning ended: the output starts after it
+                self._mode = "start"
+                return out + self.feed(s)
+
+    def _say(self, out: list[Event], text: str) -> None:
+        if text:
+            self._prev = text[-1]
+            out.append(TextDelta(text))
 
     def _decide(self, raw: str) -> list[Event]:
+        self._object_read = True
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError):

@@ -192,7 +192,6 @@ class KimiSectionBlock:
 class KimiK2Parser(BlockParser):
     openers = (*SECTION_BEGINS, CALL_BEGIN)
 
-
     def open_block(self, opener: str) -> KimiSectionBlock:
         return KimiSectionBlock(opener, self.ctx, bare=opener == CALL_BEGIN)
 

@@ -297,7 +297,6 @@ class _Layout:
 class KimiK3Parser(BlockParser):
     openers = (TOOLS_OPEN, CALL_OPEN, *LAYOUT)
 
-
     def open_block(self, opener: str) -> XtmlToolsBlock | _Layout:
         if opener in LAYOUT:
             return _Layout()
