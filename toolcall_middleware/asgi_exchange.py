@@ -24,8 +24,8 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .core.exchange_state import BUFFER, DONE, ENDED, GIVEN_UP, HEAD, PASS, STREAM, State
-from .core.http import without
+from .core.exchange_state import ENDED, GIVEN_UP, PASS, STREAM
+from .core.held_response import Head, HeldResponse, Writes
 from .core.request import BadRequest
 from .exchange import ToolCallExchange
 from .inprocess import replay
@@ -55,6 +55,9 @@ def _counting(send: Send, exchange: ToolCallExchange) -> Send:
     return write
 
 
+_IN_FILE = ("http.response.pathsend", "http.response.zerocopysend")  # a body whose bytes live in a file
+
+
 async def _nothing() -> None:
     """An awaitable that does nothing (a piece that gave no bytes), under any event loop."""
 
@@ -68,11 +71,9 @@ class HTTPExchange:
         self.app = app
         self.scope = scope
         self.receive = receive
-        self.send = send
         self.exchange = exchange
-        self.start: Message | None = None  # the head while held (a JSON answer's, an encoded stream's)
+        self.response: HeldResponse[Message] = HeldResponse(exchange)  # the head and messages held back
         self.original: Message | None = None  # the head as the app sent it
-        self.held: list[Message] = []  # buffered JSON: the app's messages after its head, as sent
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
         self._write = _counting(send, exchange)
         # The exchange is streaming, its head is out and the keep-alive set up: its next body goes
@@ -144,97 +145,91 @@ class HTTPExchange:
                 if out:
                     return self._out({"type": "http.response.body", "body": out, "more_body": True})
                 return _nothing()  # (all held back: whitespace that may come before a call)
-            if state is ENDED:
-                return self._last(out or b"")
-            return self._streamed(message, out, True)
+            return self._streamed(self.response.streamed(message, out, end=False))  # (ended, or passing)
         return self._general(message)
-
-    async def _last(self, out: bytes) -> None:
-        """A piece of a rewritten stream that ended it (`out` holds its terminal event)."""
-        if out:
-            await self._out({"type": "http.response.body", "body": out, "more_body": True})
-        await self._end_stream()
 
     async def _general(self, message: Message) -> None:
         """Every message of the app's but the usual one (see `_send`)."""
         kind = message["type"]
         ex = self.exchange
         state = ex.state
-        if state is ENDED:
-            # The client's stream had its terminal event: the rest of the app's body is dropped
-            # (a proxy's upstream is read to its end or closed, as the app does), and only trailers
-            # the head announced can still follow the final body.
-            if kind == "http.response.trailers" and self.original is not None and self.original.get("trailers"):
-                await self._write(message)
-            return
         if kind == "http.response.start":
             # Decided now (the head is all it needs), so the answer's parts are made while a model
             # server computes its first token. A stream's head that no body can change (a stream
             # being made, not content-encoded) goes out at once, as without the middleware: the
             # client reads it meanwhile. Any other waits for the first body (a JSON answer's for
             # its length; one passed through as before, so a failure before it is the server's 500).
-            self.start = self.original = message
-            self._decide(prepare=False)
+            self.original = message
+            method, status = str(self.scope.get("method", "POST")), int(message["status"])
+            headers, trailers = list(message.get("headers") or []), bool(message.get("trailers", False))
+            self.response.head(method, status, headers, trailers=trailers, prepare=False)
             if ex.head_final:  # (a stream of ours: `state` is STREAM)
-                await self._flush_start()  # the head first: the parts below are not in it
+                await self._put(self.response.release())  # the head first: the parts below are not in it
             ex.prepare()
             return
-        if kind != "http.response.body":
-            await self._other(message)
+        if kind == "http.response.body":
+            more = bool(message.get("more_body", False))
+            writes = self.response.body(message, bytes(message.get("body", b"")), end=not more)
+            if state is STREAM or state is GIVEN_UP:
+                await self._streamed(writes)
+            else:  # (passed through, or a whole body held, given back or rewritten)
+                await self._put(writes)
             return
-        body = bytes(message.get("body", b""))
-        more = bool(message.get("more_body", False))
-        if state is HEAD:
-            state = self._decide()
-        if state is PASS or state is DONE:
-            if self.start is not None:
-                await self._flush_start()
-            await self._write(message)
-            return
-        if state is not BUFFER:  # (streaming, or a stream given up: its rest decoded)
-            await self._streamed(message, ex.transform(body, end=not more), more)
-            return
-        self.held.append(message)
-        out = ex.transform(body, end=not more)
-        if out is None or ex.state is PASS:
-            # A bug of ours (logged: the answer must not go down with it), not an answer, or over
-            # the cap: the original head and bytes, byte for byte.
-            await self._give_back()
-        elif not more:
-            # The rewritten body replaces the held ones; other held messages follow the head.
-            self.held = [m for m in self.held if m["type"] != "http.response.body"]
-            await self._flush_start(length=len(out), status=ex.status)
-            await self._write({"type": "http.response.body", "body": out, "more_body": False})
+        # Anything else (debug, trailers, early hints, pathsend, extensions): in order, after the
+        # head. A body that lives in a file has nothing to rewrite: the exchange passes it.
+        writes = self.response.other(message, in_file=kind in _IN_FILE, trailers=kind == "http.response.trailers")
+        if ex.state is PASS:
+            await self._quiet()
+        await self._put(writes)
 
-    async def _streamed(self, message: Message, out: bytes | None, more: bool) -> None:
-        """A body of a streamed rewrite, `out` what the exchange made of it."""
+    async def _streamed(self, writes: Writes[Message]) -> None:
+        """A body of a streamed rewrite: what the held response says of it written, then the
+        keep-alive set up or stopped, as the exchange's state now says."""
         self.flowing = False
-        if out is None:  # a bug of ours (logged) must not take the answer down: the rest passes through
-            if self.keepalive is not None:
-                await self.keepalive.stop()
-            await self._flush_start()
-            await self._write(message)
-            return
-        # If the exchange gave up midway it keeps returning the (decoded) bytes as they came:
-        # Content-Encoding is already gone from the head, so raw gzip must not follow it.
         state = self.exchange.state
-        await self._flush_start()
-        if self.keepalive is not None and state is not STREAM and state is not ENDED:
-            await self.keepalive.stop()  # the end, or raw bytes that may split an event: no more pings
-        if out or not more:
-            await self._out({"type": "http.response.body", "body": out, "more_body": more})
+        if state is not STREAM and state is not ENDED:
+            # The end, raw bytes that may split an event, or the rest passed through (a bug of
+            # ours, logged, must not take the answer down): no more pings.
+            await self._quiet()
+        await self._put(writes)
         if state is ENDED:
             await self._end_stream()
         elif state is STREAM:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
 
-    async def _end_stream(self) -> None:
-        """The client's stream had its terminal event (ours: a limit's error, the end): the
-        response ends now, whatever the app sends after it (see `_general`)."""
+    async def _put(self, writes: Writes[Message]) -> None:
+        """What the held response says to write, in order (after any ping being written)."""
+        if writes.head is not None:
+            await self._out(self._head(writes.head))
+        for message in writes.messages:
+            await self._out(message)
+        if writes.body is not None:
+            await self._out({"type": "http.response.body", "body": writes.body, "more_body": writes.more})
+
+    def _head(self, head: Head) -> Message:
+        """The `http.response.start` for `head`: the app's own, or with the exchange's headers and status."""
+        assert self.original is not None
+        if head.headers is None:
+            return self.original
+        headers = head.headers
+        if head.length is not None:
+            headers = [*headers, (b"content-length", str(head.length).encode())]
+        message = {**self.original, "headers": headers}
+        if head.status is not None:
+            message["status"] = head.status
+        return message
+
+    async def _quiet(self) -> None:
+        """No more pieces the short way (`flowing`) and no more pings."""
         self.flowing = False
         if self.keepalive is not None:
             await self.keepalive.stop()
+
+    async def _end_stream(self) -> None:
+        """The client's stream had its terminal event (ours: a limit's error, the end): the
+        response ends now, whatever the app sends after it (see `_general`)."""
+        await self._quiet()
         await self._write({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _keep_alive(self) -> None:
@@ -252,77 +247,17 @@ class HTTPExchange:
     async def _abort(self, error: Exception) -> bool:
         """The app raised: what the exchange says of it (`ToolCallExchange.failed`) sent. True
         when the client has its answer and the error is not raised again."""
-        failure = self.exchange.failed(error, head_sent=self.start is None)
+        failure = self.exchange.failed(error, head_sent=not self.response.head_held)
         if failure.answer is not None:
-            self.start, self.held = None, []
+            self.response.drop()
             await self._send_error(*failure.answer)  # nothing had gone out
         elif failure.last is not None:
-            self.flowing = False
-            if self.keepalive is not None:
-                await self.keepalive.stop()
+            await self._quiet()
             try:
                 await self._write({"type": "http.response.body", "body": failure.last, "more_body": False})
             except Exception:  # the client may be gone too (which may be why the app failed)
                 logger.debug("toolcall-middleware: could not end the stream after the app failed", exc_info=True)
         return failure.handled
-
-    async def _other(self, message: Message) -> None:
-        """Anything but start/body (debug, trailers, early hints, pathsend, extensions): in order."""
-        if message["type"] in ("http.response.pathsend", "http.response.zerocopysend"):
-            # The bytes live in a file: nothing to rewrite. A head still held goes as the app sent
-            # it; a stream's head that went out at once (the app gave no length) stays, and the
-            # file's bytes follow it as they are.
-            state = self.exchange.state
-            if self.start is not None and all(m["type"] != "http.response.body" for m in self.held):
-                self.start = self.original
-                if state is STREAM or state is BUFFER:
-                    self.exchange.pass_through()
-            elif state is STREAM or state is GIVEN_UP:
-                self.flowing = False
-                self.exchange.pass_through()
-                if self.keepalive is not None:
-                    await self.keepalive.stop()
-        if self.exchange.state is BUFFER:
-            self.held.append(message)  # the head waits for the whole body: so does what follows it
-            return
-        await self._flush_start()
-        await self._out(message)
-
-    async def _give_back(self) -> None:
-        """A buffered body we will not rewrite: the app's own head and messages, unchanged."""
-        self.start = None
-        assert self.original is not None
-        await self._write(self.original)
-        held, self.held = self.held, []
-        for message in held:
-            await self._write(message)
-
-    def _decide(self, *, prepare: bool = True) -> State:
-        """The exchange decides from the head (`State.STREAM`, `BUFFER` or `PASS`)."""
-        assert self.start is not None, "http.response.body before http.response.start"
-        method = str(self.scope.get("method", "POST"))
-        status = int(self.start["status"])
-        headers = list(self.start.get("headers") or [])
-        new_headers = self.exchange.start(method, status, headers, prepare=prepare)
-        if self.exchange.state is not PASS:
-            self.start = {**self.start, "headers": new_headers}
-        return self.exchange.state
-
-    async def _flush_start(self, *, length: int | None = None, status: int | None = None) -> None:
-        if self.start is None:
-            return
-        start, self.start = self.start, None
-        if length is not None:
-            headers = without(start.get("headers") or [], b"content-length")
-            if not start.get("trailers", False):  # with trailers to follow, no length (as Starlette's GZip)
-                headers.append((b"content-length", str(length).encode()))
-            start = {**start, "headers": headers}
-        if status is not None:
-            start = {**start, "status": status}
-        await self._write(start)
-        held, self.held = self.held, []
-        for message in held:  # what the app sent between its head and its final body, in order
-            await self._write(message)
 
     async def _send_error(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
         await self._write({"type": "http.response.start", "status": status, "headers": headers})

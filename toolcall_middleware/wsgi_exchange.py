@@ -20,7 +20,8 @@ import logging
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from .core.exchange_state import BUFFER, DONE, ENDED, HEAD, PASS
+from .core.exchange_state import BUFFER, ENDED
+from .core.held_response import HeldResponse, Writes
 from .core.request import BadRequest
 from .exchange import ToolCallExchange
 from .wsgi_io import (
@@ -52,8 +53,7 @@ class WSGIExchange:
         self.server_start = start_response
         self.server_write: Write | None = None  # set once the server's start_response was called
         self.head: tuple[str, WSGIHeaders] | None = None  # the app's head, as it gave it
-        self.send_head: tuple[str, WSGIHeaders] | None = None  # the head to give the server, once decided
-        self.held: list[bytes] = []  # buffered JSON: the app's chunks as it sent them
+        self.response: HeldResponse[bytes] = HeldResponse(exchange)  # the head and chunks held back
 
     # -- request -------------------------------------------------------------------------------
 
@@ -101,45 +101,23 @@ class WSGIExchange:
                 exc_info = None  # no reference cycle through the traceback (PEP 3333)
             # Nothing went out yet: the error response replaces the held one, untouched.
             self.exchange.pass_through("the app replaced its response (exc_info): passed through")
-            self.head, self.held = (status, list(headers)), []
-            self.send_head = self.head
+            self.head = (status, list(headers))
+            self.response.drop(apps_head=True)
             return self._write
         if self.head is not None:
             raise RuntimeError("start_response was already called for this response (exc_info missing)")
         self.head = (status, list(headers))
-        self._decide()  # (now: the answer's parts are made before the app computes its first body)
-        return self._write
-
-    def _decide(self) -> None:
-        if self.head is None:
-            raise RuntimeError("the application sent a body before calling start_response")
-        status, headers = self.head
+        # Decided now: the answer's parts are made before the app computes its first body.
         method = str(self.environ.get("REQUEST_METHOD", "POST"))
         code = int(status.split(" ", 1)[0]) if status[:3].isdigit() else 0
-        new = self.exchange.start(method, code, to_bytes(headers))
-        self.send_head = self.head if self.exchange.state is PASS else (status, to_str(new))
-
-    def _flush_head(self) -> None:
-        if self.server_write is None and self.send_head is not None:
-            status, headers = self.send_head
-            self.server_write = self.server_start(status, headers)
+        self.response.head(method, code, to_bytes(headers))
+        return self._write
 
     # -- response body -------------------------------------------------------------------------
 
     def chunk(self, data: bytes) -> list[bytes]:
         """What the client gets for one chunk of the app's body (empty: held back)."""
-        if self.exchange.state is HEAD:
-            self._decide()
-        state = self.exchange.state
-        if state is PASS or state is DONE:
-            self._flush_head()
-            return [data]
-        if state is ENDED:
-            return []  # after the client's stream ended: dropped
-        if state is BUFFER:
-            self.held.append(data)
-        out = self.exchange.transform(data)
-        return self._after(out, data, end=False, buffering=state is BUFFER)
+        return self._written(self.response.body(data, data, end=False))
 
     def abort(self, error: Exception) -> tuple[bytes, bool] | None:
         """The app raised while its body was read: what the exchange says of it
@@ -155,47 +133,22 @@ class WSGIExchange:
 
     def end(self) -> list[bytes]:
         """What the client gets once the app's body ended."""
-        if self.exchange.state is HEAD:
-            if self.head is None:
-                return []  # the app never answered: the server reports it
-            self._decide()
-        state = self.exchange.state
-        if state is PASS or state is DONE:
-            self._flush_head()
-            return []
-        out = self.exchange.transform(b"", end=True)
-        return self._after(out, b"", end=True, buffering=state is BUFFER)
+        return self._written(self.response.end())
 
-    def _after(self, out: bytes | None, data: bytes, *, end: bool, buffering: bool) -> list[bytes]:
-        """What the client gets of `out`, what the exchange made of `data`."""
-        ex = self.exchange
-        if out is None:  # a bug of ours (logged): the rest passes through
-            if buffering:
-                return self._give_back()
-            self._flush_head()
-            return [data]
-        if buffering:
-            if ex.state is PASS:
-                return self._give_back()  # not an answer, or over the cap: the original, byte for byte
-            if not end:
-                return []
-            status, headers = self.send_head or ("200 OK", [])
-            if ex.status is not None:
-                status = status_line(ex.status)
-            headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
-            self.send_head = (status, [*headers, ("Content-Length", str(len(out)))])
-            self.held = []
-            self._flush_head()
-            return [out]
-        self._flush_head()  # (the stream's terminal event may have come: the state is ENDED then)
-        return [out]  # streamed: b"" while text is held back keeps the block boundary (PEP 3333)
-
-    def _give_back(self) -> list[bytes]:
-        """A buffered body we will not rewrite: the app's own head and chunks, unchanged."""
-        self.send_head = self.head
-        held, self.held = self.held, []
-        self._flush_head()
-        return held
+    def _written(self, writes: Writes[bytes]) -> list[bytes]:
+        """The pieces the server gets of `writes`, its head given to the server's `start_response`
+        first (the exchange's headers and status, or the app's own head). A stream's piece may be
+        empty (`b""` while text is held back keeps the block boundary, PEP 3333)."""
+        if writes.head is not None and self.server_write is None:
+            assert self.head is not None
+            status, headers = self.head
+            if writes.head.headers is not None:
+                headers = to_str(writes.head.headers)
+                if writes.head.length is not None:
+                    headers.append(("Content-Length", str(writes.head.length)))
+                status = status if writes.head.status is None else status_line(writes.head.status)
+            self.server_write = self.server_start(status, headers)
+        return [*writes.messages] if writes.body is None else [*writes.messages, writes.body]
 
     def _write(self, data: bytes) -> None:
         """The legacy `write()` callable: the data takes the same road as a yielded chunk."""
