@@ -31,6 +31,7 @@ from toolcall_middleware import (
     ToolCallMiddleware,
     ToolCallWSGIMiddleware,
 )
+from toolcall_middleware.core.body_read import BodyRead
 from toolcall_middleware.core.exchange_state import PASS
 
 from ._extras import require
@@ -94,9 +95,8 @@ class ToolCallDjangoMiddleware:
         if route is None:
             return None, None
         exchange = ToolCallExchange(self.config, route)
-        declared = str(meta.get("CONTENT_LENGTH") or "0").strip()
         try:
-            if not declared.isdigit() or int(declared) > self.config.limits.max_request_bytes:
+            if BodyRead(self.config.limits.max_request_bytes, meta.get("CONTENT_LENGTH") or "0").skipped:
                 exchange.rewrite_request(b"", complete=False)  # too large to hold: left to the view
                 return exchange, None
             try:

@@ -24,11 +24,12 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from .core.body_read import BodyRead
 from .core.exchange_state import ENDED, GIVEN_UP, PASS, STREAM
 from .core.held_response import Head, HeldResponse, Writes
 from .core.request import BadRequest
 from .exchange import ToolCallExchange
-from .inprocess import replay
+from .inprocess import receive_body, replay
 from .keepalive import KeepAlive, ping_for
 from .store.asgi_io import with_body
 
@@ -83,12 +84,12 @@ class HTTPExchange:
 
     async def run(self, declared: bytes | None) -> None:
         """`declared`: the request's Content-Length, if it gave one."""
-        chunks, complete = await self._read_body(declared)
-        if chunks is None:
+        read = BodyRead(self.exchange.config.limits.max_request_bytes, declared)
+        if not await receive_body(self.receive, read):
             return  # the client left before the body was complete: nothing to answer
-        scope = self.scope
+        scope, chunks, complete = self.scope, read.parts, read.complete
         try:
-            new = self.exchange.rewrite_request(b"".join(chunks), complete=complete)
+            new = self.exchange.rewrite_request(read.body, complete=complete)
         except BadRequest as error:
             await self._send_error(*self.exchange.error_response(error))
             return
@@ -111,24 +112,6 @@ class HTTPExchange:
                     await self.keepalive.stop()  # (a cancelled request may be cancelled here too)
             finally:
                 self.exchange.report()
-
-    async def _read_body(self, declared: bytes | None) -> tuple[list[bytes] | None, bool]:
-        limit = self.exchange.config.limits.max_request_bytes
-        chunks: list[bytes] = []
-        size = 0
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            return chunks, False
-        while True:
-            message = await self.receive()
-            if message["type"] == "http.disconnect":
-                return None, False
-            body = bytes(message.get("body", b""))
-            chunks.append(body)
-            size += len(body)
-            if not message.get("more_body", False):
-                return chunks, True
-            if size > limit:  # no rewrite: what was read is replayed, the rest comes from the server
-                return chunks, False
 
     def _send(self, message: Message) -> Awaitable[None]:
         """The app's `send`: a plain function that returns what the app awaits. The usual message

@@ -20,11 +20,12 @@ import json
 from typing import Any
 
 from .config import ToolCallConfig
+from .core.body_read import BodyRead
 from .core.framing.utf8 import json_bytes
 from .core.request import BadRequest
 from .core.request.body import read_request
 from .core.request.compaction import compact_path, compacted, summary_request
-from .inprocess import ASGIApp, Receive, Scope, Sink, collect
+from .inprocess import ASGIApp, Receive, Scope, Sink, collect, receive_body
 
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 
@@ -74,21 +75,14 @@ async def serve_compact(
 ) -> None:
     """Answer one compact request (an ASGI HTTP request) with `compact_asgi`; a body over `limit`
     bytes is a 413, a client that leaves before its body ends gets nothing."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        chunks.append(bytes(message.get("body", b"")))
-        size += len(chunks[-1])
-        if size > limit:
-            error = BadRequest(f"The request body is over {limit} bytes.", code="request_too_large")
-            status, headers, data = _json(413, error.body())
-            break
-        if not message.get("more_body", False):
-            status, headers, data = await compact_asgi(app, scope, b"".join(chunks), responses_path)
-            break
+    read = BodyRead(limit)
+    if not await receive_body(receive, read):
+        return
+    if read.over:
+        error = BadRequest(f"The request body is over {limit} bytes.", code="request_too_large")
+        status, headers, data = _json(413, error.body())
+    else:
+        status, headers, data = await compact_asgi(app, scope, read.body, responses_path)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data, "more_body": False})
 

@@ -9,6 +9,7 @@ from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Protocol
 
+from .core.body_read import BodyRead
 from .core.http import Headers
 
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
@@ -42,33 +43,17 @@ def status_line(code: int) -> str:
 
 
 def read_body(environ: Environ, limit: int) -> tuple[bytes | None, bool]:
-    """The request body read (None: not read at all) and whether it is whole."""
-    stream = environ["wsgi.input"]
-    declared = str(environ.get("CONTENT_LENGTH") or "").strip()
-    if declared:
-        if not declared.isdigit() or int(declared) > limit:
-            return None, False  # not ours to judge, or too large to hold: left to the app
-        size = int(declared)
-        parts: list[bytes] = []
-        got = 0
-        while got < size:
-            part = stream.read(min(size - got, _READ))
-            if not part:
-                break  # the client sent less than it declared: replayed as it came
-            parts.append(part)
-            got += len(part)
-        return b"".join(parts), got == size
-    if not environ.get("wsgi.input_terminated"):
+    """The request body read (None: not read at all) and whether it is whole (`BodyRead`'s rules)."""
+    declared = str(environ.get("CONTENT_LENGTH") or "").strip() or None
+    if declared is None and not environ.get("wsgi.input_terminated"):
         return b"", True  # no length and no end marker: PEP 3333 says there is no body to read
-    parts, got = [], 0
-    while True:
-        part = stream.read(_READ)
-        if not part:
-            return b"".join(parts), True
-        parts.append(part)
-        got += len(part)
-        if got > limit:  # no rewrite: what was read is replayed, the rest comes from the server
-            return b"".join(parts), False
+    read = BodyRead(limit, declared)
+    if read.skipped:
+        return None, False  # not ours to judge, or too large to hold: left to the app
+    stream = environ["wsgi.input"]
+    while read.reading:
+        read.take(stream.read(read.wanted(_READ)))
+    return read.body, read.complete
 
 
 class Prepended(io.RawIOBase):
