@@ -1,43 +1,33 @@
 """One HTTP exchange over ASGI: the request read and replayed to the app, the app's messages
 translated to the exchange (`ToolCallExchange`) and what it says sent to the server.
 
-Per request: the body is read whole (a disconnect ends the request; an oversized body is replayed
-unchanged), rewritten and replayed once, then `receive` is the server's own again, so the app
-still sees `http.disconnect`. `http.response.start` is decided when it comes (the answer's parts
-are made then, while the model computes its first token); a stream's head no body can change (no
-length given, not content-encoded) goes out at once, any other is held until the first body (a
-buffered one's until its body ends). Streamed rewrites drop `Content-Length`, buffered ones
-recompute it, and a buffered body that turns out not to be ours goes out as the app sent it, head
-and messages. Everything else is forwarded in order, untouched.
+The body is read whole by the rules of `core.body_read` (a disconnect ends the request; a body
+over the limit is replayed unchanged), rewritten and replayed once; then `receive` is the server's
+own again, so the app still sees `http.disconnect`. What the client gets of each message of the
+app's, and when its head goes, is `core.held_response`'s to say (the shell turns its `Writes` into
+ASGI messages); everything else is forwarded in order, untouched.
 
-The shell keeps no state of the exchange's: what to do with a message is read from
-`exchange.state` (`core.exchange_state`). It holds only I/O: the head and messages held back, the
-keep-alive, and `flowing`, the one flag the usual chunk reads. The `send` the app is given is
-`HTTPExchange._send`; every message the client gets goes to the server through `_write`
-(`_counting`: the one place that counts the response's bytes), and through the keep-alive
-(`keepalive.KeepAlive`) once a rewritten stream is under way.
+The shell keeps no state of the exchange's: only I/O, the keep-alive and `flowing`, the one flag
+the usual chunk reads. The `send` the app is given is `HTTPExchange._send`; every message the
+client gets goes to the server through `_write` (`_counting`: the one place that counts the
+response's bytes), and through the keep-alive (`keepalive.KeepAlive`) once a rewritten stream is
+under way.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Awaitable
 
 from .core.body_read import BodyRead
-from .core.exchange_state import ENDED, GIVEN_UP, PASS, STREAM
+from .core.exchange_state import ENDED, STREAM
 from .core.held_response import Head, HeldResponse, Writes
 from .core.request import BadRequest
 from .exchange import ToolCallExchange
-from .inprocess import receive_body, replay
+from .inprocess import ASGIApp, Message, Receive, Scope, receive_body, replay
+from .inprocess import Sink as Send
 from .keepalive import KeepAlive, ping_for
 from .store.asgi_io import with_body
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 logger = logging.getLogger("toolcall_middleware")
 
@@ -66,9 +56,7 @@ async def _nothing() -> None:
 class HTTPExchange:
     """One HTTP request of ours and its response, over ASGI: never kept on the middleware."""
 
-    def __init__(
-        self, app: ASGIApp, exchange: ToolCallExchange, scope: Scope, receive: Receive, send: Send
-    ) -> None:
+    def __init__(self, app: ASGIApp, exchange: ToolCallExchange, scope: Scope, receive: Receive, send: Send) -> None:
         self.app = app
         self.scope = scope
         self.receive = receive
@@ -108,8 +96,7 @@ class HTTPExchange:
             raise  # the server logs it as usual; the client's stream has been ended cleanly
         finally:
             try:
-                if self.keepalive is not None:
-                    await self.keepalive.stop()  # (a cancelled request may be cancelled here too)
+                await self._quiet()  # (a cancelled request may be cancelled here too)
             finally:
                 self.exchange.report()
 
@@ -135,7 +122,6 @@ class HTTPExchange:
         """Every message of the app's but the usual one (see `_send`)."""
         kind = message["type"]
         ex = self.exchange
-        state = ex.state
         if kind == "http.response.start":
             # Decided now (the head is all it needs), so the answer's parts are made while a model
             # server computes its first token. A stream's head that no body can change (a stream
@@ -153,31 +139,24 @@ class HTTPExchange:
         if kind == "http.response.body":
             more = bool(message.get("more_body", False))
             writes = self.response.body(message, bytes(message.get("body", b"")), end=not more)
-            if state is STREAM or state is GIVEN_UP:
-                await self._streamed(writes)
-            else:  # (passed through, or a whole body held, given back or rewritten)
-                await self._put(writes)
-            return
-        # Anything else (debug, trailers, early hints, pathsend, extensions): in order, after the
-        # head. A body that lives in a file has nothing to rewrite: the exchange passes it.
-        writes = self.response.other(message, in_file=kind in _IN_FILE, trailers=kind == "http.response.trailers")
-        if ex.state is PASS:
-            await self._quiet()
-        await self._put(writes)
+        else:
+            # Anything else (debug, trailers, early hints, pathsend, extensions): in order, after
+            # the head. A body that lives in a file has nothing to rewrite: the exchange passes it.
+            trailers = kind == "http.response.trailers"
+            writes = self.response.other(message, in_file=kind in _IN_FILE, trailers=trailers)
+        await self._streamed(writes)
 
     async def _streamed(self, writes: Writes[Message]) -> None:
-        """A body of a streamed rewrite: what the held response says of it written, then the
-        keep-alive set up or stopped, as the exchange's state now says."""
+        """What the held response says of a message written, then the keep-alive set up or
+        stopped, as the exchange's state now says."""
         self.flowing = False
         state = self.exchange.state
         if state is not STREAM and state is not ENDED:
             # The end, raw bytes that may split an event, or the rest passed through (a bug of
-            # ours, logged, must not take the answer down): no more pings.
+            # ours, logged, must not take the answer down; a body in a file): no more pings.
             await self._quiet()
         await self._put(writes)
-        if state is ENDED:
-            await self._end_stream()
-        elif state is STREAM:
+        if state is STREAM:
             self._keep_alive()
             self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
 
@@ -189,16 +168,18 @@ class HTTPExchange:
             await self._out(message)
         if writes.body is not None:
             await self._out({"type": "http.response.body", "body": writes.body, "more_body": writes.more})
+        if writes.ends:
+            # The client's stream had its terminal event (ours: a limit's error, the end): the
+            # response ends now, whatever the app sends after it.
+            await self._quiet()
+            await self._write({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _head(self, head: Head) -> Message:
         """The `http.response.start` for `head`: the app's own, or with the exchange's headers and status."""
         assert self.original is not None
         if head.headers is None:
             return self.original
-        headers = head.headers
-        if head.length is not None:
-            headers = [*headers, (b"content-length", str(head.length).encode())]
-        message = {**self.original, "headers": headers}
+        message = {**self.original, "headers": head.headers}
         if head.status is not None:
             message["status"] = head.status
         return message
@@ -208,12 +189,6 @@ class HTTPExchange:
         self.flowing = False
         if self.keepalive is not None:
             await self.keepalive.stop()
-
-    async def _end_stream(self) -> None:
-        """The client's stream had its terminal event (ours: a limit's error, the end): the
-        response ends now, whatever the app sends after it (see `_general`)."""
-        await self._quiet()
-        await self._write({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _keep_alive(self) -> None:
         interval = self.exchange.config.keepalive_interval

@@ -53,7 +53,8 @@ class WSGIExchange:
         self.server_start = start_response
         self.server_write: Write | None = None  # set once the server's start_response was called
         self.head: tuple[str, WSGIHeaders] | None = None  # the app's head, as it gave it
-        self.response: HeldResponse[bytes] = HeldResponse(exchange)  # the head and chunks held back
+        # The head and chunks held back; a new length is `Content-Length`, as WSGI apps write it.
+        self.response: HeldResponse[bytes] = HeldResponse(exchange, length_name=b"Content-Length")
 
     # -- request -------------------------------------------------------------------------------
 
@@ -144,8 +145,6 @@ class WSGIExchange:
             status, headers = self.head
             if writes.head.headers is not None:
                 headers = to_str(writes.head.headers)
-                if writes.head.length is not None:
-                    headers.append(("Content-Length", str(writes.head.length)))
                 status = status if writes.head.status is None else status_line(writes.head.status)
             self.server_write = self.server_start(status, headers)
         return [*writes.messages] if writes.body is None else [*writes.messages, writes.body]

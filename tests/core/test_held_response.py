@@ -87,9 +87,10 @@ def test_a_whole_answer_of_ours_replaces_the_bodies_held_and_gets_its_length() -
     messages: list[Msg] = [("body", ANSWER[:50]), ("other", 1), ("other", 2), ("body", ANSWER[50:]), ("other", 3)]
     new_head, *rest = drive(response, messages)
     assert isinstance(new_head, Head) and new_head.status is None
-    assert new_head.headers is not None and new_head.length == len(rest[2][1])
-    names = [k for k, _ in new_head.headers]
-    assert b"content-length" not in names and b"etag" not in names and b"content-type" in names
+    assert new_head.headers is not None
+    # The app's length and validators go (the body is new), and the new length is said last.
+    assert [k for k, _ in new_head.headers] == [b"content-type", b"content-length"]
+    assert new_head.headers[-1][1] == str(len(rest[2][1])).encode()
     # The other messages follow the head, in order, then the body of ours (the last one), then
     # what the app sent after its body (trailers, say).
     assert rest[:2] == [("other", 1), ("other", 2)] and rest[2][0] == "ours" and rest[2][2] is False
@@ -98,7 +99,15 @@ def test_a_whole_answer_of_ours_replaces_the_bodies_held_and_gets_its_length() -
 
 def test_trailers_to_follow_leave_the_length_out() -> None:
     out = drive(held(JSON, trailers=True), [("body", ANSWER)])
-    assert isinstance(out[0], Head) and out[0].length is None and out[0].headers is not None
+    assert isinstance(out[0], Head) and out[0].headers == [(b"content-type", b"application/json")]
+
+
+def test_the_new_length_is_spelled_as_the_shell_asks() -> None:
+    response: HeldResponse[Msg] = HeldResponse(exchange(), length_name=b"Content-Length")
+    response.head("POST", 200, JSON)
+    writes = response.body(("body", ANSWER), ANSWER, end=True)
+    assert writes.head is not None and writes.head.headers is not None
+    assert writes.body is not None and writes.head.headers[-1] == (b"Content-Length", str(len(writes.body)).encode())
 
 
 def test_a_whole_body_that_is_no_answer_is_given_back_as_sent() -> None:
@@ -132,7 +141,7 @@ def test_a_streams_head_goes_with_its_first_body_or_when_released() -> None:
     assert not response.head_held
     # Held back text gives no body (an empty piece is not written), and the end is always written.
     quiet = response.streamed(("body", b"x"), b"", end=False)
-    assert quiet == Writes(None, (), None, True)
+    assert quiet == Writes(None, (), None, True) and not first.ends
     assert response.streamed(("body", b"x"), b"", end=True) == Writes(None, (), b"", False)
     released = held(SSE).release()
     assert released.head is not None and released.messages == ()
@@ -147,7 +156,7 @@ def test_the_end_of_a_stream_after_its_terminal_event_drops_the_rest() -> None:
     response = held(SSE, trailers=True)
     first = response.body(("body", chat_stream()), chat_stream(), end=False)
     assert first.body is not None and first.body.endswith(b"data: [DONE]\n\n")
-    assert response.exchange.state is ENDED
+    assert response.exchange.state is ENDED and first.ends  # the shell ends the response after it
     assert response.body(("body", b"late"), b"data: {}\n\n", end=False) == Writes()
     assert response.other(("debug", 0)) == Writes()
     assert response.other(("trailers", 0), trailers=True) == Writes(None, (("trailers", 0),))
@@ -232,5 +241,6 @@ def test_an_answer_of_ours_is_the_same_however_it_is_split(messages: list[Msg]) 
     *out, (kind, body, more) = drive(held(JSON), messages)
     whole = whole_rewrite(ANSWER)
     others = [m for m in messages if m[0] == "other"]
-    assert out == [Head(out[0].headers, None, len(whole)), *others] and (kind, more) == ("ours", False)
+    assert out[0].headers[-1] == (b"content-length", str(len(whole)).encode())
+    assert out == [Head(out[0].headers), *others] and (kind, more) == ("ours", False)
     assert CALL_ID.sub(b"call_", body) == CALL_ID.sub(b"call_", whole)  # (each answer draws its call's id)

@@ -44,13 +44,11 @@ class Rewriting(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """A response head to write: `headers` (None: the app's own head, exactly as it sent it),
-    `status` (None: the app's own) and `length`, a `Content-Length` the shell adds to `headers`
-    in its own spelling (None: none; `headers` then have none either when they are the exchange's)."""
+    """A response head to write: `headers` (None: the app's own head, exactly as it sent it) and
+    `status` (None: the app's own)."""
 
     headers: Headers | None = None
     status: int | None = None
-    length: int | None = None
 
 
 APPS_HEAD = Head()
@@ -59,19 +57,24 @@ APPS_HEAD = Head()
 @dataclass(frozen=True, slots=True)
 class Writes(Generic[M]):
     """What the shell writes, in this order: `head` (None: no head now), the app's `messages` as
-    it sent them, then `body`, bytes of ours (None: none), followed by more body when `more`."""
+    it sent them, then `body`, bytes of ours (None: none), followed by more body when `more`.
+    `ends`: the client's stream had its terminal event, so the response ends after these, whatever
+    the app sends after it (`State.ENDED`)."""
 
     head: Head | None = None
     messages: tuple[M, ...] = ()
     body: bytes | None = None
     more: bool = True
+    ends: bool = False
 
 
 class HeldResponse(Generic[M]):
     """The response as one shell sends it; see the module doc. Per request."""
 
-    def __init__(self, exchange: Rewriting) -> None:
+    def __init__(self, exchange: Rewriting, *, length_name: bytes = b"content-length") -> None:
+        """`length_name`: how the shell spells `Content-Length` when it gives a new one."""
         self.exchange = exchange
+        self._length_name = length_name
         self._head: Head | None = None  # the head to write, while held
         self._held: list[tuple[M, bool]] = []  # the app's messages after its head, and which are bodies
         self._trailers = False  # the app's head announced trailers
@@ -157,18 +160,19 @@ class HeldResponse(Generic[M]):
         if out is None:  # a bug of ours (logged): the rest passes through
             return self._give_back() if buffering else self.release(*mine)
         if not buffering:
-            held = self.release()
-            return Writes(held.head, held.messages, out if out or end else None, more=not end)
+            held, ends = self.release(), self.exchange.state is ENDED
+            return Writes(held.head, held.messages, out if out or end else None, more=not end, ends=ends)
         if self.exchange.state is PASS:
             return self._give_back()  # not an answer, or over the cap: the original, byte for byte
         if not end:
             return Writes()
         assert self._head is not None and self._head.headers is not None
         headers = without(self._head.headers, b"content-length")
-        length = None if self._trailers else len(out)  # with trailers to follow, no length
+        if not self._trailers:  # with trailers to follow, no length (as Starlette's GZip)
+            headers.append((self._length_name, str(len(out)).encode()))
         others = tuple(m for m, body in self._held if not body)
         self._head, self._held = None, []
-        return Writes(Head(headers, self.exchange.status, length), others, out, more=False)
+        return Writes(Head(headers, self.exchange.status), others, out, more=False)
 
     def _give_back(self) -> Writes[M]:
         """A buffered body we will not rewrite: the app's own head and messages, unchanged."""
