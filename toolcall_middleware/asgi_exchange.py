@@ -20,11 +20,10 @@ import logging
 from collections.abc import Awaitable
 
 from .core.body_read import BodyRead
-from .core.exchange_state import ENDED, STREAM
+from .core.exchange_state import STREAM
 from .core.held_response import Head, HeldResponse, Writes
-from .core.request import BadRequest
 from .exchange import ToolCallExchange
-from .inprocess import ASGIApp, Message, Receive, Scope, receive_body, replay
+from .inprocess import ASGIApp, Message, Receive, Scope, receive_body, replay, respond
 from .inprocess import Sink as Send
 from .keepalive import KeepAlive, ping_for
 from .store.asgi_io import with_body
@@ -76,13 +75,12 @@ class HTTPExchange:
         if not await receive_body(self.receive, read):
             return  # the client left before the body was complete: nothing to answer
         scope, chunks, complete = self.scope, read.parts, read.complete
-        try:
-            new = self.exchange.rewrite_request(read.body, complete=complete)
-        except BadRequest as error:
-            await self._send_error(*self.exchange.error_response(error))
+        forward = self.exchange.forward(read.body, complete=complete)
+        if forward.refusal is not None:
+            await respond(self._write, *forward.refusal)  # malformed, or bridged and over the limit
             return
-        if new is not None:
-            chunks, scope = [new], with_body(scope, new)
+        if forward.body is not None:
+            chunks, scope = [forward.body], with_body(scope, forward.body)
         if self.exchange.path != scope.get("path"):
             # The bridged request goes to the route of the host's API (the query string stays).
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
@@ -151,9 +149,10 @@ class HTTPExchange:
         stopped, as the exchange's state now says."""
         self.flowing = False
         state = self.exchange.state
-        if state is not STREAM and state is not ENDED:
-            # The end, raw bytes that may split an event, or the rest passed through (a bug of
-            # ours, logged, must not take the answer down; a body in a file): no more pings.
+        if state is not STREAM:
+            # The end (the app's, or our terminal event before it), raw bytes that may split an
+            # event, or the rest passed through (a bug of ours, logged, must not take the answer
+            # down; a body in a file): no more pings.
             await self._quiet()
         await self._put(writes)
         if state is STREAM:
@@ -168,11 +167,6 @@ class HTTPExchange:
             await self._out(message)
         if writes.body is not None:
             await self._out({"type": "http.response.body", "body": writes.body, "more_body": writes.more})
-        if writes.ends:
-            # The client's stream had its terminal event (ours: a limit's error, the end): the
-            # response ends now, whatever the app sends after it.
-            await self._quiet()
-            await self._write({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _head(self, head: Head) -> Message:
         """The `http.response.start` for `head`: the app's own, or with the exchange's headers and status."""
@@ -208,7 +202,7 @@ class HTTPExchange:
         failure = self.exchange.failed(error, head_sent=not self.response.head_held)
         if failure.answer is not None:
             self.response.drop()
-            await self._send_error(*failure.answer)  # nothing had gone out
+            await respond(self._write, *failure.answer)  # nothing had gone out
         elif failure.last is not None:
             await self._quiet()
             try:
@@ -216,10 +210,6 @@ class HTTPExchange:
             except Exception:  # the client may be gone too (which may be why the app failed)
                 logger.debug("toolcall-middleware: could not end the stream after the app failed", exc_info=True)
         return failure.handled
-
-    async def _send_error(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
-        await self._write({"type": "http.response.start", "status": status, "headers": headers})
-        await self._write({"type": "http.response.body", "body": body, "more_body": False})
 
 
 __all__ = ["ASGIApp", "HTTPExchange", "Message", "Receive", "Scope", "Send"]

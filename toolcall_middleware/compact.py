@@ -25,7 +25,7 @@ from .core.framing.utf8 import json_bytes
 from .core.request import BadRequest
 from .core.request.body import read_request
 from .core.request.compaction import compact_path, compacted, summary_request
-from .inprocess import ASGIApp, Receive, Scope, Sink, collect, receive_body
+from .inprocess import ASGIApp, Receive, Scope, Sink, collect, receive_body, respond
 
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 
@@ -83,8 +83,7 @@ async def serve_compact(
         status, headers, data = _json(413, error.body())
     else:
         status, headers, data = await compact_asgi(app, scope, read.body, responses_path)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data, "more_body": False})
+    await respond(send, status, headers, data)
 
 
 async def compact_asgi(app: ASGIApp, scope: Scope, raw: bytes, responses_path: str) -> Answer:

@@ -11,8 +11,8 @@ The request carries the client's own headers (its credentials reach the host as 
 request), minus those of its transport; its body is given whole. The app's `receive` then waits:
 when the client leaves, the caller cancels the call, which stops the app's work.
 
-`receive_body` and `replay` are the other way round, for a shell: a client's body read (by the
-rules of `core.body_read`), and given to the app again.
+`receive_body`, `replay` and `respond` are the other way round, for a shell: a client's body
+read (by the rules of `core.body_read`) and given to the app again, and a whole answer sent.
 """
 
 from __future__ import annotations
@@ -90,6 +90,12 @@ async def receive_body(receive: Receive, read: BodyRead) -> bool:
     return True
 
 
+async def respond(send: Sink, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    """A whole response: its head, then its one body."""
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
 def replay(chunks: list[bytes], receive: Receive | None, *, more: bool = False) -> Receive:
     """`receive` that gives the body first, then the server's own messages (the disconnect, or
     with `more` the rest of a body read only in part); with no server (a background response),
@@ -123,4 +129,4 @@ async def collect(app: ASGIApp, scope: Scope, path: str, body: bytes) -> tuple[i
     return int(head["status"]), list(head.get("headers") or []), b"".join(chunks)
 
 
-__all__ = ["collect", "post", "post_scope", "receive_body", "replay"]
+__all__ = ["collect", "post", "post_scope", "receive_body", "replay", "respond"]

@@ -15,27 +15,26 @@ chunks held back, the server's `write`.
 
 from __future__ import annotations
 
-import io
 import logging
 from collections import deque
 from collections.abc import Iterable, Iterator
 
 from .core.exchange_state import BUFFER, ENDED
 from .core.held_response import HeldResponse, Writes
-from .core.request import BadRequest
 from .exchange import ToolCallExchange
 from .wsgi_io import (
     Environ,
     ExcInfo,
-    Prepended,
     StartResponse,
     Write,
     WSGIApp,
     WSGIHeaders,
     read_body,
+    replayed,
     status_line,
     to_bytes,
     to_str,
+    with_body,
 )
 
 logger = logging.getLogger("toolcall_middleware")
@@ -60,20 +59,16 @@ class WSGIExchange:
 
     def run(self) -> Iterable[bytes]:
         environ = self.environ
-        raw, complete = self._read_body()
-        try:
-            new = self.exchange.rewrite_request(raw or b"", complete=complete and raw is not None)
-        except BadRequest as error:
-            status, headers, body = self.exchange.error_response(error)
+        raw, complete = read_body(environ, self.exchange.config.limits.max_request_bytes)  # (None: not read)
+        forward = self.exchange.forward(raw or b"", complete=complete and raw is not None)
+        if forward.refusal is not None:  # malformed, or bridged and over the limit
+            status, headers, body = forward.refusal
             self.server_start(status_line(status), to_str(headers))
             return [body]
-        if new is not None:
-            environ = {**environ, "wsgi.input": io.BytesIO(new), "CONTENT_LENGTH": str(len(new))}
-            environ.pop("HTTP_TRANSFER_ENCODING", None)
+        if forward.body is not None:
+            environ = with_body(environ, forward.body)
         elif raw is not None:
-            # What was read goes back to the app unchanged (the rest of a long body after it).
-            stream = io.BytesIO(raw) if complete else io.BufferedReader(Prepended(raw, environ["wsgi.input"]))
-            environ = {**environ, "wsgi.input": stream}
+            environ = replayed(environ, raw, complete)  # what was read goes back to the app unchanged
         if self.exchange.bridged:
             # The bridged request goes to the route of the host's API, under the same mount point.
             environ = {**environ, "PATH_INFO": self.exchange.path_info(environ.get("SCRIPT_NAME", ""))}
@@ -83,10 +78,6 @@ class WSGIExchange:
             self.exchange.report()
             raise
         return _Response(self, result)
-
-    def _read_body(self) -> tuple[bytes | None, bool]:
-        """The body read (None: not read at all) and whether it is whole."""
-        return read_body(self.environ, self.exchange.config.limits.max_request_bytes)
 
     # -- response head -------------------------------------------------------------------------
 
@@ -101,9 +92,8 @@ class WSGIExchange:
             finally:
                 exc_info = None  # no reference cycle through the traceback (PEP 3333)
             # Nothing went out yet: the error response replaces the held one, untouched.
-            self.exchange.pass_through("the app replaced its response (exc_info): passed through")
             self.head = (status, list(headers))
-            self.response.drop(apps_head=True)
+            self.response.replaced()
             return self._write
         if self.head is not None:
             raise RuntimeError("start_response was already called for this response (exc_info missing)")

@@ -56,6 +56,20 @@ def read_body(environ: Environ, limit: int) -> tuple[bytes | None, bool]:
     return read.body, read.complete
 
 
+def with_body(environ: Environ, body: bytes) -> Environ:
+    """The environ of a request whose body is now `body` (its length said, no chunked coding)."""
+    new = {**environ, "wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body))}
+    new.pop("HTTP_TRANSFER_ENCODING", None)
+    return new
+
+
+def replayed(environ: Environ, read: bytes, complete: bool) -> Environ:
+    """The environ whose `wsgi.input` gives the body read again (not `complete`: then the rest of
+    it, from the server's input)."""
+    stream = io.BytesIO(read) if complete else io.BufferedReader(Prepended(read, environ["wsgi.input"]))
+    return {**environ, "wsgi.input": stream}
+
+
 class Prepended(io.RawIOBase):
     """The bytes already read, then the rest of the server's input (a body over the limit)."""
 
@@ -81,7 +95,9 @@ __all__ = [
     "WSGIHeaders",
     "Write",
     "read_body",
+    "replayed",
     "status_line",
     "to_bytes",
     "to_str",
+    "with_body",
 ]

@@ -58,14 +58,13 @@ APPS_HEAD = Head()
 class Writes(Generic[M]):
     """What the shell writes, in this order: `head` (None: no head now), the app's `messages` as
     it sent them, then `body`, bytes of ours (None: none), followed by more body when `more`.
-    `ends`: the client's stream had its terminal event, so the response ends after these, whatever
-    the app sends after it (`State.ENDED`)."""
+    A body with no `more` ends the response: the app's body ended, or the client's stream had its
+    terminal event first (`State.ENDED`), and whatever the app sends after it is dropped."""
 
     head: Head | None = None
     messages: tuple[M, ...] = ()
     body: bytes | None = None
     more: bool = True
-    ends: bool = False
 
 
 class HeldResponse(Generic[M]):
@@ -149,19 +148,23 @@ class HeldResponse(Generic[M]):
             return Writes()
         return self.release(message)
 
-    def drop(self, *, apps_head: bool = False) -> None:
-        """Forget what is held: an answer of ours replaces the response (`apps_head`: the app's
-        new head replaces it, and goes as the app sends it)."""
-        self._head = APPS_HEAD if apps_head else None
-        self._held = []
+    def drop(self) -> None:
+        """Forget what is held: an answer of ours replaces the response."""
+        self._head, self._held = None, []
+
+    def replaced(self) -> None:
+        """The app replaced its response before anything went out (WSGI's `exc_info`): its new
+        head goes as it is, what was held is dropped, and the rest passes through."""
+        self.exchange.pass_through("the app replaced its response (exc_info): passed through")
+        self._head, self._held = APPS_HEAD, []
 
     def _rewritten(self, message: M | None, out: bytes | None, *, end: bool, buffering: bool) -> Writes[M]:
         mine = () if message is None else (message,)
         if out is None:  # a bug of ours (logged): the rest passes through
             return self._give_back() if buffering else self.release(*mine)
         if not buffering:
-            held, ends = self.release(), self.exchange.state is ENDED
-            return Writes(held.head, held.messages, out if out or end else None, more=not end, ends=ends)
+            held, more = self.release(), not end and self.exchange.state is not ENDED
+            return Writes(held.head, held.messages, out if out or not more else None, more)
         if self.exchange.state is PASS:
             return self._give_back()  # not an answer, or over the cap: the original, byte for byte
         if not end:

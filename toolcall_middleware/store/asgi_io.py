@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl
 from ..core.body_read import BodyRead
 from ..core.framing.utf8 import json_bytes
 from ..core.http import without
-from ..inprocess import receive_body, replay
+from ..inprocess import receive_body, replay, respond
 from .state import StateError
 
 Scope = MutableMapping[str, Any]
@@ -48,8 +48,7 @@ def with_body(scope: Scope, body: bytes) -> Scope:
 async def answer(send: Send, status: int, body: Any) -> None:
     data = json_bytes(body)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
+    await respond(send, status, headers, data)
 
 
 __all__ = [
@@ -64,5 +63,6 @@ __all__ = [
     "query_of",
     "read_body",
     "replay",
+    "respond",
     "with_body",
 ]
