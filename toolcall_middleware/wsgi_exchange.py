@@ -1,16 +1,15 @@
 """One request of ours and its response over WSGI (PEP 3333), driven by the server's worker thread.
 
 Per request: the body is read from `CONTENT_LENGTH` (or to its end when the server sets
-`wsgi.input_terminated`), rewritten, and handed to the app as a fresh `wsgi.input` with its own
-`CONTENT_LENGTH`. The app's `start_response` decides the head (the answer's parts are made then,
-before the app computes its first chunk); the server's is called with the first body chunk, as
-PEP 3333 has servers send a head. A stream yields one piece (`b""` while text is held back) per
-chunk of the app; a JSON body is gathered, then goes out rewritten with its new length, or as the
-app sent it. `close()` reaches the app's iterable; `exc_info` follows PEP 3333; `write()` works.
-
-The shell keeps no state of the exchange's: what to do with a chunk is read from
-`exchange.state` (`core.exchange_state`). It holds only I/O: the head given and to give, the
-chunks held back, the server's `write`.
+`wsgi.input_terminated`) by the rules of `core.body_read`, rewritten, and handed to the app as a
+fresh `wsgi.input` with its own `CONTENT_LENGTH`. The app's `start_response` decides the head
+(the answer's parts are made then, before the app computes its first chunk); the server's is called
+with the first body chunk, as PEP 3333 has servers send a head. What the client gets of each chunk,
+and which head, is `core.held_response`'s to say: a stream yields one piece (`b""` while text is
+held back) per chunk of the app; a JSON body is gathered, then goes out rewritten with its new
+length, or as the app sent it. `close()` reaches the app's iterable; `exc_info` follows PEP 3333;
+`write()` works. The shell keeps no state of the exchange's, only I/O: the app's head as it gave
+it, and the server's `write`.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from .wsgi_io import (
     WSGIHeaders,
     read_body,
     replayed,
+    respond,
     status_line,
     to_bytes,
     to_str,
@@ -61,10 +61,8 @@ class WSGIExchange:
         environ = self.environ
         raw, complete = read_body(environ, self.exchange.config.limits.max_request_bytes)  # (None: not read)
         forward = self.exchange.forward(raw or b"", complete=complete and raw is not None)
-        if forward.refusal is not None:  # malformed, or bridged and over the limit
-            status, headers, body = forward.refusal
-            self.server_start(status_line(status), to_str(headers))
-            return [body]
+        if forward.refusal is not None:
+            return respond(self.server_start, *forward.refusal)  # malformed, or bridged and over the limit
         if forward.body is not None:
             environ = with_body(environ, forward.body)
         elif raw is not None:
@@ -110,17 +108,15 @@ class WSGIExchange:
         """What the client gets for one chunk of the app's body (empty: held back)."""
         return self._written(self.response.body(data, data, end=False))
 
-    def abort(self, error: Exception) -> tuple[bytes, bool] | None:
+    def abort(self, error: Exception) -> tuple[list[bytes], bool] | None:
         """The app raised while its body was read: what the exchange says of it
-        (`ToolCallExchange.failed`). The bytes the client gets first (the end of a rewritten
+        (`ToolCallExchange.failed`). The pieces the client gets last (the end of a rewritten
         stream, or a whole error answer) and whether the error is handled (else raised again);
         None when the server answers the failure itself."""
         failure = self.exchange.failed(error, head_sent=self.server_write is not None)
         if failure.answer is not None:
-            status, headers, body = failure.answer
-            self.server_write = self.server_start(status_line(status), to_str(headers))
-            return body, failure.handled
-        return None if failure.last is None else (failure.last, failure.handled)
+            return respond(self.server_start, *failure.answer), failure.handled
+        return None if failure.last is None else ([failure.last], failure.handled)
 
     def end(self) -> list[bytes]:
         """What the client gets once the app's body ended."""
@@ -184,7 +180,7 @@ class _Response:
                     raise
                 self._ended = True
                 self._failure = None if ending[1] else error
-                self._out.append(ending[0])
+                self._out.extend(ending[0])
                 continue
             pieces = self._request.chunk(data)
             state = self._request.exchange.state

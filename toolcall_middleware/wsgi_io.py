@@ -42,6 +42,12 @@ def status_line(code: int) -> str:
         return str(code)
 
 
+def respond(start_response: StartResponse, status: int, headers: Headers, body: bytes) -> list[bytes]:
+    """A whole response: its head given to `start_response`, its one body returned."""
+    start_response(status_line(status), to_str(headers))
+    return [body]
+
+
 def read_body(environ: Environ, limit: int) -> tuple[bytes | None, bool]:
     """The request body read (None: not read at all) and whether it is whole (`BodyRead`'s rules)."""
     declared = str(environ.get("CONTENT_LENGTH") or "").strip() or None
@@ -96,6 +102,7 @@ __all__ = [
     "Write",
     "read_body",
     "replayed",
+    "respond",
     "status_line",
     "to_bytes",
     "to_str",
