@@ -159,9 +159,9 @@ class HeldResponse(Generic[M]):
         self._head, self._held = APPS_HEAD, []
 
     def _rewritten(self, message: M | None, out: bytes | None, *, end: bool, buffering: bool) -> Writes[M]:
-        mine = () if message is None else (message,)
+        sent = () if message is None else (message,)  # the app's own message, if any
         if out is None:  # a bug of ours (logged): the rest passes through
-            return self._give_back() if buffering else self.release(*mine)
+            return self._give_back() if buffering else self.release(*sent)
         if not buffering:
             held, more = self.release(), not end and self.exchange.state is not ENDED
             return Writes(held.head, held.messages, out if out or not more else None, more)
