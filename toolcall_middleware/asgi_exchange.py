@@ -68,6 +68,7 @@ class HTTPExchange:
         # the short way in `_send` (one flag read per message, rather than three). Cleared whenever
         # the stream ends or is given up.
         self.flowing = False
+        self.passing = False  # the held response is `passing`: the app's messages go to the server as sent
 
     async def run(self, declared: bytes | None) -> None:
         """`declared`: the request's Content-Length, if it gave one."""
@@ -113,7 +114,9 @@ class HTTPExchange:
                 if out:
                     return self._out({"type": "http.response.body", "body": out, "more_body": True})
                 return _nothing()  # (all held back: whitespace that may come before a call)
-            return self._streamed(self.response.streamed(message, out, end=False))  # (ended, or passing)
+            return self._deliver(self.response.streamed(message, out, end=False))  # (ended, or passing)
+        if self.passing:
+            return self._write(message)  # (the server's awaitable: no coroutine of ours)
         return self._general(message)
 
     async def _general(self, message: Message) -> None:
@@ -130,8 +133,8 @@ class HTTPExchange:
             method, status = str(self.scope.get("method", "POST")), int(message["status"])
             headers, trailers = list(message.get("headers") or []), bool(message.get("trailers", False))
             self.response.head(method, status, headers, trailers=trailers, prepare=False)
-            if ex.head_final:  # (a stream of ours: `state` is STREAM)
-                await self._put(self.response.release())  # the head first: the parts below are not in it
+            if ex.head_final:  # (a stream of ours: `state` is STREAM; the head first, the parts below are not in it)
+                await self._write(self._head(self.response.release().head))
             ex.prepare()
             return
         if kind == "http.response.body":
@@ -142,35 +145,33 @@ class HTTPExchange:
             # the head. A body that lives in a file has nothing to rewrite: the exchange passes it.
             trailers = kind == "http.response.trailers"
             writes = self.response.other(message, in_file=kind in _IN_FILE, trailers=trailers)
-        await self._streamed(writes)
+        await self._deliver(writes)
 
-    async def _streamed(self, writes: Writes[Message]) -> None:
-        """What the held response says of a message written, then the keep-alive set up or
-        stopped, as the exchange's state now says."""
+    async def _deliver(self, writes: Writes[Message]) -> None:
+        """What the held response says of a message written, in order (after any ping being
+        written), then the keep-alive set up or stopped, as the exchange's state now says."""
         self.flowing = False
         state = self.exchange.state
-        if state is not STREAM:
+        if state is not STREAM and self.keepalive is not None:
             # The end (the app's, or our terminal event before it), raw bytes that may split an
             # event, or the rest passed through (a bug of ours, logged, must not take the answer
             # down; a body in a file): no more pings.
-            await self._quiet()
-        await self._put(writes)
-        if state is STREAM:
-            self._keep_alive()
-            self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
-
-    async def _put(self, writes: Writes[Message]) -> None:
-        """What the held response says to write, in order (after any ping being written)."""
+            await self.keepalive.stop()
         if writes.head is not None:
             await self._out(self._head(writes.head))
         for message in writes.messages:
             await self._out(message)
         if writes.body is not None:
             await self._out({"type": "http.response.body", "body": writes.body, "more_body": writes.more})
+        if state is STREAM:
+            self._keep_alive()
+            self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
+        else:
+            self.passing = self.response.passing
 
-    def _head(self, head: Head) -> Message:
+    def _head(self, head: Head | None) -> Message:
         """The `http.response.start` for `head`: the app's own, or with the exchange's headers and status."""
-        assert self.original is not None
+        assert self.original is not None and head is not None
         if head.headers is None:
             return self.original
         message = {**self.original, "headers": head.headers}

@@ -127,8 +127,9 @@ def test_a_whole_body_over_the_cap_is_given_back_at_once_and_the_rest_follows() 
 
 def test_a_body_passed_through_from_its_head_goes_under_the_apps_head() -> None:
     response = held(TEXT)
-    assert response.exchange.state is PASS
+    assert response.exchange.state is PASS and not response.passing  # (its head is still held)
     assert response.body(("body", b"a"), b"a", end=False) == Writes(APPS_HEAD, (("body", b"a"),))
+    assert response.passing  # from here on, whatever the app sends goes as it sent it
     assert response.other(("other", 1)) == Writes(None, (("other", 1),))
     assert response.body(("body", b"b"), b"b", end=True) == Writes(None, (("body", b"b"),))
 
@@ -226,7 +227,9 @@ def interleaved(data: bytes) -> st.SearchStrategy[list[Msg]]:
 @settings(max_examples=60, deadline=None)
 @given(interleaved(NOT_AN_ANSWER))
 def test_a_body_not_ours_comes_back_exactly_as_sent(messages: list[Msg]) -> None:
-    assert drive(held(JSON), messages) == [APPS_HEAD, *messages]
+    response = held(JSON)
+    assert drive(response, messages) == [APPS_HEAD, *messages]
+    assert response.passing
 
 
 @settings(max_examples=40, deadline=None)

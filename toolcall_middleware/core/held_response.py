@@ -83,6 +83,12 @@ class HeldResponse(Generic[M]):
         """The app's head came and is held (not written yet)."""
         return self._head is not None
 
+    @property
+    def passing(self) -> bool:
+        """From here on, every message of the app's goes as it sent it: the exchange passes the
+        response through, and its head and whatever was held are out."""
+        return self.exchange.state is PASS and self._head is None and not self._held
+
     def head(self, method: str, status: int, headers: Headers, *, trailers: bool = False, prepare: bool = True) -> None:
         """The app's head: the exchange decides from it (`Rewriting.start`), and it is held.
         `trailers`: the app announced trailers (the new length is then left out)."""
