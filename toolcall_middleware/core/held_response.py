@@ -54,12 +54,15 @@ class Head:
 APPS_HEAD = Head()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Writes(Generic[M]):
     """What the shell writes, in this order: `head` (None: no head now), the app's `messages` as
     it sent them, then `body`, bytes of ours (None: none), followed by more body when `more`.
     A body with no `more` ends the response: the app's body ended, or the client's stream had its
-    terminal event first (`State.ENDED`), and whatever the app sends after it is dropped."""
+    terminal event first (`State.ENDED`), and whatever the app sends after it is dropped.
+
+    A value to read, made for nearly every message of a response: not frozen only because a
+    frozen dataclass's `__init__` costs several times a plain one's."""
 
     head: Head | None = None
     messages: tuple[M, ...] = ()
@@ -99,8 +102,10 @@ class HeldResponse(Generic[M]):
     def release(self, *messages: M) -> Writes[M]:
         """Whatever is held, then `messages`: the head may go now (it is final, or a body came)."""
         head, self._head = self._head, None
-        held, self._held = self._held, []
-        return Writes(head, (*(m for m, _ in held), *messages))
+        if self._held:
+            held, self._held = self._held, []
+            messages = (*(m for m, _ in held), *messages)
+        return Writes(head, messages)
 
     def body(self, message: M, data: bytes, *, end: bool) -> Writes[M]:
         """A piece of the app's body (`data`, in `message`; `end`: the last one)."""
@@ -169,8 +174,10 @@ class HeldResponse(Generic[M]):
         if out is None:  # a bug of ours (logged): the rest passes through
             return self._give_back() if buffering else self.release(*sent)
         if not buffering:
-            held, more = self.release(), not end and self.exchange.state is not ENDED
-            return Writes(held.head, held.messages, out if out or not more else None, more)
+            # (a stream holds no message: only a whole body's head waits for what follows it)
+            head, self._head = self._head, None
+            more = not end and self.exchange.state is not ENDED
+            return Writes(head, (), out if out or not more else None, more)
         if self.exchange.state is PASS:
             return self._give_back()  # not an answer, or over the cap: the original, byte for byte
         if not end:
