@@ -31,7 +31,10 @@ from toolcall_middleware import (
     ToolCallMiddleware,
     ToolCallWSGIMiddleware,
 )
+from toolcall_middleware.core.body_read import BodyRead
 from toolcall_middleware.core.exchange_state import PASS
+from toolcall_middleware.core.held_response import Head, HeldResponse, Writes
+from toolcall_middleware.core.http import Headers
 
 from ._extras import require
 
@@ -94,9 +97,8 @@ class ToolCallDjangoMiddleware:
         if route is None:
             return None, None
         exchange = ToolCallExchange(self.config, route)
-        declared = str(meta.get("CONTENT_LENGTH") or "0").strip()
         try:
-            if not declared.isdigit() or int(declared) > self.config.limits.max_request_bytes:
+            if BodyRead(self.config.limits.max_request_bytes, meta.get("CONTENT_LENGTH") or "0").skipped:
                 exchange.rewrite_request(b"", complete=False)  # too large to hold: left to the view
                 return exchange, None
             try:
@@ -124,7 +126,9 @@ class ToolCallDjangoMiddleware:
 
     def _response(self, exchange: ToolCallExchange, request: Any, response: Any) -> Any:
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.items()]
-        new = exchange.start(request.method or "POST", response.status_code, headers)
+        # What the client gets, decided as for the ASGI and WSGI shells (a new length spelled as Django does).
+        held: HeldResponse[bytes] = HeldResponse(exchange, length_name=b"Content-Length")
+        held.head(request.method or "POST", response.status_code, headers)
         if exchange.mode == "buffer" and response.streaming:
             # A JSON body sent as a stream: its head is out before its end.
             exchange.pass_through("a streamed JSON response: passed through")
@@ -132,55 +136,62 @@ class ToolCallDjangoMiddleware:
             exchange.report()
             return response
         if exchange.mode == "buffer":
-            out = exchange.transform(response.content, end=True)
+            writes = held.body(response.content, response.content, end=True)
             exchange.report()
-            if out is None or exchange.passthrough:
+            if writes.body is None:
                 return response  # not an answer, or our failure (logged): the app's response as it was
-            _drop_headers(response, headers, new)
-            response.content = out
-            response["Content-Length"] = str(len(out))
-            if exchange.status is not None:
-                response.status_code = exchange.status
+            _set_head(response, headers, writes.head)
+            response.content = writes.body
             return response
-        _drop_headers(response, headers, new)
+        _set_head(response, headers, held.release().head)
         if response.is_async:
-            response.streaming_content = _stream_async(exchange, response.streaming_content)
+            response.streaming_content = _stream_async(exchange, held, response.streaming_content)
         else:
-            response.streaming_content = _stream_sync(exchange, response.streaming_content)
+            response.streaming_content = _stream_sync(exchange, held, response.streaming_content)
         return response
 
 
-def _drop_headers(response: Any, old: list[tuple[bytes, bytes]], new: list[tuple[bytes, bytes]]) -> None:
-    """Remove what the rewrite invalidates (Content-Length, ETag, Content-Encoding once decoded)."""
-    kept = {k.lower() for k, _ in new}
+def _set_head(response: Any, old: Headers, head: Head | None) -> None:
+    """The exchange's head on Django's response: what the rewrite invalidates removed
+    (Content-Length, ETag, Content-Encoding once decoded), a new length and status set."""
+    assert head is not None and head.headers is not None
+    kept = {k.lower() for k, _ in head.headers}
     for name in {k.decode("latin-1") for k, _ in old if k.lower() not in kept}:
         del response[name]
+    for key, value in head.headers:
+        if (key, value) not in old:
+            response[key.decode("latin-1")] = value.decode("latin-1")
+    if head.status is not None:
+        response.status_code = head.status
 
 
-def _stream_sync(exchange: ToolCallExchange, content: Iterator[bytes]) -> Iterator[bytes]:
+def _joined(writes: Writes[bytes]) -> bytes:
+    """The bytes of one piece of a stream (the view's own, after a failure of ours or once it
+    passes; b"" while text is held back, or after the client's stream ended)."""
+    return b"".join(writes.messages) + (writes.body or b"")
+
+
+def _stream_sync(exchange: ToolCallExchange, held: HeldResponse[bytes], content: Iterator[bytes]) -> Iterator[bytes]:
     try:
         for chunk in content:
-            # (after a failure of ours, logged, the exchange passes: the rest goes as the view wrote it)
-            out = chunk if exchange.state is PASS else exchange.transform(chunk)
-            yield chunk if out is None else out  # b"" while text is held back: the server's block boundary
+            yield _joined(held.body(chunk, chunk, end=False))  # b"" while held back: the server's block boundary
         if exchange.state is not PASS:
-            yield exchange.transform(b"", end=True) or b""
+            yield _joined(held.end())
     finally:
         exchange.report()
 
 
-async def _stream_async(exchange: ToolCallExchange, content: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+async def _stream_async(
+    exchange: ToolCallExchange, held: HeldResponse[bytes], content: AsyncIterator[bytes]
+) -> AsyncIterator[bytes]:
     try:
         async for chunk in content:
-            out = chunk if exchange.state is PASS else exchange.transform(chunk)
-            if out is None:
-                out = chunk
+            out = _joined(held.body(chunk, chunk, end=False))
             if out:
                 yield out
-        if exchange.state is not PASS:
-            tail = exchange.transform(b"", end=True)
-            if tail:
-                yield tail
+        tail = _joined(held.end())
+        if tail:
+            yield tail
     finally:
         exchange.report()
 

@@ -25,6 +25,7 @@ from .compact import compact_route, serve_compact
 from .config import RouteMatch, ToolCallConfig
 from .core.http import headers_named
 from .exchange import ToolCallExchange, settings_from
+from .inprocess import respond
 from .store.layer import with_state
 from .websocket import ResponsesSocket
 
@@ -105,8 +106,7 @@ class ToolCallMiddleware:
         elif scope["type"] == "http":
             body = json.dumps({"error": {"message": message, "type": "server_error", "param": None, "code": None}})
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            await send({"type": "http.response.start", "status": 500, "headers": headers})
-            await send({"type": "http.response.body", "body": body.encode()})
+            await respond(send, 500, headers, body.encode())
 
     def _route(self, path: str) -> RouteMatch | None:
         """`ToolCallExchange.route` of a POST with no content-coding, remembered by path."""

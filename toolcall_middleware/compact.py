@@ -23,12 +23,13 @@ import io
 from typing import Any
 
 from .config import Limits, ToolCallConfig
+from .core.body_read import BodyRead
 from .core.framing.utf8 import json_bytes
 from .core.inbound.base import decode_data
 from .core.request import BadRequest
 from .core.request.body import read_request
 from .core.request.compaction import compact_path, compacted, summary_request
-from .inprocess import ASGIApp, Receive, Scope, Sink, collect
+from .inprocess import ASGIApp, Receive, Scope, Sink, collect, receive_body, respond
 
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 
@@ -79,23 +80,15 @@ async def serve_compact(
     """Answer one compact request (an ASGI HTTP request) with `compact_asgi`; a body over
     `limits.max_request_bytes` is a 413, a client that leaves before its body ends gets nothing."""
     limit = limits.max_request_bytes
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        chunks.append(bytes(message.get("body", b"")))
-        size += len(chunks[-1])
-        if size > limit:
-            error = BadRequest(f"The request body is over {limit} bytes.", code="request_too_large")
-            status, headers, data = _json(413, error.body())
-            break
-        if not message.get("more_body", False):
-            status, headers, data = await compact_asgi(app, scope, b"".join(chunks), responses_path, limits.max_depth)
-            break
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data, "more_body": False})
+    read = BodyRead(limit)
+    if not await receive_body(receive, read):
+        return
+    if read.over:
+        error = BadRequest(f"The request body is over {limit} bytes.", code="request_too_large")
+        status, headers, data = _json(413, error.body())
+    else:
+        status, headers, data = await compact_asgi(app, scope, read.body, responses_path, limits.max_depth)
+    await respond(send, status, headers, data)
 
 
 async def compact_asgi(app: ASGIApp, scope: Scope, raw: bytes, responses_path: str, max_depth: int) -> Answer:

@@ -10,6 +10,7 @@ middlewares and Django's middleware drive it, so they cannot drift apart; it mov
 route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)   # None: not ours
 ex = ToolCallExchange(config, route)      # ex.state: REQUEST
 body = ex.rewrite_request(raw)            # None: forward unchanged; raises BadRequest -> ex.error_response
+forward = ex.forward(raw)                 # the same in one step: forward.refusal, or forward.body
 ex.path                                   # where the request goes (another route when bridged)
 headers = ex.start("POST", 200, headers)  # ex.state: STREAM, BUFFER or PASS
 out = ex.transform(chunk) ... ex.transform(b"", end=True)   # None: send the host's bytes as they came
@@ -62,6 +63,16 @@ class Failure:
     handled: bool
     answer: tuple[int, Headers, bytes] | None = None
     last: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Forward:
+    """What becomes of a request of ours (`ToolCallExchange.forward`): `refusal`, our answer
+    (status, headers, body), goes to the client instead and the host never sees the request;
+    else the host gets `body` (None: the body as it came)."""
+
+    body: bytes | None = None
+    refusal: tuple[int, Headers, bytes] | None = None
 
 
 def settings_from(config: ToolCallConfig) -> Settings:
@@ -157,6 +168,13 @@ class ToolCallExchange(Exchange):
         self.record.notes.append("request body over the limit: forwarded unchanged")
         self.forward_unchanged()
         return None
+
+    def forward(self, raw: bytes, *, complete: bool = True) -> Forward:
+        """`rewrite_request` and, for a request it refuses, `error_response`: in one step."""
+        try:
+            return Forward(self.rewrite_request(raw, complete=complete))
+        except BadRequest as error:
+            return Forward(refusal=self.error_response(error))
 
     def error_response(self, error: BadRequest) -> tuple[int, Headers, bytes]:
         """The answer to a request refused before the host saw it, in the client API's error shape:
@@ -311,4 +329,4 @@ class ToolCallExchange(Exchange):
             )
 
 
-__all__ = ["BadRequest", "Failure", "Mode", "ToolCallExchange", "UpstreamFailure", "settings_from"]
+__all__ = ["BadRequest", "Failure", "Forward", "Mode", "ToolCallExchange", "UpstreamFailure", "settings_from"]

@@ -10,6 +10,9 @@ await post(middleware, scope, "/v1/responses", body, send)    # each ASGI messag
 The request carries the client's own headers (its credentials reach the host as on any
 request), minus those of its transport; its body is given whole. The app's `receive` then waits:
 when the client leaves, the caller cancels the call, which stops the app's work.
+
+`receive_body`, `replay` and `respond` are the other way round, for a shell: a client's body
+read (by the rules of `core.body_read`) and given to the app again, and a whole answer sent.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from .core.body_read import BodyRead
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -74,6 +79,23 @@ async def post(app: ASGIApp, scope: Scope, path: str, body: bytes, send: Sink, *
     await app(post_scope(scope, path, len(body), stream=stream), replay([body], None), send)
 
 
+async def receive_body(receive: Receive, read: BodyRead) -> bool:
+    """Read a request body through `receive` for as long as `read` wants it (see `BodyRead`);
+    False when the client left first."""
+    while read.reading:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return False
+        read.feed(bytes(message.get("body", b"")), more=bool(message.get("more_body", False)))
+    return True
+
+
+async def respond(send: Sink, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    """A whole response: its head, then its one body."""
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
 def replay(chunks: list[bytes], receive: Receive | None, *, more: bool = False) -> Receive:
     """`receive` that gives the body first, then the server's own messages (the disconnect, or
     with `more` the rest of a body read only in part); with no server (a background response),
@@ -107,4 +129,4 @@ async def collect(app: ASGIApp, scope: Scope, path: str, body: bytes) -> tuple[i
     return int(head["status"]), list(head.get("headers") or []), b"".join(chunks)
 
 
-__all__ = ["collect", "post", "post_scope", "replay"]
+__all__ = ["collect", "post", "post_scope", "receive_body", "replay", "respond"]

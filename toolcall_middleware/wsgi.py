@@ -21,7 +21,7 @@ from .core.framing.utf8 import json_bytes
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
 from .wsgi_exchange import WSGIExchange
-from .wsgi_io import Environ, StartResponse, WSGIApp, read_body, status_line, to_str
+from .wsgi_io import Environ, StartResponse, WSGIApp, read_body, respond
 
 
 class ToolCallWSGIMiddleware:
@@ -53,8 +53,7 @@ class ToolCallWSGIMiddleware:
             status, headers, body = 413, [(b"content-type", b"application/json")], json_bytes(error.body())
         else:
             status, headers, body = compact_wsgi(self, environ, raw, responses_path, self.config.limits.max_depth)
-        start_response(status_line(status), to_str(headers))
-        return [body]
+        return respond(start_response, status, headers, body)
 
 
 __all__ = ["ToolCallWSGIMiddleware"]

@@ -1,40 +1,40 @@
 """One request of ours and its response over WSGI (PEP 3333), driven by the server's worker thread.
 
 Per request: the body is read from `CONTENT_LENGTH` (or to its end when the server sets
-`wsgi.input_terminated`), rewritten, and handed to the app as a fresh `wsgi.input` with its own
-`CONTENT_LENGTH`. The app's `start_response` decides the head (the answer's parts are made then,
-before the app computes its first chunk); the server's is called with the first body chunk, as
-PEP 3333 has servers send a head. A stream yields one piece (`b""` while text is held back) per
-chunk of the app; a JSON body is gathered, then goes out rewritten with its new length, or as the
-app sent it. `close()` reaches the app's iterable; `exc_info` follows PEP 3333; `write()` works.
-
-The shell keeps no state of the exchange's: what to do with a chunk is read from
-`exchange.state` (`core.exchange_state`). It holds only I/O: the head given and to give, the
-chunks held back, the server's `write`.
+`wsgi.input_terminated`) by the rules of `core.body_read`, rewritten, and handed to the app as a
+fresh `wsgi.input` with its own `CONTENT_LENGTH`. The app's `start_response` decides the head
+(the answer's parts are made then, before the app computes its first chunk); the server's is called
+with the first body chunk, as PEP 3333 has servers send a head. What the client gets of each chunk,
+and which head, is `core.held_response`'s to say: a stream yields one piece (`b""` while text is
+held back) per chunk of the app; a JSON body is gathered, then goes out rewritten with its new
+length, or as the app sent it. `close()` reaches the app's iterable; `exc_info` follows PEP 3333;
+`write()` works. The shell keeps no state of the exchange's, only I/O: the app's head as it gave
+it, and the server's `write`.
 """
 
 from __future__ import annotations
 
-import io
 import logging
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from .core.exchange_state import BUFFER, DONE, ENDED, HEAD, PASS
-from .core.request import BadRequest
+from .core.exchange_state import BUFFER, ENDED
+from .core.held_response import HeldResponse, Writes
 from .exchange import ToolCallExchange
 from .wsgi_io import (
     Environ,
     ExcInfo,
-    Prepended,
     StartResponse,
     Write,
     WSGIApp,
     WSGIHeaders,
     read_body,
+    replayed,
+    respond,
     status_line,
     to_bytes,
     to_str,
+    with_body,
 )
 
 logger = logging.getLogger("toolcall_middleware")
@@ -52,27 +52,21 @@ class WSGIExchange:
         self.server_start = start_response
         self.server_write: Write | None = None  # set once the server's start_response was called
         self.head: tuple[str, WSGIHeaders] | None = None  # the app's head, as it gave it
-        self.send_head: tuple[str, WSGIHeaders] | None = None  # the head to give the server, once decided
-        self.held: list[bytes] = []  # buffered JSON: the app's chunks as it sent them
+        # The head and chunks held back; a new length is `Content-Length`, as WSGI apps write it.
+        self.response: HeldResponse[bytes] = HeldResponse(exchange, length_name=b"Content-Length")
 
     # -- request -------------------------------------------------------------------------------
 
     def run(self) -> Iterable[bytes]:
         environ = self.environ
-        raw, complete = self._read_body()
-        try:
-            new = self.exchange.rewrite_request(raw or b"", complete=complete and raw is not None)
-        except BadRequest as error:
-            status, headers, body = self.exchange.error_response(error)
-            self.server_start(status_line(status), to_str(headers))
-            return [body]
-        if new is not None:
-            environ = {**environ, "wsgi.input": io.BytesIO(new), "CONTENT_LENGTH": str(len(new))}
-            environ.pop("HTTP_TRANSFER_ENCODING", None)
+        raw, complete = read_body(environ, self.exchange.config.limits.max_request_bytes)  # (None: not read)
+        forward = self.exchange.forward(raw or b"", complete=complete and raw is not None)
+        if forward.refusal is not None:
+            return respond(self.server_start, *forward.refusal)  # malformed, or bridged and over the limit
+        if forward.body is not None:
+            environ = with_body(environ, forward.body)
         elif raw is not None:
-            # What was read goes back to the app unchanged (the rest of a long body after it).
-            stream = io.BytesIO(raw) if complete else io.BufferedReader(Prepended(raw, environ["wsgi.input"]))
-            environ = {**environ, "wsgi.input": stream}
+            environ = replayed(environ, raw, complete)  # what was read goes back to the app unchanged
         if self.exchange.bridged:
             # The bridged request goes to the route of the host's API, under the same mount point.
             environ = {**environ, "PATH_INFO": self.exchange.path_info(environ.get("SCRIPT_NAME", ""))}
@@ -82,10 +76,6 @@ class WSGIExchange:
             self.exchange.report()
             raise
         return _Response(self, result)
-
-    def _read_body(self) -> tuple[bytes | None, bool]:
-        """The body read (None: not read at all) and whether it is whole."""
-        return read_body(self.environ, self.exchange.config.limits.max_request_bytes)
 
     # -- response head -------------------------------------------------------------------------
 
@@ -100,102 +90,50 @@ class WSGIExchange:
             finally:
                 exc_info = None  # no reference cycle through the traceback (PEP 3333)
             # Nothing went out yet: the error response replaces the held one, untouched.
-            self.exchange.pass_through("the app replaced its response (exc_info): passed through")
-            self.head, self.held = (status, list(headers)), []
-            self.send_head = self.head
+            self.head = (status, list(headers))
+            self.response.replaced()
             return self._write
         if self.head is not None:
             raise RuntimeError("start_response was already called for this response (exc_info missing)")
         self.head = (status, list(headers))
-        self._decide()  # (now: the answer's parts are made before the app computes its first body)
-        return self._write
-
-    def _decide(self) -> None:
-        if self.head is None:
-            raise RuntimeError("the application sent a body before calling start_response")
-        status, headers = self.head
+        # Decided now: the answer's parts are made before the app computes its first body.
         method = str(self.environ.get("REQUEST_METHOD", "POST"))
         code = int(status.split(" ", 1)[0]) if status[:3].isdigit() else 0
-        new = self.exchange.start(method, code, to_bytes(headers))
-        self.send_head = self.head if self.exchange.state is PASS else (status, to_str(new))
-
-    def _flush_head(self) -> None:
-        if self.server_write is None and self.send_head is not None:
-            status, headers = self.send_head
-            self.server_write = self.server_start(status, headers)
+        self.response.head(method, code, to_bytes(headers))
+        return self._write
 
     # -- response body -------------------------------------------------------------------------
 
     def chunk(self, data: bytes) -> list[bytes]:
         """What the client gets for one chunk of the app's body (empty: held back)."""
-        if self.exchange.state is HEAD:
-            self._decide()
-        state = self.exchange.state
-        if state is PASS or state is DONE:
-            self._flush_head()
-            return [data]
-        if state is ENDED:
-            return []  # after the client's stream ended: dropped
-        if state is BUFFER:
-            self.held.append(data)
-        out = self.exchange.transform(data)
-        return self._after(out, data, end=False, buffering=state is BUFFER)
+        return self._written(self.response.body(data, data, end=False))
 
-    def abort(self, error: Exception) -> tuple[bytes, bool] | None:
+    def abort(self, error: Exception) -> tuple[list[bytes], bool] | None:
         """The app raised while its body was read: what the exchange says of it
-        (`ToolCallExchange.failed`). The bytes the client gets first (the end of a rewritten
+        (`ToolCallExchange.failed`). The pieces the client gets last (the end of a rewritten
         stream, or a whole error answer) and whether the error is handled (else raised again);
         None when the server answers the failure itself."""
         failure = self.exchange.failed(error, head_sent=self.server_write is not None)
         if failure.answer is not None:
-            status, headers, body = failure.answer
-            self.server_write = self.server_start(status_line(status), to_str(headers))
-            return body, failure.handled
-        return None if failure.last is None else (failure.last, failure.handled)
+            return respond(self.server_start, *failure.answer), failure.handled
+        return None if failure.last is None else ([failure.last], failure.handled)
 
     def end(self) -> list[bytes]:
         """What the client gets once the app's body ended."""
-        if self.exchange.state is HEAD:
-            if self.head is None:
-                return []  # the app never answered: the server reports it
-            self._decide()
-        state = self.exchange.state
-        if state is PASS or state is DONE:
-            self._flush_head()
-            return []
-        out = self.exchange.transform(b"", end=True)
-        return self._after(out, b"", end=True, buffering=state is BUFFER)
+        return self._written(self.response.end())
 
-    def _after(self, out: bytes | None, data: bytes, *, end: bool, buffering: bool) -> list[bytes]:
-        """What the client gets of `out`, what the exchange made of `data`."""
-        ex = self.exchange
-        if out is None:  # a bug of ours (logged): the rest passes through
-            if buffering:
-                return self._give_back()
-            self._flush_head()
-            return [data]
-        if buffering:
-            if ex.state is PASS:
-                return self._give_back()  # not an answer, or over the cap: the original, byte for byte
-            if not end:
-                return []
-            status, headers = self.send_head or ("200 OK", [])
-            if ex.status is not None:
-                status = status_line(ex.status)
-            headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
-            self.send_head = (status, [*headers, ("Content-Length", str(len(out)))])
-            self.held = []
-            self._flush_head()
-            return [out]
-        self._flush_head()  # (the stream's terminal event may have come: the state is ENDED then)
-        return [out]  # streamed: b"" while text is held back keeps the block boundary (PEP 3333)
-
-    def _give_back(self) -> list[bytes]:
-        """A buffered body we will not rewrite: the app's own head and chunks, unchanged."""
-        self.send_head = self.head
-        held, self.held = self.held, []
-        self._flush_head()
-        return held
+    def _written(self, writes: Writes[bytes]) -> list[bytes]:
+        """The pieces the server gets of `writes`, its head given to the server's `start_response`
+        first (the exchange's headers and status, or the app's own head). A stream's piece may be
+        empty (`b""` while text is held back keeps the block boundary, PEP 3333)."""
+        if writes.head is not None and self.server_write is None:
+            assert self.head is not None
+            status, headers = self.head
+            if writes.head.headers is not None:
+                headers = to_str(writes.head.headers)
+                status = status if writes.head.status is None else status_line(writes.head.status)
+            self.server_write = self.server_start(status, headers)
+        return [*writes.messages] if writes.body is None else [*writes.messages, writes.body]
 
     def _write(self, data: bytes) -> None:
         """The legacy `write()` callable: the data takes the same road as a yielded chunk."""
@@ -242,7 +180,7 @@ class _Response:
                     raise
                 self._ended = True
                 self._failure = None if ending[1] else error
-                self._out.append(ending[0])
+                self._out.extend(ending[0])
                 continue
             pieces = self._request.chunk(data)
             state = self._request.exchange.state

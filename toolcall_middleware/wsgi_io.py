@@ -9,6 +9,7 @@ from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Protocol
 
+from .core.body_read import BodyRead
 from .core.http import Headers
 
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
@@ -41,34 +42,38 @@ def status_line(code: int) -> str:
         return str(code)
 
 
+def respond(start_response: StartResponse, status: int, headers: Headers, body: bytes) -> list[bytes]:
+    """A whole response: its head given to `start_response`, its one body returned."""
+    start_response(status_line(status), to_str(headers))
+    return [body]
+
+
 def read_body(environ: Environ, limit: int) -> tuple[bytes | None, bool]:
-    """The request body read (None: not read at all) and whether it is whole."""
-    stream = environ["wsgi.input"]
-    declared = str(environ.get("CONTENT_LENGTH") or "").strip()
-    if declared:
-        if not declared.isdigit() or int(declared) > limit:
-            return None, False  # not ours to judge, or too large to hold: left to the app
-        size = int(declared)
-        parts: list[bytes] = []
-        got = 0
-        while got < size:
-            part = stream.read(min(size - got, _READ))
-            if not part:
-                break  # the client sent less than it declared: replayed as it came
-            parts.append(part)
-            got += len(part)
-        return b"".join(parts), got == size
-    if not environ.get("wsgi.input_terminated"):
+    """The request body read (None: not read at all) and whether it is whole (`BodyRead`'s rules)."""
+    declared = str(environ.get("CONTENT_LENGTH") or "").strip() or None
+    if declared is None and not environ.get("wsgi.input_terminated"):
         return b"", True  # no length and no end marker: PEP 3333 says there is no body to read
-    parts, got = [], 0
-    while True:
-        part = stream.read(_READ)
-        if not part:
-            return b"".join(parts), True
-        parts.append(part)
-        got += len(part)
-        if got > limit:  # no rewrite: what was read is replayed, the rest comes from the server
-            return b"".join(parts), False
+    read = BodyRead(limit, declared)
+    if read.skipped:
+        return None, False  # not ours to judge, or too large to hold: left to the app
+    stream = environ["wsgi.input"]
+    while read.reading:
+        read.take(stream.read(read.wanted(_READ)))
+    return read.body, read.complete
+
+
+def with_body(environ: Environ, body: bytes) -> Environ:
+    """The environ of a request whose body is now `body` (its length said, no chunked coding)."""
+    new = {**environ, "wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body))}
+    new.pop("HTTP_TRANSFER_ENCODING", None)
+    return new
+
+
+def replayed(environ: Environ, read: bytes, complete: bool) -> Environ:
+    """The environ whose `wsgi.input` gives the body read again (not `complete`: then the rest of
+    it, from the server's input)."""
+    stream = io.BytesIO(read) if complete else io.BufferedReader(Prepended(read, environ["wsgi.input"]))
+    return {**environ, "wsgi.input": stream}
 
 
 class Prepended(io.RawIOBase):
@@ -96,7 +101,10 @@ __all__ = [
     "WSGIHeaders",
     "Write",
     "read_body",
+    "replayed",
+    "respond",
     "status_line",
     "to_bytes",
     "to_str",
+    "with_body",
 ]

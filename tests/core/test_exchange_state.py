@@ -141,6 +141,19 @@ def test_a_malformed_request_is_refused() -> None:
     assert status == 400 and ex.state is S.REFUSED
 
 
+def test_forward_rewrites_a_request_or_says_the_answer_that_refuses_it() -> None:
+    forwarded = _unread().forward(REQUEST)
+    assert forwarded.refusal is None and forwarded.body is not None and b"get_weather" in forwarded.body
+    refused = _unread()
+    forward = refused.forward(json.dumps({"model": "m", "messages": "not a list"}).encode())
+    assert forward.body is None and forward.refusal is not None and refused.state is S.REFUSED
+    status, headers, body = forward.refusal
+    assert status == 400 and (b"content-length", str(len(body)).encode()) in headers
+    assert json.loads(body)["error"]["param"] == "messages"
+    unread = _unread()
+    assert unread.forward(REQUEST, complete=False).body is None and unread.state is S.HEAD  # over the limit
+
+
 def test_a_request_over_the_limit_goes_unread_to_the_host() -> None:
     ex = _unread()
     assert ex.rewrite_request(REQUEST, complete=False) is None

@@ -18,7 +18,7 @@ import pytest
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "examples.django_project.settings")
 django.setup()
 
-from django.http import HttpRequest, JsonResponse, StreamingHttpResponse  # noqa: E402
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse  # noqa: E402
 from django.test import AsyncClient, Client, override_settings  # noqa: E402
 from django.urls import path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
@@ -26,6 +26,7 @@ from toolcall_middleware.integrations.django import ToolCallDjangoMiddleware, wr
 
 from examples.django_project import urls as example_urls  # noqa: E402
 from examples.raw_wire import chat_events  # noqa: E402
+from tests.asgi.harness import chat_answer as chat_answer_bytes  # noqa: E402
 
 from .inproc import chat_request, check_chat, check_responses, responses_request  # noqa: E402
 
@@ -52,14 +53,45 @@ async def async_stream(request: HttpRequest) -> StreamingHttpResponse:
     return StreamingHttpResponse(events(), content_type="text/event-stream")
 
 
+NOT_AN_ANSWER = b'{"not": "an answer"}'
+
+
+@csrf_exempt
+def odd(request: HttpRequest) -> HttpResponse:
+    """A JSON body that is no answer, with a length and a validator of its own."""
+    response = HttpResponse(NOT_AN_ANSWER, content_type="application/json", status=201)
+    response["ETag"] = '"v1"'
+    response["Content-Length"] = str(len(NOT_AN_ANSWER))
+    return response
+
+
+@csrf_exempt
+def answered(request: HttpRequest) -> HttpResponse:
+    """A whole chat answer with a length and a validator the rewrite makes wrong."""
+    body = chat_answer_bytes()
+    response = HttpResponse(body, content_type="application/json")
+    response["ETag"] = '"v1"'
+    response["Content-Length"] = str(len(body))
+    return response
+
+
+@csrf_exempt
+def no_counting(request: HttpRequest) -> HttpResponse:
+    """A host that cannot count tokens: the middleware estimates them instead."""
+    return HttpResponse(b'{"detail": "Not Found"}', content_type="application/json", status=404)
+
+
 urlpatterns = [
     *example_urls.urlpatterns,
     path("echo/v1/chat/completions", echo),
     path("async/v1/chat/completions", async_stream),
+    path("odd/v1/chat/completions", odd),
+    path("answered/v1/chat/completions", answered),
+    path("v1/messages/count_tokens", no_counting),
 ]
 HERE = override_settings(
     ROOT_URLCONF=__name__,
-    TOOLCALL_MIDDLEWARE={"dialect": "hermes", "route_prefixes": ["", "/echo", "/async"]},
+    TOOLCALL_MIDDLEWARE={"dialect": "hermes", "route_prefixes": ["", "/echo", "/async", "/odd", "/answered"]},
 )
 
 
@@ -160,3 +192,26 @@ def test_a_missing_django_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setitem(sys.modules, "django", None)
     with pytest.raises(ImportError, match=r"pip install 'toolcall-middleware\[django\]'"):
         ToolCallDjangoMiddleware(lambda request: None)
+
+
+def test_a_whole_body_that_is_no_answer_is_the_views_response_as_it_was() -> None:
+    with HERE:
+        response = post(Client(), "/odd/v1/chat/completions", chat_request(stream=False))
+    assert response.status_code == 201 and response.content == NOT_AN_ANSWER
+    assert response["ETag"] == '"v1"' and response["Content-Length"] == str(len(NOT_AN_ANSWER))
+
+
+def test_a_whole_answer_gets_its_new_length_and_loses_its_validator() -> None:
+    with HERE:
+        response = post(Client(), "/answered/v1/chat/completions", chat_request(stream=False))
+    assert response.status_code == 200 and response.json()["choices"][0]["message"]["tool_calls"]
+    assert response["Content-Length"] == str(len(response.content)) and not response.has_header("ETag")
+
+
+def test_a_status_the_exchange_chose_reaches_the_client() -> None:
+    body = {"model": "qwen3", "messages": [{"role": "user", "content": "Hi"}]}
+    with HERE:
+        response = post(Client(), "/v1/messages/count_tokens", body)
+    # The host's 404 is answered with an estimate: "user" and "Hi", at four characters a token.
+    assert response.status_code == 200 and response.json() == {"input_tokens": 2}
+    assert response["Content-Length"] == str(len(response.content))

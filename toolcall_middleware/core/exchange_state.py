@@ -4,8 +4,8 @@ In the manner of h11's `_state.py`: an exchange is always in exactly one `State`
 a `Trigger` the table (`TRANSITIONS`) allows from there, and any other trigger raises
 `IllegalTransition` rather than leaving the exchange somewhere nobody declared. The exchange
 (`core.pipeline.Exchange`, and `ToolCallExchange` over it) fires the triggers itself as its
-methods learn what happened; the shells (ASGI, WSGI, Django's middleware) read `state` to know
-what to do with the next message and keep no state of their own.
+methods learn what happened; the shells (ASGI, WSGI, Django's middleware) learn what to do with
+the next message from `core.held_response`, which reads `state`, and keep no state of their own.
 
 ```
 REQUEST --READ--> HEAD --STREAM--> STREAM --TERMINAL--> ENDED --END--> DONE

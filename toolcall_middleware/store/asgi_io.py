@@ -6,9 +6,10 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
+from ..core.body_read import BodyRead
 from ..core.framing.utf8 import json_bytes
 from ..core.http import without
-from ..inprocess import replay
+from ..inprocess import receive_body, replay, respond
 from .state import StateError
 
 Scope = MutableMapping[str, Any]
@@ -26,19 +27,12 @@ class Disconnected(Exception):
 
 async def read_body(receive: Receive, limit: int) -> bytes:
     """The whole request body; past `limit`, a 413."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise Disconnected
-        chunk = bytes(message.get("body", b""))
-        size += len(chunk)
-        if size > limit:
-            raise StateError(413, f"The request body is larger than {limit} bytes.", None, code="request_too_large")
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
+    read = BodyRead(limit)
+    if not await receive_body(receive, read):
+        raise Disconnected
+    if read.over:
+        raise StateError(413, f"The request body is larger than {limit} bytes.", None, code="request_too_large")
+    return read.body
 
 
 def query_of(scope: Scope) -> dict[str, str]:
@@ -54,8 +48,7 @@ def with_body(scope: Scope, body: bytes) -> Scope:
 async def answer(send: Send, status: int, body: Any) -> None:
     data = json_bytes(body)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
+    await respond(send, status, headers, data)
 
 
 __all__ = [
@@ -70,5 +63,6 @@ __all__ = [
     "query_of",
     "read_body",
     "replay",
+    "respond",
     "with_body",
 ]
