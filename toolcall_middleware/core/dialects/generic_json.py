@@ -134,6 +134,9 @@ class GenericJsonParser:
     def _text(self, text: str, final: bool) -> list[Event]:
         """Text outside the object: content, less a stray closing reasoning marker."""
         out: list[Event] = []
+        if not self._pending and self._scanner.first_head(text) is None:
+            self._say(out, text)  # (the usual piece: no marker or code can start in it)
+            return out
         s, self._pending = self._pending + text, ""
         while True:
             pos, marker = self._scanner.next_stop(s, final, self._prev)
