@@ -16,14 +16,14 @@ Responses requests.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
 from .asgi_exchange import ASGIApp, HTTPExchange, Receive, Scope, Send
 from .compact import compact_route, serve_compact
 from .config import RouteMatch, ToolCallConfig
-from .core.http import headers_named
+from .core.http import headers_named, json_head
+from .core.replaced import openai_error
 from .exchange import ToolCallExchange, settings_from
 from .inprocess import respond
 from .store.layer import with_state
@@ -104,9 +104,8 @@ class ToolCallMiddleware:
             await receive()  # lifespan.startup
             await send({"type": "lifespan.startup.failed", "message": message})
         elif scope["type"] == "http":
-            body = json.dumps({"error": {"message": message, "type": "server_error", "param": None, "code": None}})
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            await respond(send, 500, headers, body.encode())
+            body = openai_error(message, 500)
+            await respond(send, 500, json_head(body), body)
 
     def _route(self, path: str) -> RouteMatch | None:
         """`ToolCallExchange.route` of a POST with no content-coding, remembered by path."""

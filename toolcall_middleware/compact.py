@@ -25,6 +25,7 @@ from typing import Any
 from .config import Limits, ToolCallConfig
 from .core.body_read import BodyRead
 from .core.framing.utf8 import json_bytes
+from .core.http import json_head
 from .core.inbound.base import decode_data
 from .core.request import BadRequest
 from .core.request.body import read_request
@@ -138,7 +139,7 @@ def compact_wsgi(app: Any, environ: dict[str, Any], raw: bytes, responses_path: 
 
 def _json(status: int, obj: Any) -> Answer:
     data = json_bytes(obj)
-    return status, [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())], data
+    return status, json_head(data), data
 
 
 __all__ = ["compact_asgi", "compact_route", "compact_wsgi", "serve_compact"]

@@ -28,7 +28,7 @@ from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
 from .core.exchange_state import BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
-from .core.http import Headers
+from .core.http import Headers, json_head
 from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
 from .records import record_json, record_line
@@ -187,7 +187,7 @@ class ToolCallExchange(Exchange):
         report.refused, report.status = error.code or "invalid_request", status
         report.response_bytes = len(body)  # (the shell sends it after the record is made)
         self.report()
-        return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
+        return status, json_head(body), body
 
     # -- response ------------------------------------------------------------------------------
 
@@ -244,8 +244,7 @@ class ToolCallExchange(Exchange):
         """The answer to a host failure that came before anything was sent (a whole answer being
         gathered): its status, with the client API's error body."""
         body = self.spec.error_body(error.message, error.status, code=error.code, kind="upstream_error")
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        return error.status, headers, body
+        return error.status, json_head(body), body
 
     def abort(self, message: str) -> bytes | None:
         """The app failed mid-stream: the bytes that end the client's stream (held text, then the

@@ -38,8 +38,10 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the proxy needs httpx: pip install 'toolcall-middleware[serve]'") from e
 
+from .core.http import json_head
 from .core.pipeline import PROXY_ERROR
 from .exchange import UpstreamFailure
+from .inprocess import respond
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -280,11 +282,10 @@ async def _disconnected(receive: Receive) -> None:
 async def _respond(send: Send, status: int, body: bytes, *, own: bool = False) -> None:
     """A JSON answer of the proxy's own; `own` marks an error of the proxy's (not the upstream's),
     which the middleware writes in the client API's error shape (`PROXY_ERROR`)."""
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = json_head(body)
     if own:
         headers.append((PROXY_ERROR, b"1"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await respond(send, status, headers, body)
 
 
 __all__ = ["HOP_BY_HOP", "Guarded", "ProxyApp", "end_to_end", "error_body"]

@@ -50,6 +50,11 @@ class Body(Enum):
     PASS = "pass"
 
 
+def json_head(body: bytes) -> Headers:
+    """The headers of a whole JSON answer of ours: its type and its length."""
+    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+
+
 def classify(method: str, status: int, headers: Iterable[tuple[bytes, bytes]]) -> Body:
     """Rewrite a JSON body, rewrite an SSE stream, or pass the response through untouched."""
     if method.upper() == "HEAD" or not 200 <= status < 300 or status in (204, 206, 304):
@@ -104,5 +109,6 @@ __all__ = [
     "classify",
     "header",
     "headers_named",
+    "json_head",
     "without",
 ]

@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl
 
 from ..core.body_read import BodyRead
 from ..core.framing.utf8 import json_bytes
-from ..core.http import without
+from ..core.http import json_head, without
 from ..inprocess import receive_body, replay, respond
 from .state import StateError
 
@@ -47,8 +47,7 @@ def with_body(scope: Scope, body: bytes) -> Scope:
 
 async def answer(send: Send, status: int, body: Any) -> None:
     data = json_bytes(body)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    await respond(send, status, headers, data)
+    await respond(send, status, json_head(data), data)
 
 
 __all__ = [
