@@ -3,27 +3,41 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: demo test lint bench load
+.PHONY: demo test bench load dist
 
-$(BIN)/toolcall-middleware: pyproject.toml hatch_build.py toolcall_middleware/core/_scan.c
+# One virtualenv; each command installs into it only what it needs: the demo its extra (the
+# server, the openai SDK), the tests and tools the development set, `dist` the build front end.
+# The stamps are rebuilt when the package's metadata or its C helper changes.
+SOURCES = pyproject.toml hatch_build.py toolcall_middleware/core/_scan.c
+
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+
+$(VENV)/.demo-installed: $(SOURCES) | $(BIN)/python
+	$(BIN)/pip install -q -e '.[demo]'
 	touch $@
+
+$(VENV)/.dev-installed: $(SOURCES) | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.demo-installed
+
+# The target the CI scripts and older notes name: the development install.
+$(BIN)/toolcall-middleware: $(VENV)/.dev-installed
 
 # The demo model behind the middleware, driven by the openai SDK (chat and responses, streamed);
 # then the parser alone on a sample of raw Kimi K2 output.
-demo: $(BIN)/toolcall-middleware
+demo: $(VENV)/.demo-installed
 	$(BIN)/toolcall-middleware demo
 	$(BIN)/toolcall-middleware parse --model moonshotai/Kimi-K2.6 examples/samples/kimi_k2.txt
 
-test: $(BIN)/toolcall-middleware
+test: $(VENV)/.dev-installed
 	$(BIN)/ruff check toolcall_middleware integrations tests benchmarks examples docs hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/pytest
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
-bench: $(BIN)/toolcall-middleware
+bench: $(VENV)/.dev-installed
 	$(BIN)/python benchmarks/parse_throughput.py
 	$(BIN)/python benchmarks/middleware_overhead.py
 	$(BIN)/python benchmarks/wsgi_overhead.py
@@ -31,5 +45,12 @@ bench: $(BIN)/toolcall-middleware
 
 # 200 streaming clients at once on a real uvicorn, half leaving mid-stream, several rounds: nothing
 # lost or duplicated for those that stay, the server's memory flat (not part of `make test`).
-load: $(BIN)/toolcall-middleware
+load: $(VENV)/.dev-installed
 	$(BIN)/python benchmarks/load_test.py
+
+# A wheel and a source archive in dist/, built in isolation (the build back end comes from the
+# package index): `pip install dist/toolcall_middleware-*.whl` installs the package elsewhere.
+dist: | $(BIN)/python
+	$(BIN)/pip install -q build
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .

@@ -94,9 +94,13 @@ def _check_command(words: list[str], block: Block) -> None:
         extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
             "optional-dependencies"
         ]
-        for spec in args[1:]:
+        specs = args[1:]
+        if specs[:2] == ["--find-links", "dist"]:  # the wheel `make dist` built
+            assert re.search(r"^dist:", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+            specs = specs[2:]
+        for spec in specs:
             name, _, rest = spec.partition("[")
-            assert name == "toolcall-middleware", f"{block}: pip install {spec}"
+            assert name in ("toolcall-middleware", "."), f"{block}: pip install {spec}"
             for extra in filter(None, rest.rstrip("]").split(",")):
                 assert extra in extras, f"{block}: no extra [{extra}]"
     elif command in ("uvicorn", "gunicorn"):
