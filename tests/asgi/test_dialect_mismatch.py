@@ -59,7 +59,7 @@ def test_a_llama_name_over_hermes_markup_gives_a_real_call_and_one_warning(base:
     before = mismatches(base)
     whole = client(base).chat.completions.create(model=model, messages=ASK, tools=TOOLS).choices[0]
     assert whole.finish_reason == "tool_calls"
-    assert whole.message.content == "Let me check."
+    assert whole.message.content == "Let me check.\n"
     (call,) = whole.message.tool_calls or []
     assert call.function.name == "get_weather" and call.function.arguments == '{"city": "Paris"}'  # type: ignore[union-attr]
 

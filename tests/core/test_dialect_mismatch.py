@@ -34,7 +34,7 @@ def test_a_llama_model_that_writes_hermes_tags_makes_a_call() -> None:
     raw = "Let me check.\n" + HERMES
     assert parse(raw, model=LLAMA, dialect_mismatch="off").tool_calls == []
     result = check_streams(raw, seeds=range(10), model=LLAMA)
-    assert result.content == "Let me check."
+    assert result.content == "Let me check.\n"  # (the layout of the dialect in force: no text waits)
     assert [(c.name, json.loads(c.arguments)) for c in result.tool_calls] == [("get_weather", {"city": "Paris"})]
     assert found_by(raw, "llama3_json")[1] == "hermes"
 
@@ -102,7 +102,7 @@ def test_a_call_of_the_dialect_in_force_first_ends_the_watch() -> None:
 
 def test_text_before_the_marker_streams_at_once_and_the_call_waits_for_its_end() -> None:
     parser = StreamParser("llama3_json")
-    assert parser.feed("Let me check. ") == [TextDelta("Let me check.")]
+    assert parser.feed("Let me check. ") == [TextDelta("Let me check. ")]
     assert parser.feed(HERMES[:-4]) == []
     events = parser.feed(HERMES[-4:])
     assert isinstance(events[-1], ToolCallEnd)

@@ -72,9 +72,15 @@ class _Trial(AutoParser):
 
     def text(self, text: str) -> str:
         """`feed(text)` for a piece with no marker's first character while `idle`: what goes out."""
-        out: list[Event] = []
-        self._text(out, text)
-        return out[0].text if out else ""  # type: ignore[union-attr]  # (`_text` gives a TextDelta)
+        self._prev, self._sent = text[-1], text
+        return text
+
+    def _text(self, out: list[Event], text: str) -> None:
+        """Text goes out at once, its whitespace too: the dialect in force held what it holds as
+        layout, and text is not delayed further here."""
+        if text:
+            self._prev, self._sent = text[-1], text
+            out.append(TextDelta(text))
 
     def hold(self, text: str) -> str:
         """Count `text` (after the marker) into the held text: the part the chosen parser may have
@@ -184,6 +190,13 @@ class MismatchWatch:
         return trial.feed(text)
 
     def _watch(self, text: str, out: list[Event]) -> None:
+        trial = self._trial
+        assert trial is not None
+        if trial.idle and _first_head(text) is None:  # (the usual piece: plain text)
+            given = trial.text(text) if self._read else (trial.text(text), text)[1]
+            if given:
+                out.append(TextDelta(given))
+            return
         if not self._read:
             out.append(TextDelta(text))
         self._take(self._trial_feed(text), out, final=False)
