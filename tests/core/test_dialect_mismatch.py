@@ -169,3 +169,14 @@ def test_only_a_complete_call_found_changes_the_output(force: str, parts: list[s
         assert read == off
     else:
         assert len(read.tool_calls) > len(off.tool_calls)
+
+
+@pytest.mark.parametrize("force", ["llama3_json", "mistral", "kimi_k2"])
+def test_incremental_arguments_give_the_same_calls_at_every_split(force: str) -> None:
+    raw = "Checking.\n" + HERMES + "\nand " + HERMES.replace("Paris", "Rome")
+    whole = parse(raw, force)
+    for cut in range(len(raw) + 1):
+        parser = StreamParser(force, arguments_streaming="incremental")
+        events = parser.feed(raw[:cut]) + parser.feed(raw[cut:]) + parser.close()
+        assert merge_events(events) == whole and parser.dialect_found == "hermes"
+    assert [json.loads(c.arguments)["city"] for c in whole.tool_calls] == ["Paris", "Rome"]
