@@ -105,6 +105,11 @@ class ToolCallConfig(BaseModel):
         "keep",
         description="'fallback': when the output makes no call after its reasoning, the calls written in it count",
     )
+    dialect_mismatch: Literal["read", "warn", "off"] = Field(
+        "read",
+        description="a complete call in another dialect's own markup where the dialect in force finds none: "
+        "'read' it as that dialect's (and warn), 'warn' only (it stays text), or 'off'",
+    )
     reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = Field(
         "reasoning_content", description="the Chat message field reasoning goes in ('none': dropped)"
     )

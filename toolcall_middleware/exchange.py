@@ -88,6 +88,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         repair=config.repair,
         arguments_streaming=config.arguments_streaming,
         reasoning_calls=config.reasoning_calls,
+        dialect_mismatch=config.dialect_mismatch,
         reasoning_field=config.reasoning_field,
         responses_reasoning=config.responses_reasoning,
         profiles=frozenset(config.profiles),
@@ -319,6 +320,16 @@ class ToolCallExchange(Exchange):
                 f"unknown_tool:{name}",
                 f"the model called {name!r}, a tool the request did not offer: it went to the client as text "
                 "(strict=True makes it an error)",
+            )
+        if report.dialect_found is not None:
+            read = self.config.dialect_mismatch == "read"
+            SURPRISES.warn(
+                f"mismatch:{report.model}:{report.dialect_found}",
+                f"the model {report.model!r} is read as dialect {report.dialect!r} but wrote a call in "
+                f"{report.dialect_found!r} markup: "
+                + ("it was read as such" if read else "it went to the client as text")
+                + f"; pin it with model_dialects={{{report.model!r}: {report.dialect_found!r}}} (serve: "
+                f"--model-dialects {report.model}={report.dialect_found}), or dialect_mismatch='off' stops looking",
             )
         if report.dialect == "auto" and self.config.dialect is None and report.model:
             SURPRISES.warn(

@@ -17,6 +17,8 @@ Each exchange's record (`on_report`) counts into:
 - `toolcall_truncated_total{api, dialect}`: answers cut off inside a call;
 - `toolcall_policy_errors_total{api, dialect}`: answers that broke the request's tool rules;
 - `toolcall_unknown_tools_total{api, dialect}`: calls to tools the request did not offer;
+- `toolcall_dialect_mismatches_total{api, dialect, found}`: answers whose model wrote a call in
+  another dialect's markup (`found`) where the dialect in force found none (`dialect_mismatch`);
 - `toolcall_exchange_seconds{api, stream}`: the exchange's time, request to last byte (the parse
   is inside it: what the middleware adds is in docs/benchmarks.md);
 - `toolcall_request_bytes_total{api}`: the request bodies read;
@@ -57,6 +59,12 @@ class PrometheusMetrics:
         self.truncated = prom.Counter("truncated", "answers cut off inside a call", by_answer, **made)
         self.policy_errors = prom.Counter("policy_errors", "answers that broke the tool rules", by_answer, **made)
         self.unknown_tools = prom.Counter("unknown_tools", "calls to tools not offered", by_answer, **made)
+        self.dialect_mismatches = prom.Counter(
+            "dialect_mismatches",
+            "answers with a call in another dialect's markup than the one in force",
+            ("api", "dialect", "found"),
+            **made,
+        )
         self.seconds = prom.Histogram(
             "exchange_seconds", "an exchange's time, request to last byte", ("api", "stream"), **made
         )
@@ -81,6 +89,8 @@ class PrometheusMetrics:
         if record.get("policy_error"):
             self.policy_errors.labels(api, dialect).inc()
         self.unknown_tools.labels(api, dialect).inc(len(record.get("unknown_tools") or ()))
+        if record.get("dialect_found"):
+            self.dialect_mismatches.labels(api, dialect, str(record["dialect_found"])).inc()
         stream = str(bool(record.get("stream"))).lower()
         self.seconds.labels(api, stream).observe(float(record.get("seconds") or 0))
         self.request_bytes.labels(api).inc(int(record.get("request_bytes") or 0))

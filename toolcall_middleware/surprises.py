@@ -8,6 +8,8 @@ The causes (`ToolCallExchange` finds them; each message says what happened and w
 - a request the middleware rewrote whose answer it passed through untouched, and why (a host
   that streams `text/plain`, a body that is no answer): the client sees the raw text;
 - a model's call to a tool the request did not offer (it goes to the client as text);
+- a model that wrote a call in another dialect's markup than the one in force, per model and
+  dialect found (`dialect_mismatch`: read as that dialect's, or only warned of);
 - a served model name no dialect matches, read as `auto` (`dialect=` or `model_dialects` fixes it).
 
 ```python

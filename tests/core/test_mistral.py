@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from tests.conftest import calls, check_streams, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, TextDelta, parse
 from toolcall_middleware.core.dialects import dialect_for_model
+from toolcall_middleware.core.dialects.auto import SHARED, UNIQUE
 from toolcall_middleware.core.result import ParseResult, ToolCall
 
 MODEL = "mistralai/Mistral-Small-3.2-24B-Instruct-2506"
@@ -238,21 +239,28 @@ def test_round_trip_loses_and_invents_nothing(
     assert whole.reasoning is None and whole.truncated is None
 
 
+FOREIGN = (*UNIQUE, *SHARED)  # the markers of the formats a watch for another dialect looks for
+
+
+@pytest.mark.parametrize("mismatch", ["off", "read"])
 @settings(max_examples=200, deadline=None)
-@given(st.text(st.characters(codec="ascii", exclude_characters="[`")), st.integers(min_value=0, max_value=99))
-def test_plain_text_is_not_delayed(text: str, seed: int) -> None:
+@given(text=st.text(st.characters(codec="ascii", exclude_characters="[`")), seed=st.integers(min_value=0, max_value=99))
+def test_plain_text_is_not_delayed(text: str, seed: int, mismatch: str) -> None:
     assume(not text.lstrip(" \t\r\n").startswith("<think>"))  # that opens reasoning: not plain text
-    parser = StreamParser("mistral")
+    parser = StreamParser("mistral", dialect_mismatch=mismatch)  # type: ignore[arg-type]
     fed, emitted = "", ""
     for piece in random_splits(text, seed):
         fed += piece
         emitted += "".join(e.text for e in parser.feed(piece) if isinstance(e, TextDelta))
         # Only leading whitespace and a possible `<think>` opening at the very start are held back,
         # and elsewhere the start of a possible reasoning marker (`ReasoningInText`: a stray
-        # `</think>` is dropped) at the end.
+        # `</think>` is dropped) at the end; looking for another dialect's calls, also what may
+        # start another format's marker, and the text from one on (`dialect_mismatch`).
         held = fed[len(emitted) :]
         assert fed.startswith(emitted)
         marker_start = held.startswith("<") and any(m.startswith(held) for m in ("<think>", "</think>"))
+        if mismatch == "read" and held.startswith("<"):
+            marker_start = marker_start or any(m.startswith(held) or held.startswith(m) for m in FOREIGN)
         assert emitted == fed or (not emitted and "<think>".startswith(held.lstrip(" \t\r\n"))) or marker_start
     emitted += "".join(e.text for e in parser.close() if isinstance(e, TextDelta))
     assert emitted == text

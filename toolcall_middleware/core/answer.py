@@ -404,7 +404,9 @@ class Answer:
 
     def _report(self) -> None:
         """The answer is over: its calls, notes and cut-offs go to the record."""
-        record_answer(self.record, [(c.policy.report, c.parser_truncated) for c in self._choices()])
+        record_answer(
+            self.record, [(c.policy.report, c.parser_truncated, c.parser.dialect_found) for c in self._choices()]
+        )
 
 
 __all__ = ["Answer", "Verdict"]

@@ -75,6 +75,7 @@ def parser_for(setup: AnswerSetup, streaming: ArgumentsStreaming) -> StreamParse
         reasoning_calls=settings.reasoning_calls,
         # A call that never closes is let go as it passes the limit, not held to the stream's end.
         max_call_chars=settings.max_call_bytes,
+        dialect_mismatch=settings.dialect_mismatch,
     )
 
 
@@ -94,16 +95,18 @@ def policy_for(setup: AnswerSetup, streaming: ArgumentsStreaming) -> PolicyFilte
     )
 
 
-def record_answer(record: Report, choices: list[tuple[PolicyReport, bool]]) -> None:
+def record_answer(record: Report, choices: list[tuple[PolicyReport, bool, str | None]]) -> None:
     """Put into the exchange's record what an answer's choices did: each one's rules' report,
-    and whether its parser was cut off inside a call."""
+    whether its parser was cut off inside a call, and the other dialect whose call it found
+    (`StreamParser.dialect_found`)."""
     record.rewritten_response = True
     found = emitted = 0
     truncated = False
-    for policy, cut in choices:
+    for policy, cut, other in choices:
         found += policy.calls_found
         emitted += policy.calls_emitted
         truncated = truncated or cut
+        record.dialect_found = record.dialect_found or other
         for note in policy.notes:
             record.notes.append(str(note))
             if note.reason == "unknown_name":

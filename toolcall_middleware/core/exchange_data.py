@@ -29,6 +29,7 @@ class Settings:
     repair: bool = True
     arguments_streaming: Literal["whole", "incremental"] = "whole"
     reasoning_calls: Literal["keep", "fallback"] = "keep"
+    dialect_mismatch: Literal["read", "warn", "off"] = "read"
     reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
     responses_reasoning: bool = True
     profiles: frozenset[str] = frozenset()
@@ -60,6 +61,9 @@ class Report:
     calls_found: int = 0
     calls_emitted: int = 0
     truncated: bool = False
+    # Another dialect whose complete call the answer held where the dialect in force found none
+    # (`dialect_mismatch`): read as that dialect's call, unless the option says only warn.
+    dialect_found: str | None = None
     notes: list[str] = field(default_factory=list)
     policy_error: str | None = None
     echoed_function_calls: int = 0

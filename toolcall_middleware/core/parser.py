@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from .dialects import ParseContext, resolve
 from .dialects.arguments import REPAIR, repairing
+from .dialects.mismatch import DialectMismatch, MismatchWatch
 from .events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from .memo import remembered
 from .policy.repair import repair_arguments
@@ -79,6 +80,12 @@ class StreamParser:
     the rules drop one they refuse rather than show it as text); the reasoning keeps its text
     either way (nothing of it moves into content). A call cut off after the reasoning counts as a
     call; a reasoning over `MAX_DRAFT_CHARS` gives none.
+
+    `dialect_mismatch`: what becomes of a complete call the output writes in another dialect's
+    markup (its own marker, outside code) where the dialect in force finds none, as when a
+    model name selects one dialect and the model writes another (`dialects/mismatch.py`).
+    `"read"` (the default): it is read as that dialect's call, and so is the rest of the output;
+    `"warn"`: it stays text; either way `dialect_found` names that dialect. `"off"`: not looked for.
     """
 
     def __init__(
@@ -94,9 +101,12 @@ class StreamParser:
         model_ids: bool = True,
         reasoning_calls: ReasoningCalls = "keep",
         max_call_chars: int | None = None,
+        dialect_mismatch: DialectMismatch = "read",
     ) -> None:
         if arguments_streaming not in ("whole", "incremental"):
             raise ValueError(f"arguments_streaming must be 'whole' or 'incremental', not {arguments_streaming!r}")
+        if dialect_mismatch not in ("read", "warn", "off"):
+            raise ValueError(f"dialect_mismatch must be 'read', 'warn' or 'off', not {dialect_mismatch!r}")
         if reasoning_calls not in ("keep", "fallback"):
             raise ValueError(f"reasoning_calls must be 'keep' or 'fallback', not {reasoning_calls!r}")
         # The reasoning's text, kept for `reasoning_calls="fallback"` (`None`: not kept).
@@ -115,6 +125,11 @@ class StreamParser:
             stray_pairs=self.dialect.reasoning.stray_pairs if self.dialect.reasoning is not None else (),
         )
         self._tools = self.dialect.machine(self.context)
+        self._watch: MismatchWatch | None = None
+        if dialect_mismatch != "off" and self.dialect.name != "auto":
+            self._tools = self._watch = MismatchWatch(
+                self._tools, self.dialect.name, self.context, read=dialect_mismatch == "read"
+            )
         self._splitter: ReasoningSplitter | None = None
         self._reasoning_channel: ReasoningSplitter | None = None
         syntax = self.dialect.reasoning
@@ -129,6 +144,12 @@ class StreamParser:
         # Content went to the tools past any reasoning: from then on the splitter passes all through
         # (nothing turns it back once content was fed, and the splitter is no longer replaced).
         self._past_reasoning = False
+
+    @property
+    def dialect_found(self) -> str | None:
+        """The other dialect whose complete call the output held where the dialect in force
+        found none (`dialect_mismatch`): read as that dialect's unless `"warn"`; else `None`."""
+        return self._watch.found if self._watch is not None else None
 
     def feed(self, delta: str) -> list[Event]:
         """Parse the next piece of the output's text."""
@@ -299,6 +320,7 @@ def parse(
     thinking: bool | None = None,
     repair: bool = False,
     reasoning_calls: ReasoningCalls = "keep",
+    dialect_mismatch: DialectMismatch = "read",
 ) -> ParseResult:
     """Parse a whole output: `.content`, `.reasoning`, `.tool_calls` (and `.truncated`)."""
     parser = StreamParser(
@@ -309,6 +331,7 @@ def parse(
         thinking=thinking,
         repair=repair,
         reasoning_calls=reasoning_calls,
+        dialect_mismatch=dialect_mismatch,
     )
     return merge_events(parser.feed(text) + parser.close())
 
@@ -317,6 +340,7 @@ __all__ = [
     "MAX_DRAFT_CHARS",
     "PIECE",
     "ArgumentsStreaming",
+    "DialectMismatch",
     "ReasoningCalls",
     "StreamParser",
     "parse",

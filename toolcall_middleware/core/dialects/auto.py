@@ -135,6 +135,9 @@ REASONING = ReasoningSyntax(
 class AutoParser:
     """Content streams until a marker picks the dialect, which then parses the rest."""
 
+    # A dialect whose markers pick nothing (`mismatch.py`: the one in force already read them).
+    passed_over: str | None = None
+
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
         self.chosen: str | None = None  # the dialect the output showed, once a marker picks one
@@ -185,6 +188,8 @@ class AutoParser:
                 name = UNIQUE.get(marker)
                 if name is None:
                     name = SHARED[marker].decide(s, pos + len(marker), final)
+                if name and name == self.passed_over:
+                    name = False
             if name is None:  # undecided: hold from the marker (or the partial one, the code) on
                 self._text(out, s[:pos])
                 self._pending = s[pos:]
@@ -192,19 +197,24 @@ class AutoParser:
             if name is False:
                 start = pos + 1
                 continue
-            from . import get_dialect
-
             self._text(out, s[:pos])
-            self.chosen = str(name)
-            self.ctx.text_before = self._sent
-            self._inner = get_dialect(self.chosen).machine(self.ctx)
             rest, self._pending = self._held_ws + s[pos:], ""
             self._held_ws = ""
-            out.extend(self._inner.feed(rest))
-            if final:
-                out.extend(self._inner.close())
-                self._inner = _Closed()
+            self._choose(str(name), rest, out, final)
             return out
+
+    def _choose(self, name: str, rest: str, out: list[Event], final: bool) -> None:
+        """From now on the dialect `name` parses the output: `rest` (the text from its marker on,
+        with the whitespace held before it) first."""
+        from . import get_dialect
+
+        self.chosen = name
+        self.ctx.text_before = self._sent
+        self._inner = get_dialect(name).machine(self.ctx)
+        out.extend(self._inner.feed(rest))
+        if final:
+            out.extend(self._inner.close())
+            self._inner = _Closed()
 
     def _text(self, out: list[Event], text: str) -> None:
         if text:
