@@ -63,6 +63,15 @@ class Limits(BaseModel):
         description="levels of arrays and objects in a request body (deeper: a 400) and in a host answer "
         "(deeper: passed through unread)",
     )
+    max_websocket_bytes: int = Field(
+        64 * 1024 * 1024,
+        gt=0,
+        description="what one WebSocket keeps in memory: its lanes' last responses (as JSON; past this, the longest "
+        "idle lane's is forgotten) and, apart, its turns waiting (past this, a turn is refused)",
+    )
+    max_websockets: int = Field(
+        256, gt=0, description="WebSocket mode sockets open at once; past these, an upgrade is refused with a 503"
+    )
 
 
 class ToolCallConfig(BaseModel):

@@ -327,7 +327,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
     store = config.store or default_store(options)
-    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on http://{options.host}:{options.port}")
+    where = f"http://{options.host}:{options.port}"
+    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on {where}")
     if options.upstream:
         announce(_forwarding(options, config))
     if store != "none" and not config.stateful_host:
