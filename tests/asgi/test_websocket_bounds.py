@@ -1,0 +1,126 @@
+"""WebSocket mode is bounded: the responses a socket keeps to continue from (and its turns
+waiting) count against `limits.max_websocket_bytes`, sockets past `limits.max_websockets` are
+refused, and a client that leaves mid-turn is one quiet log line, not a warning per event the
+server goes on writing. The official SDK's `responses.connect()` against a real uvicorn."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import struct
+import time
+from typing import Any
+
+import pytest
+from openai import OpenAI
+from websockets.exceptions import InvalidStatus
+
+from tests.asgi.failing_app import host as streaming_host
+from tests.asgi.test_websocket_mode import turn
+from tests.asgi.ws_host import RecordingHost
+from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.demo.run import serving
+
+BOUND = 10_000  # bytes a socket keeps: two of the turns below, not three
+
+
+def client_of(base: str) -> OpenAI:
+    return OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+
+
+def test_past_the_bound_the_longest_idle_lane_is_forgotten() -> None:
+    host = RecordingHost()
+    with serving(ToolCallMiddleware(host, dialect="hermes", limits={"max_websocket_bytes": BOUND})) as base:
+        with client_of(base).responses.connect() as connection:
+            ids = {}
+            for lane in ("a", "b", "c"):  # each response holds its ~4 KB input (and the answer)
+                connection.response.create(model="demo", input=lane * 4000, store=False, stream_id=lane)
+                ids[lane] = turn(connection)[-1].response.id
+            results = {}
+            for lane in ("b", "c", "a"):
+                connection.response.create(
+                    model="demo", input="Go on.", store=False, stream_id=lane, previous_response_id=ids[lane]
+                )
+                results[lane] = turn(connection)[-1]
+            # A continuation that makes lane b's conversation alone larger than the bound: it
+            # completes, but nothing of it can be kept.
+            longer = results["b"].response.id
+            connection.response.create(
+                model="demo", input="x" * 6000, store=False, stream_id="b", previous_response_id=longer
+            )
+            big = turn(connection)[-1].response.id
+            connection.response.create(model="demo", input="Go on.", store=False, previous_response_id=big)
+            after_big = turn(connection)[-1]
+    forgotten = results["a"]
+    assert (forgotten.type, forgotten.status, forgotten.error.code) == ("error", 400, "previous_response_not_found")
+    assert forgotten.error.param == "previous_response_id" and ids["a"] in forgotten.error.message
+    for lane in ("b", "c"):  # the lanes used since are kept, and continue with their whole history
+        assert results[lane].type == "response.completed"
+        assert results[lane].response.previous_response_id == ids[lane]
+    assert "b" * 4000 in json.dumps(host.bodies[3]) and "c" * 4000 in json.dumps(host.bodies[4])
+    assert (after_big.type, after_big.error.code) == ("error", "previous_response_not_found")
+
+
+def test_turns_waiting_count_against_the_bound() -> None:
+    host = RecordingHost()
+    host.hold = True  # the first turn runs until the socket closes: the next ones wait
+    with serving(ToolCallMiddleware(host, dialect="hermes", limits={"max_websocket_bytes": BOUND})) as base:
+        with client_of(base).responses.connect() as connection:
+            connection.response.create(model="demo", input="Take your time.")
+            assert host.entered.wait(10)
+            for _ in range(3):  # 4 KB each: the third is past the bound
+                connection.response.create(model="demo", input="w" * 4000)
+            refused = turn(connection)[-1]
+    assert (refused.type, refused.status, refused.error.code) == ("error", 429, "too_many_requests")
+    assert f"Over {BOUND} bytes" in refused.error.message
+
+
+def test_sockets_past_the_bound_are_refused_with_a_503() -> None:
+    with serving(ToolCallMiddleware(RecordingHost(), dialect="hermes", limits={"max_websockets": 2})) as base:
+        client = client_of(base)
+        with client.responses.connect() as one, client.responses.connect() as two:
+            with pytest.raises(InvalidStatus) as refused:
+                with client.responses.connect() as three:
+                    three.response.create(model="demo", input="Hi")
+            for connection in (one, two):  # the open ones are served as ever
+                connection.response.create(model="demo", input="Hi", store=False)
+                assert turn(connection)[-1].type == "response.completed"
+        response = refused.value.response
+        assert response.status_code == 503 and response.headers["retry-after"] == "1"
+        error = json.loads(response.body)["error"]
+        assert error["code"] == "too_many_websockets" and "Over 2 WebSockets open" in error["message"]
+        deadline = time.monotonic() + 10
+        while True:  # once those closed, a socket is accepted again
+            try:
+                with client.responses.connect() as again:
+                    again.response.create(model="demo", input="Hi", store=False)
+                    assert turn(again)[-1].type == "response.completed"
+                break
+            except InvalidStatus:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+
+
+def test_a_client_gone_mid_turn_is_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    """The host streams ~40,000 events at once; the client resets its connection after two. The
+    server used to go on writing every one, each a `socket.send() raised exception` warning."""
+    caplog.set_level(logging.INFO)
+    with serving(ToolCallMiddleware(streaming_host, dialect="hermes")) as base:
+        with client_of(base).responses.connect() as connection:
+            connection.response.create(model="demo", input="END:" + "word " * 40_000)
+            assert connection.recv().type == "response.created"
+            connection.recv()
+            raw: Any = connection._connection.socket  # (the SDK's websockets connection's own socket)
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset, not a close
+            raw.close()
+            deadline = time.monotonic() + 10
+            while not [r for r in caplog.records if "client left" in r.getMessage()]:
+                assert time.monotonic() < deadline, "the server never noticed the client leaving"
+                time.sleep(0.05)
+            time.sleep(0.5)  # (anything the server would still write, written)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not warnings, [r.getMessage() for r in warnings[:3]]
+    [left] = [r for r in caplog.records if "client left" in r.getMessage()]
+    assert left.levelno == logging.INFO and "/v1/responses" in left.getMessage()
+    assert "running turn stopped" in left.getMessage()
