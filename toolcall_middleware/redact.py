@@ -19,8 +19,9 @@ import re
 
 MASK = "***"
 # A URL as it is written in prose, JSON, a repr or a log line: a scheme, then up to the first
-# space, quote or bracket. (No nested repetition: linear on any text.)
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`\\]+")
+# space, quote or angle bracket, less the punctuation that ends a sentence. (A bounded scheme
+# and no nested repetition: linear on any text.)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s\"'<>`\\]*[^\s\"'<>`\\,.;:!?)\]]")
 
 
 def redact(text: str) -> str:
