@@ -64,13 +64,13 @@ class Limits(BaseModel):
         "(deeper: passed through unread)",
     )
     max_websocket_bytes: int = Field(
-        64 * 1024 * 1024,
+        16 * 1024 * 1024,
         gt=0,
         description="what one WebSocket keeps in memory: its lanes' last responses (as JSON; past this, the longest "
         "idle lane's is forgotten) and, apart, its turns waiting (past this, a turn is refused)",
     )
     max_websockets: int = Field(
-        256, gt=0, description="WebSocket mode sockets open at once; past these, an upgrade is refused with a 503"
+        128, gt=0, description="WebSocket mode sockets open at once; past these, an upgrade is refused with a 503"
     )
 
 
