@@ -82,7 +82,8 @@ class ToolCallConfig(BaseModel):
     ```
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    # (an error never repeats the value given: a store URL may carry a password)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, hide_input_in_errors=True)
 
     dialect: str | None = Field(
         None, description="the format the model writes; None selects it from the request's `model` (or `auto`)"

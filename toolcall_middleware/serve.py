@@ -37,7 +37,8 @@ from .redact import redact
 class ServeOptions(BaseModel):
     """The server's own settings (the rest of the configuration is `ToolCallConfig`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # (an error never repeats the value given: the upstream URL may carry a password)
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     upstream: str | None = Field(None, description="the endpoint to proxy to; none: serve the built-in demo model")
     host: str = Field("127.0.0.1", description="the address to listen on")

@@ -143,6 +143,12 @@ def test_spans_and_records_show_no_secret(upstream: str) -> None:
     assert any("***" in answer for answer in answers)  # the upstream named, redacted
 
 
+def test_a_configuration_error_shows_no_secret() -> None:
+    with pytest.raises(ValueError) as refused:
+        ToolCallConfig(store=f"redis+sentinel://user:{SECRET}@127.0.0.1:26379/0")
+    assert "redis+sentinel://user:***@127.0.0.1" in str(refused.value) and SECRET not in str(refused.value)
+
+
 @pytest.mark.parametrize(
     ("written", "shown"),
     [
