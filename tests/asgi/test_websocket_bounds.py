@@ -5,11 +5,14 @@ server goes on writing. The official SDK's `responses.connect()` against a real 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
 import struct
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +22,7 @@ from websockets.exceptions import InvalidStatus
 from tests.asgi.failing_app import host as streaming_host
 from tests.asgi.test_websocket_mode import turn
 from tests.asgi.ws_host import RecordingHost
+from tests.store.redis_server import redis_server
 from toolcall_middleware import ToolCallMiddleware
 from toolcall_middleware.demo.run import serving
 
@@ -60,6 +64,33 @@ def test_past_the_bound_the_longest_idle_lane_is_forgotten() -> None:
         assert results[lane].response.previous_response_id == ids[lane]
     assert "b" * 4000 in json.dumps(host.bodies[3]) and "c" * 4000 in json.dumps(host.bodies[4])
     assert (after_big.type, after_big.error.code) == ("error", "previous_response_not_found")
+
+
+@contextlib.contextmanager
+def store_url(kind: str, folder: Path) -> Iterator[str]:
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'state.db'}"
+        return
+    with redis_server(user="user", password="s3cr3t") as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_a_forgotten_lane_stored_continues_from_the_store(kind: str, tmp_path: Path) -> None:
+    """With `store` on, a response the socket forgot is the response store's: the continuation
+    goes down the HTTP path and gets its whole history from there."""
+    host = RecordingHost()
+    with store_url(kind, tmp_path) as store:
+        app = ToolCallMiddleware(host, dialect="hermes", store=store, limits={"max_websocket_bytes": BOUND})
+        with serving(app) as base, client_of(base).responses.connect() as connection:
+            ids = {}
+            for lane in ("a", "b", "c"):
+                connection.response.create(model="demo", input=lane * 4000, stream_id=lane)
+                ids[lane] = turn(connection)[-1].response.id
+            connection.response.create(model="demo", input="Go on.", stream_id="a", previous_response_id=ids["a"])
+            continued = turn(connection)[-1]
+    assert continued.type == "response.completed" and continued.response.previous_response_id == ids["a"]
+    assert "a" * 4000 in host.last_text() and "Go on." in host.last_text()
 
 
 def test_turns_waiting_count_against_the_bound() -> None:
