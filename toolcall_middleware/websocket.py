@@ -91,7 +91,7 @@ class ResponsesSocket:
         self.max_message_bytes = limits.max_request_bytes
         self.max_bytes = limits.max_websocket_bytes
         self.completed: dict[str | None, Completed] = {}  # the last response of each lane (stream_id)
-        self.turns: asyncio.Queue[bytes] = asyncio.Queue(MAX_QUEUED)
+        self.turns: asyncio.Queue[bytes | TurnError] = asyncio.Queue(MAX_QUEUED)
         self.queued_bytes = 0  # of the turns waiting
         self.running = False  # a turn is under way
         self.gone = False  # the client left: nothing more is written to it
@@ -131,6 +131,11 @@ class ResponsesSocket:
         """A message received: queued as the next turn, or refused (too many turns, or too many bytes, waiting)."""
         text = message.get("text")
         raw = text.encode() if text is not None else bytes(message.get("bytes") or b"")
+        if len(raw) > self.max_message_bytes and not self.turns.full():
+            # Not kept: its refusal waits its turn, so that it follows the events of the turns before it.
+            message_bytes = self.max_message_bytes
+            self.turns.put_nowait(TurnError(400, "request_too_large", f"The message is over {message_bytes} bytes."))
+            return
         if self.turns.full():
             refused = TurnError(429, "too_many_requests", f"Over {MAX_QUEUED} turns queued.")
         elif self.queued_bytes + len(raw) > self.max_bytes:
@@ -144,9 +149,11 @@ class ResponsesSocket:
     async def _work(self) -> None:
         while True:
             raw = await self.turns.get()
-            self.queued_bytes -= len(raw)
             self.running = True
             try:
+                if isinstance(raw, TurnError):
+                    raise raw
+                self.queued_bytes -= len(raw)
                 await self._turn(raw)
             except TurnError as error:
                 await self.send_event(error.event)
@@ -179,8 +186,6 @@ class ResponsesSocket:
     # -- one turn --------------------------------------------------------------------------------
 
     async def _turn(self, raw: bytes) -> None:
-        if len(raw) > self.max_message_bytes:
-            raise TurnError(400, "request_too_large", f"The message is over {self.max_message_bytes} bytes.")
         try:
             event = json.loads(raw)
         except ValueError:

@@ -107,6 +107,20 @@ def test_turns_waiting_count_against_the_bound() -> None:
     assert f"Over {BOUND} bytes" in refused.error.message
 
 
+def test_a_message_over_the_request_limit_is_refused_in_its_turn() -> None:
+    limits = {"max_request_bytes": 2000, "max_websocket_bytes": 1000}
+    with serving(ToolCallMiddleware(RecordingHost(), dialect="hermes", limits=limits)) as base:
+        with client_of(base).responses.connect() as connection:
+            connection.response.create(model="demo", input="Hi", store=False)
+            connection.response.create(model="demo", input="w" * 3000)
+            first, second = turn(connection), turn(connection)
+            connection.response.create(model="demo", input="Still there?", store=False)
+            fine = turn(connection)[-1]
+    assert first[-1].type == "response.completed"  # its events whole, the refusal after them
+    assert (second[-1].type, second[-1].status, second[-1].error.code) == ("error", 400, "request_too_large")
+    assert fine.type == "response.completed"
+
+
 def test_sockets_past_the_bound_are_refused_with_a_503() -> None:
     with serving(ToolCallMiddleware(RecordingHost(), dialect="hermes", limits={"max_websockets": 2})) as base:
         client = client_of(base)
