@@ -5,6 +5,7 @@ server goes on writing. The official SDK's `responses.connect()` against a real 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -25,6 +26,7 @@ from tests.asgi.ws_host import RecordingHost
 from tests.store.redis_server import redis_server
 from toolcall_middleware import ToolCallMiddleware
 from toolcall_middleware.demo.run import serving
+from toolcall_middleware.websocket import refuse
 
 BOUND = 10_000  # bytes a socket keeps: two of the turns below, not three
 
@@ -169,3 +171,25 @@ def test_a_client_gone_mid_turn_is_one_line(caplog: pytest.LogCaptureFixture) ->
     [left] = [r for r in caplog.records if "client left" in r.getMessage()]
     assert left.levelno == logging.INFO and "/v1/responses" in left.getMessage()
     assert "running turn stopped" in left.getMessage()
+
+
+@pytest.mark.parametrize("http_response", [True, False])
+def test_a_refusal_is_a_503_where_the_server_can_send_one_else_a_close(http_response: bool) -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    extensions = {"websocket.http.response": {}} if http_response else {}
+    scope = {"type": "websocket", "path": "/v1/responses", "extensions": extensions}
+    asyncio.run(refuse(scope, receive, send, "Over 1 WebSockets open: try again later."))
+    if http_response:
+        start, body = sent
+        assert start["type"] == "websocket.http.response.start" and start["status"] == 503
+        assert (b"retry-after", b"1") in start["headers"]
+        assert json.loads(body["body"])["error"]["code"] == "too_many_websockets"
+    else:
+        assert sent == [{"type": "websocket.close", "code": 1013, "reason": "Over 1 WebSockets open: try again later."}]
