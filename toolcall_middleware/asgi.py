@@ -27,7 +27,7 @@ from .core.replaced import openai_error
 from .exchange import ToolCallExchange, settings_from
 from .inprocess import respond
 from .store.layer import with_state
-from .websocket import ResponsesSocket
+from .websocket import ResponsesSocket, refuse
 
 logger = logging.getLogger("toolcall_middleware")
 
@@ -60,6 +60,7 @@ class ToolCallMiddleware:
         self._settings = settings_from(self.config)
         self._routes: dict[str, RouteMatch | None] = {}  # what `ToolCallExchange.route` says of a path
         self._entry: ASGIApp = with_state(self._stateless, self.config)  # the Responses state, with a store
+        self._sockets = 0  # WebSocket mode sockets open (`limits.max_websockets`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._entry(scope, receive, send)
@@ -94,8 +95,15 @@ class ToolCallMiddleware:
         if route is None or route.api != "responses" or route.count_tokens:
             await self.app(scope, receive, send)
             return
-        limit = self.config.limits.max_request_bytes
-        await ResponsesSocket(self, scope, receive, send, max_message_bytes=limit).run()
+        limits = self.config.limits
+        if self._sockets >= limits.max_websockets:
+            await refuse(scope, receive, send, f"Over {limits.max_websockets} WebSockets open: try again later.")
+            return
+        self._sockets += 1
+        try:
+            await ResponsesSocket(self, scope, receive, send, limits=limits).run()
+        finally:
+            self._sockets -= 1
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A misconfigured middleware's answer: the startup fails, a request is a 500, with the message."""

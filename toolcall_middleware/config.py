@@ -63,6 +63,15 @@ class Limits(BaseModel):
         description="levels of arrays and objects in a request body (deeper: a 400) and in a host answer "
         "(deeper: passed through unread)",
     )
+    max_websocket_bytes: int = Field(
+        16 * 1024 * 1024,
+        gt=0,
+        description="what one WebSocket keeps in memory: its lanes' last responses (as JSON; past this, the longest "
+        "idle lane's is forgotten) and, apart, its turns waiting (past this, a turn is refused)",
+    )
+    max_websockets: int = Field(
+        128, gt=0, description="WebSocket mode sockets open at once; past these, an upgrade is refused with a 503"
+    )
 
 
 class ToolCallConfig(BaseModel):
@@ -73,7 +82,8 @@ class ToolCallConfig(BaseModel):
     ```
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    # (an error never repeats the value given: a store URL may carry a password)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, hide_input_in_errors=True)
 
     dialect: str | None = Field(
         None, description="the format the model writes; None selects it from the request's `model` (or `auto`)"

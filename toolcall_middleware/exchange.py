@@ -32,6 +32,7 @@ from .core.http import Headers, json_head
 from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
 from .records import record_json, record_line
+from .redact import redact
 from .surprises import SURPRISES, looks_like_api
 from .tracing import trace_exchange
 
@@ -45,9 +46,11 @@ class UpstreamFailure(Exception):
     proxy's upstream broke off, reset the connection, or went silent): the middleware ends the
     client's answer in its API's error shape with this message, which is meant for the client,
     or answers `status` (502, 504) when nothing was sent yet. Whoever raises it has logged its
-    cause, so the middleware does not raise it again."""
+    cause, so the middleware does not raise it again. A URL in the message is redacted: the
+    client (and the record, and a span) must not read the upstream's credentials."""
 
     def __init__(self, message: str, *, status: int = 502, code: str = "upstream_error") -> None:
+        message = redact(message)
         super().__init__(message)
         self.message = message
         self.status = status

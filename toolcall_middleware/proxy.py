@@ -42,6 +42,7 @@ from .core.http import json_head
 from .core.pipeline import PROXY_ERROR
 from .exchange import UpstreamFailure
 from .inprocess import respond
+from .redact import redact
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -190,12 +191,12 @@ class ProxyApp:
         except _ClientGone:
             return
         except httpx.TimeoutException as e:
-            logger.warning("upstream %s timed out: %r", request.url, e)
+            logger.warning("upstream %s timed out: %s", redact(str(request.url)), redact(repr(e)))
             message = f"The upstream {self.upstream} did not answer in time ({type(e).__name__})."
             await _respond(send, 504, error_body(message, "upstream_timeout"), own=True)
             return
         except httpx.HTTPError as e:
-            logger.warning("upstream %s failed: %r", request.url, e)
+            logger.warning("upstream %s failed: %s", redact(str(request.url)), redact(repr(e)))
             message = f"The upstream {self.upstream} could not be reached: {e or type(e).__name__}."
             await _respond(send, 502, error_body(message, "upstream_unreachable"), own=True)
             return
@@ -239,14 +240,14 @@ class ProxyApp:
     def _failure(self, response: httpx.Response, error: httpx.HTTPError) -> UpstreamFailure:
         """The upstream failed after its head: logged with its cause, said to the client."""
         if isinstance(error, httpx.TimeoutException):
-            logger.warning("upstream %s went silent mid-answer: %r", response.url, error)
+            logger.warning("upstream %s went silent mid-answer: %s", redact(str(response.url)), redact(repr(error)))
             waited = self.timeout.read
             return UpstreamFailure(
                 f"The upstream {self.upstream} sent nothing for {waited} s in the middle of its answer.",
                 status=504,
                 code="upstream_timeout",
             )
-        logger.warning("upstream %s broke off mid-answer: %r", response.url, error)
+        logger.warning("upstream %s broke off mid-answer: %s", redact(str(response.url)), redact(repr(error)))
         return UpstreamFailure(
             f"The upstream {self.upstream} broke off in the middle of its answer ({type(error).__name__}).",
             status=502,
@@ -281,7 +282,9 @@ async def _disconnected(receive: Receive) -> None:
 
 async def _respond(send: Send, status: int, body: bytes, *, own: bool = False) -> None:
     """A JSON answer of the proxy's own; `own` marks an error of the proxy's (not the upstream's),
-    which the middleware writes in the client API's error shape (`PROXY_ERROR`)."""
+    which the middleware writes in the client API's error shape (`PROXY_ERROR`). Any URL in it
+    (the upstream's, a probe's, one in an error's text) is redacted: these need no credential."""
+    body = redact(body.decode()).encode()
     headers = json_head(body)
     if own:
         headers.append((PROXY_ERROR, b"1"))

@@ -31,12 +31,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
 from .core.api import APIS, spec_for
+from .redact import redact
 
 
 class ServeOptions(BaseModel):
     """The server's own settings (the rest of the configuration is `ToolCallConfig`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # (an error never repeats the value given: the upstream URL may carry a password)
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     upstream: str | None = Field(None, description="the endpoint to proxy to; none: serve the built-in demo model")
     host: str = Field("127.0.0.1", description="the address to listen on")
@@ -276,6 +278,12 @@ def log_to_stderr(level: str) -> None:
     library.propagate = False
 
 
+def announce(text: str) -> None:
+    """A start-up line on standard error, its URLs redacted (an upstream's or a store's
+    credentials never reach a terminal or a log collector)."""
+    print(redact(text), file=sys.stderr, flush=True)
+
+
 def _forwarding(options: ServeOptions, config: ToolCallConfig) -> str:
     """Where the API routes go, said once at start: a wrong base URL shows before any request."""
     from .proxy import ProxyApp
@@ -306,7 +314,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         options, config = resolve(args)
     except ConfigError as e:
-        print(f"toolcall-middleware serve: invalid configuration:\n{e}", file=sys.stderr)
+        print(redact(f"toolcall-middleware serve: invalid configuration:\n{e}"), file=sys.stderr)
         return 2
     try:
         import uvicorn
@@ -316,19 +324,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"toolcall-middleware serve: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
         return 2
     except ValueError as e:
-        print(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}", file=sys.stderr)
+        print(redact(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}"), file=sys.stderr)
         return 2
     what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
     store = config.store or default_store(options)
-    print(
-        f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on http://{options.host}:{options.port}",
-        file=sys.stderr,
-        flush=True,
-    )
+    where = f"http://{options.host}:{options.port}"
+    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on {where}")
     if options.upstream:
-        print(_forwarding(options, config), file=sys.stderr, flush=True)
+        announce(_forwarding(options, config))
     if store != "none" and not config.stateful_host:
-        print(f"toolcall-middleware: responses stored in {store.rpartition('@')[2]}", file=sys.stderr, flush=True)
+        announce(f"toolcall-middleware: responses stored in {store}")
     log_to_stderr(options.log_level)
     # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
     own_headers = not options.upstream

@@ -18,7 +18,13 @@ SSE is decoded and relayed: every format, bridge and policy works as over HTTP.
 - `background` and `generate: false` (a warm-up) are refused. Faults are `error` events with
   the HTTP status they would have had (`{"type": "error", "status": 400, "error": {"type",
   "code", "message", "param"}}`); the socket stays open.
-- The client leaving cancels the running turn (and so the host's work) and drops queued ones.
+- The client leaving cancels the running turn (and so the host's work) and drops queued ones;
+  nothing more is written to it, and one line says so.
+- Memory is bounded: each lane's last response is kept as JSON, and the responses one socket keeps
+  count against `limits.max_websocket_bytes` (past it, the longest idle lane's is forgotten: a
+  continuation of it is the HTTP path's, or `previous_response_not_found` with `store: false`), as
+  do the turns waiting; `limits.max_websockets` sockets are open at once, and an upgrade past them
+  is refused with a 503 (`refuse`).
 
 WSGI has no WebSockets: this is the ASGI middleware's and `serve`'s.
 """
@@ -32,9 +38,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from .config import Limits
 from .core.framing.sse import SSEDecoder
 from .core.framing.utf8 import json_text
-from .core.http import header
+from .core.http import header, json_head
+from .core.replaced import openai_error
 from .core.request.compaction import input_items
 from .inprocess import ASGIApp, Message, Receive, Scope, Sink, post
 
@@ -52,7 +60,11 @@ class Completed:
     """A response completed on this socket: what a continuation of it starts from."""
 
     id: str
-    items: list[Any]  # its input items, then its output items
+    items: bytes  # its input items, then its output items: a JSON array, as it counts against the bound
+
+    def conversation(self) -> list[Any]:
+        items: list[Any] = json.loads(self.items)
+        return items
 
 
 class TurnError(Exception):
@@ -70,47 +82,79 @@ class TurnError(Exception):
 class ResponsesSocket:
     """One client's WebSocket on a Responses route; `app` is the middleware its turns go through."""
 
-    def __init__(self, app: ASGIApp, scope: Scope, receive: Receive, send: Sink, *, max_message_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, scope: Scope, receive: Receive, send: Sink, *, limits: Limits) -> None:
         self.app = app
         self.scope = scope
         self.receive = receive
         self.send = send
         self.path = str(scope.get("path", ""))
-        self.max_message_bytes = max_message_bytes
+        self.max_message_bytes = limits.max_request_bytes
+        self.max_bytes = limits.max_websocket_bytes
         self.completed: dict[str | None, Completed] = {}  # the last response of each lane (stream_id)
-        self.turns: asyncio.Queue[str] = asyncio.Queue(MAX_QUEUED)
+        self.turns: asyncio.Queue[bytes | TurnError] = asyncio.Queue(MAX_QUEUED)
+        self.queued_bytes = 0  # of the turns waiting
+        self.running = False  # a turn is under way
+        self.gone = False  # the client left: nothing more is written to it
+        self.worker: asyncio.Task[None] | None = None
         self.sending = asyncio.Lock()  # one message at a time, the reader's refusals and the turns'
 
     async def run(self) -> None:
         if (await self.receive())["type"] != "websocket.connect":
             return
         await self.send({"type": "websocket.accept"})
-        worker = asyncio.create_task(self._work())
+        worker = self.worker = asyncio.create_task(self._work())
         try:
             while not worker.done():
                 message = await self.receive()
                 if message["type"] == "websocket.disconnect":
+                    self._left()
                     break
-                if message["type"] != "websocket.receive":
-                    continue
-                text = message.get("text")
-                if text is None:
-                    text = bytes(message.get("bytes") or b"").decode("utf-8", "replace")
-                try:
-                    self.turns.put_nowait(text)
-                except asyncio.QueueFull:
-                    refused = TurnError(429, "too_many_requests", f"Over {MAX_QUEUED} turns queued.")
-                    await self.send_event(refused.event)
+                if message["type"] == "websocket.receive":
+                    await self._queue(message)
         finally:
             worker.cancel()  # the client left: the running turn stops, and with it the host's work
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
 
+    def _left(self) -> None:
+        """The client is gone: the running turn stops, and one line says what it left undone."""
+        if self.gone:
+            return
+        self.gone = True
+        if self.running or not self.turns.empty():
+            undone = ("its running turn stopped, " if self.running else "") + f"{self.turns.qsize()} queued dropped"
+            logger.info("toolcall-middleware: a WebSocket client left %s mid-turn: %s", self.path, undone)
+        if self.worker is not None:
+            self.worker.cancel()
+
+    async def _queue(self, message: Message) -> None:
+        """A message received: queued as the next turn, or refused (too many turns, or too many bytes, waiting)."""
+        text = message.get("text")
+        raw = text.encode() if text is not None else bytes(message.get("bytes") or b"")
+        if len(raw) > self.max_message_bytes and not self.turns.full():
+            # Not kept: its refusal waits its turn, so that it follows the events of the turns before it.
+            message_bytes = self.max_message_bytes
+            self.turns.put_nowait(TurnError(400, "request_too_large", f"The message is over {message_bytes} bytes."))
+            return
+        if self.turns.full():
+            refused = TurnError(429, "too_many_requests", f"Over {MAX_QUEUED} turns queued.")
+        elif self.queued_bytes + len(raw) > self.max_bytes:
+            refused = TurnError(429, "too_many_requests", f"Over {self.max_bytes} bytes of turns queued.")
+        else:
+            self.queued_bytes += len(raw)
+            self.turns.put_nowait(raw)
+            return
+        await self.send_event(refused.event)
+
     async def _work(self) -> None:
         while True:
-            text = await self.turns.get()
+            raw = await self.turns.get()
+            self.running = True
             try:
-                await self._turn(text)
+                if isinstance(raw, TurnError):
+                    raise raw
+                self.queued_bytes -= len(raw)
+                await self._turn(raw)
             except TurnError as error:
                 await self.send_event(error.event)
             except asyncio.CancelledError:
@@ -121,19 +165,29 @@ class ResponsesSocket:
                     await self.send_event(TurnError(500, "server_error", "The turn failed.").event)
                     await self.send({"type": "websocket.close", "code": 1011})
                 return
+            finally:
+                self.running = False
 
     async def send_event(self, event: dict[str, Any] | str) -> None:
+        """One message to the client; none once it has left (the running turn is then cancelled)."""
         text = event if isinstance(event, str) else json_text(event)
         async with self.sending:
-            await self.send({"type": "websocket.send", "text": text})
+            # A turn's events can come faster than the event loop turns over: without this, a
+            # client gone mid-turn is written to until the server hears of it, and each write
+            # after the first is a `socket.send() raised exception` warning of asyncio's.
+            await asyncio.sleep(0)
+            if self.gone:
+                return
+            try:
+                await self.send({"type": "websocket.send", "text": text})
+            except OSError:  # the server's word that the client left (uvicorn's ClientDisconnected)
+                self._left()
 
     # -- one turn --------------------------------------------------------------------------------
 
-    async def _turn(self, text: str) -> None:
-        if len(text.encode()) > self.max_message_bytes:
-            raise TurnError(400, "request_too_large", f"The message is over {self.max_message_bytes} bytes.")
+    async def _turn(self, raw: bytes) -> None:
         try:
-            event = json.loads(text)
+            event = json.loads(raw)
         except ValueError:
             raise TurnError(400, "invalid_json", "The message is not valid JSON.") from None
         if not isinstance(event, dict):
@@ -169,7 +223,7 @@ class ResponsesSocket:
             new = input_items(body.get("input"))
         except ValueError:
             raise TurnError(400, "invalid_value", "Invalid 'input': expected a string or an array.", "input") from None
-        items = [*found.items, *new]
+        items = [*found.conversation(), *new]
         answered = {i.get("call_id") for i in items if isinstance(i, dict) and str(i.get("type")).endswith("_call")}
         for i, item in enumerate(new):
             if isinstance(item, dict) and str(item.get("type")).endswith("_call_output"):
@@ -258,16 +312,33 @@ class _Relay:
     def _keep(self, response: dict[str, Any]) -> None:
         output = response.get("output")
         output = output if isinstance(output, list) else []
-        items = [*input_items(self.body.get("input")), *output]
+        items = json_text([*input_items(self.body.get("input")), *output]).encode()
         completed = self.socket.completed
         completed.pop(self.lane, None)  # (re-inserted last: the dict's order is the lanes' use)
         completed[self.lane] = Completed(str(response.get("id")), items)
-        while len(completed) > MAX_LANES:
-            del completed[next(iter(completed))]
+        held = sum(len(c.items) for c in completed.values())
+        while completed and (len(completed) > MAX_LANES or held > self.socket.max_bytes):
+            held -= len(completed.pop(next(iter(completed))).items)  # the longest idle lane's (this one's last)
 
     def _failed(self) -> None:
         if self.continued is not None:
             self.socket.forget(self.continued.id)
+
+
+async def refuse(scope: Scope, receive: Receive, send: Sink, message: str) -> None:
+    """A WebSocket upgrade refused (too many sockets open): a 503 with the API's error body and
+    `retry-after`, where the server can answer the handshake over HTTP (ASGI's
+    `websocket.http.response` extension, as uvicorn's); else a close before the accept, which
+    servers answer with a 403."""
+    if (await receive())["type"] != "websocket.connect":
+        return
+    if "websocket.http.response" not in (scope.get("extensions") or {}):
+        await send({"type": "websocket.close", "code": 1013, "reason": message[:120]})  # "try again later"
+        return
+    body = openai_error(message, 503, code="too_many_websockets")
+    headers = [*json_head(body), (b"retry-after", b"1")]
+    await send({"type": "websocket.http.response.start", "status": 503, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})
 
 
 def _as_error(status: int, body: bytes) -> TurnError:
@@ -288,4 +359,4 @@ def _error_type(status: int) -> str:
     return "invalid_request_error" if 400 <= status < 500 else "server_error"
 
 
-__all__ = ["ResponsesSocket", "TurnError"]
+__all__ = ["ResponsesSocket", "TurnError", "refuse"]

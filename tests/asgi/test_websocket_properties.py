@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from tests.asgi.harness import RESPONSES, Receive, Recorder, request, scope, sse_events
 from tests.asgi.test_websocket_mode import same_but_ids
-from tests.asgi.ws_host import WEATHER
+from tests.asgi.ws_host import WEATHER, RecordingHost
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.config import Limits
 from toolcall_middleware.demo import DemoApp
+from toolcall_middleware.websocket import ResponsesSocket
 
 WORDS = st.sampled_from(["Weather", "in", "Paris", "and", "Rome", "?", "hello", "tell", "me", "a", "joke", "été"])
 
@@ -54,3 +56,58 @@ def test_the_socket_relays_the_http_stream(words: list[str], piece_size: int, to
     socket = asyncio.run(over_socket(app, {"type": "response.create", **body}))
     assert [same_but_ids(e) for e in socket] == [same_but_ids(e) for e in http]
     assert socket[-1]["type"] == "response.completed"
+
+
+TURNS = st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 3000), st.booleans()), min_size=1, max_size=8)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turns=TURNS, bound=st.integers(1000, 8000))
+def test_a_socket_holds_at_most_its_bound_and_never_half_a_history(turns: list[Any], bound: int) -> None:
+    """Whatever lanes and sizes the turns have: what the socket keeps is within
+    `max_websocket_bytes` after every turn, and a continuation is served with its lane's whole
+    history or refused as `previous_response_not_found`, never with part of it."""
+    host = RecordingHost()
+    app = ToolCallMiddleware(host, dialect="hermes")
+    inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    ended: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "websocket.send":
+            event = json.loads(message["text"])
+            if event["type"] in ("response.completed", "response.failed", "error"):
+                ended.put_nowait(event)
+
+    ws_scope = {**scope(RESPONSES), "type": "websocket", "scheme": "ws"}
+    socket = ResponsesSocket(app, ws_scope, inbox.get, send, limits=Limits(max_websocket_bytes=bound))
+
+    async def drive() -> None:
+        inbox.put_nowait({"type": "websocket.connect"})
+        running = asyncio.create_task(socket.run())
+        last: dict[str, tuple[str, str]] = {}  # lane -> (its last response id, the text that response saw)
+        for n, (lane, size, go_on) in enumerate(turns):
+            text = f"turn{n}:" + "x" * size
+            body: dict[str, Any] = {"type": "response.create", "model": "demo", "input": text, "store": False}
+            body["stream_id"] = lane
+            if go_on and lane in last:
+                body["previous_response_id"] = last[lane][0]
+            message = json.dumps(body)
+            inbox.put_nowait({"type": "websocket.receive", "text": message})
+            event = await asyncio.wait_for(ended.get(), 10)
+            assert sum(len(kept.items) for kept in socket.completed.values()) <= bound
+            if event["type"] == "error" and event["error"]["code"] == "too_many_requests":
+                assert len(message) > bound  # a turn larger than the bound is not even queued
+                continue
+            if event["type"] == "error":
+                assert "previous_response_id" in body and event["error"]["code"] == "previous_response_not_found"
+                last.pop(lane, None)
+                continue
+            assert event["type"] == "response.completed"
+            seen = host.last_text()
+            if "previous_response_id" in body:
+                assert last[lane][1] in seen  # the whole history went to the host
+            last[lane] = (event["response"]["id"], f"turn{n}:")
+        inbox.put_nowait({"type": "websocket.disconnect", "code": 1000})
+        await asyncio.wait_for(running, 10)
+
+    asyncio.run(drive())

@@ -69,3 +69,19 @@ def test_compaction_through_serve(base_url: str) -> None:
     assert compacted.output[-1].type == "compaction"
     window = [item.model_dump(exclude_none=True, warnings=False) for item in compacted.output]
     assert client.responses.create(model="demo", input=[*window, {"role": "user", "content": "Go on."}]).output
+
+
+def test_serve_refuses_a_socket_past_max_websockets() -> None:
+    from websockets.exceptions import InvalidStatus
+
+    port = free_port()
+    with serve([*SERVE, "--dialect", "hermes", "--port", str(port), "--max-websockets", "1"], port) as base:
+        client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0)
+        with client.responses.connect() as one:
+            with pytest.raises(InvalidStatus) as refused:
+                with client.responses.connect() as two:
+                    two.response.create(model="demo", input="Hi")
+            one.response.create(model="demo", input="Hi", store=False)
+            assert last_event(one).type == "response.completed"
+    assert refused.value.response.status_code == 503
+    assert json.loads(refused.value.response.body)["error"]["code"] == "too_many_websockets"

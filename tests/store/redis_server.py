@@ -21,8 +21,9 @@ from tests.servers import free_port
 
 
 @contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """Yield the URL of a fresh, empty, unsaved Redis; stop it after."""
+def redis_server(*, user: str | None = None, password: str | None = None) -> Iterator[str]:
+    """Yield the URL of a fresh, empty, unsaved Redis; stop it after. With `user` and `password`,
+    only that user may connect (Redis ACLs), and the URL carries them."""
     binary = shutil.which("redis-server")
     if binary is None:
         if os.environ.get("CI"):
@@ -31,6 +32,8 @@ def redis_server() -> Iterator[str]:
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        if user is not None and password is not None:
+            command += ["--user", "default", "off", "--user", user, "on", f">{password}", "~*", "&*", "+@all"]
         proc = subprocess.Popen([*command, "--dir", folder], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + 10
@@ -40,7 +43,8 @@ def redis_server() -> Iterator[str]:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("redis-server did not start")
                 time.sleep(0.05)
-            yield f"redis://127.0.0.1:{port}/0"
+            credentials = f"{user}:{password}@" if user is not None and password is not None else ""
+            yield f"redis://{credentials}127.0.0.1:{port}/0"
         finally:
             proc.terminate()
             proc.wait(timeout=10)

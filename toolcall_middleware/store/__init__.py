@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..redact import redact
 from .api import load_state
 from .base import Store, StoreError, StoreFull, StoreLimits, StoreUnavailable
 from .memory import MemoryStore
@@ -32,19 +33,21 @@ SCHEMES = ("memory", "sqlite:///path/to/file.db", "redis://host:port/db", "redis
 
 
 def check_store_url(spec: str) -> None:
-    """Raise a ValueError when `open_store` would refuse `spec` (without connecting to anything)."""
+    """Raise a ValueError when `open_store` would refuse `spec` (without connecting to anything);
+    its message shows the URL redacted."""
+    shown = redact(spec)
     if spec == "memory" or spec.startswith(("sqlite://", "redis://", "rediss://", "unix://")):
         if spec.startswith("sqlite://") and not spec.removeprefix("sqlite://").removeprefix("/"):
-            raise ValueError(f"store {spec!r}: name a file, as sqlite:///path/to/state.db")
+            raise ValueError(f"store {shown!r}: name a file, as sqlite:///path/to/state.db")
         if not spec.startswith(("memory", "sqlite")):
             try:
                 import redis.asyncio  # noqa: F401
             except ImportError:
                 raise ValueError(
-                    f"store {spec!r} needs the redis package: pip install 'toolcall-middleware[redis]'"
+                    f"store {shown!r} needs the redis package: pip install 'toolcall-middleware[redis]'"
                 ) from None
         return
-    raise ValueError(f"store {spec!r}: expected one of {', '.join(SCHEMES)}")
+    raise ValueError(f"store {shown!r}: expected one of {', '.join(SCHEMES)}")
 
 
 def open_store(spec: str, limits: StoreLimits | None = None) -> Store:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
+from ..redact import redact
 from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode
 
 RETRIES = 64  # optimistic `update` attempts before giving up under contention
@@ -36,11 +36,10 @@ class RedisStore(Store):
         return None if self.limits.ttl is None or not expires else max(1, int(self.limits.ttl * 1000))
 
     def _failed(self, error: BaseException) -> StoreUnavailable:
-        return StoreUnavailable(f"the Redis store at {self._where()} failed: {error}")
+        return StoreUnavailable(redact(f"the Redis store at {self._where()} failed: {error}"))
 
     def _where(self) -> str:
-        parts = urlsplit(self.url)
-        return parts.netloc.rpartition("@")[2] + parts.path  # never the password
+        return redact(self.url).partition("://")[2]  # where, never the password
 
     async def get(self, key: str) -> Value | None:
         try:
