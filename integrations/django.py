@@ -108,8 +108,11 @@ class ToolCallDjangoMiddleware:
                 return exchange, None
             new = exchange.rewrite_request(raw)
         except BadRequest as error:  # malformed, or a bridged request too large to translate
-            status, _, body = exchange.error_response(error)
-            return None, HttpResponse(body, status=status, content_type="application/json")
+            status, head, body = exchange.error_response(error)
+            refusal = HttpResponse(body, status=status, content_type="application/json")
+            for name, value in head:
+                refusal[name.decode("latin-1")] = value.decode("latin-1")  # (`x-should-retry` with them)
+            return None, refusal
         if new is not None:
             # Where Django keeps a body once read: `request.body` is `_body`; `read()`, `readline()`
             # and the upload parsers read `_stream`; the length is checked against CONTENT_LENGTH.

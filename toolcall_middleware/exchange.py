@@ -98,6 +98,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         max_depth=config.limits.max_depth,
         call_ids=config.call_ids,
         expand_compactions=config.compaction == "emulate",
+        regenerate=config.regenerate,
     )
 
 
@@ -178,8 +179,9 @@ class ToolCallExchange(Exchange):
 
     def error_response(self, error: BadRequest) -> tuple[int, Headers, bytes]:
         """The answer to a request refused before the host saw it, in the client API's error shape:
-        400 for a malformed request, 413 for a bridged one too large to translate. The exchange
-        ends here: its record is reported."""
+        400 for a malformed request, 413 for a bridged one too large to translate, marked so that
+        SDKs do not send it again unchanged (`x-should-retry: false`). The exchange ends here: its
+        record is reported."""
         body = self.error_body(error)
         status = 413 if error.code == "request_too_large" else 400
         self.refuse()
@@ -187,7 +189,7 @@ class ToolCallExchange(Exchange):
         report.refused, report.status = error.code or "invalid_request", status
         report.response_bytes = len(body)  # (the shell sends it after the record is made)
         self.report()
-        return status, json_head(body), body
+        return status, json_head(body, final=True), body
 
     # -- response ------------------------------------------------------------------------------
 

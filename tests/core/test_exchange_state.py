@@ -45,6 +45,8 @@ ALLOWED: dict[tuple[State, Trigger], State] = {
     (S.BUFFER, T.PASS): S.PASS,
     (S.BUFFER, T.END): S.DONE,
     (S.BUFFER, T.FAIL): S.DONE,
+    (S.BUFFER, T.AGAIN): S.AGAIN,
+    (S.AGAIN, T.READ): S.HEAD,
     (S.PASS, T.END): S.DONE,
     (S.GIVEN_UP, T.PASS): S.PASS,
     (S.GIVEN_UP, T.END): S.DONE,
