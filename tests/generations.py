@@ -2,10 +2,11 @@
 
 The last user message says what each generation writes: `script=text,call` is plain text for the
 first, a hermes call to `lookup` for the second (and for any after the last entry, the last one
-again); `badargs` is a call whose arguments break `lookup`'s schema. `nonce=…` keys the count,
-which `GET /generations?nonce=…` reads (a path the middleware passes through). The same host is
-served over ASGI (`host`, with the middleware: `plain`, `regenerating`) and WSGI (`wsgi_host`,
-`wsgi_plain`, `wsgi_regenerating`), one process per server.
+again); `badargs` is a call whose arguments break `lookup`'s schema; `brokenoff`: `BROKEN_OFF`.
+`nonce=…` keys the count, which `GET /generations?nonce=…` reads (a path the middleware passes
+through). The same host is served over ASGI (`host`; with the middleware: `plain`,
+`regenerating`, `bridged`, `incremental`) and WSGI (`wsgi_host`; `wsgi_plain`,
+`wsgi_regenerating`), one process per server.
 
 ```
 uvicorn tests.generations:regenerating      # regenerate=2
@@ -29,7 +30,16 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 COUNTS: Counter[str] = Counter()
 CALL = '<tool_call>\n{"name": "lookup", "arguments": {"q": "paris"}}\n</tool_call>'
 BAD_CALL = '<tool_call>\n{"name": "lookup", "arguments": {"q": 7}}\n</tool_call>'
-WRITES = {"text": "I would rather not.", "call": CALL, "badargs": BAD_CALL}
+# Two calls, the first broken off by a piece of reasoning in its middle (so its text is content),
+# as pieces of a stream: with `max_calls=1` and incremental arguments the answer fails at its end,
+# after the calls and text it still holds (`incremental`).
+BROKEN_OFF = [
+    ("content", 'hi <tool_call>\n{"name": "lookup'),
+    ("reasoning_content", '", "argumen'),
+    ("content", 'ts": {"q": "x"}}\n</tool_call><tool_call>\n{"name": "lookup", "a'),
+    ("content", 'rguments": {"q": "y"}}\n</tool_call>plain\n' + CALL),
+]
+WRITES: dict[str, Any] = {"text": "I would rather not.", "call": CALL, "badargs": BAD_CALL, "brokenoff": BROKEN_OFF}
 LOOKUP = {
     "name": "lookup",
     "description": "Look something up",
@@ -50,14 +60,17 @@ def generation(raw: bytes) -> tuple[bytes, str]:
     key = nonce.group(1) if nonce else ""
     steps = script.group(1).split(",") if script else ["text"]
     COUNTS[key] += 1
-    content = WRITES[steps[min(COUNTS[key], len(steps)) - 1]]
+    written = WRITES[steps[min(COUNTS[key], len(steps)) - 1]]
     stream = bool(json.loads(raw).get("stream"))
     meta = {"id": f"chatcmpl-{key}-{COUNTS[key]}", "created": 1, "model": "qwen3"}
     if not stream:
+        content = written if isinstance(written, str) else "".join(t for f, t in written if f == "content")
         message = {"role": "assistant", "content": content}
         choice = {"index": 0, "message": message, "finish_reason": "stop"}
         return b"application/json", json.dumps({**meta, "object": "chat.completion", "choices": [choice]}).encode()
-    chunks = [{"role": "assistant", "content": content[i : i + 9]} for i in range(0, len(content), 9)]
+    if isinstance(written, str):
+        written = [("content", written[i : i + 9]) for i in range(0, len(written), 9)]
+    chunks = [{field: text} for field, text in written]
     events = [
         {**meta, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
         for d in chunks
@@ -101,5 +114,6 @@ def wsgi_host(environ: dict[str, Any], start_response: Callable[..., Any]) -> It
 plain = ToolCallMiddleware(host, dialect="hermes")
 regenerating = ToolCallMiddleware(host, dialect="hermes", regenerate=2)
 bridged = ToolCallMiddleware(host, dialect="hermes", bridge="messages-to-chat")
+incremental = ToolCallMiddleware(host, dialect="hermes", arguments_streaming="incremental", limits={"max_calls": 1})
 wsgi_plain = ToolCallWSGIMiddleware(wsgi_host, dialect="hermes")
 wsgi_regenerating = ToolCallWSGIMiddleware(wsgi_host, dialect="hermes", regenerate=2)
