@@ -330,7 +330,10 @@ class Exchange:
         tail = self._decoder.flush()
         if self._mode is Body.JSON:
             self._buffer.append(tail)
-            return self._whole(b"".join(self._buffer))
+            body = self._whole(b"".join(self._buffer))
+            if self.status is not None:
+                self.record.status = self.status  # the client's, ours (the record had the host's)
+            return body
         out = self._feed_sse(tail) if tail else b""
         assert self._sse is not None
         if not self.passthrough:
