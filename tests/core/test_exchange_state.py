@@ -198,6 +198,25 @@ def test_a_whole_body_is_buffered_then_written() -> None:
     assert out is not None and b"tool_calls" in out and ex.state is S.DONE
 
 
+def test_a_whole_answer_that_broke_tool_choice_is_asked_again_then_final() -> None:
+    """`regenerate=1`: the first broken answer moves to AGAIN (nothing out), `again` back to HEAD;
+    the second broken answer is the 502, marked final, and the record counts two generations."""
+    config = ToolCallConfig(dialect="hermes", regenerate=1)
+    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    assert route is not None
+    ex = ToolCallExchange(config, route)
+    ex.rewrite_request(json.dumps({**json.loads(REQUEST), "tool_choice": "required"}).encode())
+    for generation in (1, 2):
+        ex.start("POST", 200, JSON)
+        out = ex.transform(chat_answer("No call."), end=True)
+        if generation == 1:
+            assert out == b"" and ex.state is S.AGAIN and ex.again_wanted and not ex.no_retry
+            ex.again()
+            assert ex.state is S.HEAD and ex.record.generations == 2
+    assert out is not None and json.loads(out)["error"]["code"] == "tool_call_required"
+    assert ex.state is S.DONE and ex.status == 502 and ex.no_retry and ex.record.status == 502
+
+
 def test_a_whole_body_that_is_no_answer_is_given_back() -> None:
     ex = _exchange(JSON)
     assert ex.transform(b'{"not": "an answer"}', end=True) is not None
