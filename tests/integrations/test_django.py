@@ -189,9 +189,10 @@ def test_a_body_that_is_not_json_is_refused_before_the_view() -> None:
     assert response["x-should-retry"] == "false" and SEEN == []
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("regenerate", [0, 2])
-def test_an_answer_that_broke_tool_choice_is_asked_again_only_when_configured(regenerate: int) -> None:
-    nonce = f"django{regenerate}"
+def test_an_answer_that_broke_tool_choice_is_asked_again_only_when_configured(regenerate: int, mode: str) -> None:
+    nonce = f"django{regenerate}{mode}"
     config = {"dialect": "hermes", "route_prefixes": ["", "/fickle"], "regenerate": regenerate}
     body = {
         **chat_request(stream=False),
@@ -200,7 +201,11 @@ def test_an_answer_that_broke_tool_choice_is_asked_again_only_when_configured(re
         "tool_choice": "required",
     }
     with override_settings(ROOT_URLCONF=__name__, TOOLCALL_MIDDLEWARE=config):
-        response = post(Client(), "/fickle/v1/chat/completions", body)
+        if mode == "sync":
+            response = post(Client(), "/fickle/v1/chat/completions", body)
+        else:
+            data = json.dumps(body)
+            response = asyncio.run(AsyncClient().post("/fickle/v1/chat/completions", data, "application/json"))
     if regenerate:
         assert response.status_code == 200 and COUNTS[nonce] == 2
         assert response.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "lookup"
