@@ -81,7 +81,7 @@ class WSGIExchange:
         return _Response(self, result)
 
     def again(self) -> Iterable[bytes]:
-        """The app asked the same request again: its last whole answer broke a rule another
+        """The app, asked the same request again: its last whole answer broke a rule another
         generation may keep (`regenerate`), and nothing of it went out."""
         self.exchange.again()
         self.head = None
