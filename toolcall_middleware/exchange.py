@@ -15,6 +15,7 @@ ex.path                                   # where the request goes (another rout
 headers = ex.start("POST", 200, headers)  # ex.state: STREAM, BUFFER or PASS
 out = ex.transform(chunk) ... ex.transform(b"", end=True)   # None: send the host's bytes as they came
 failure = ex.failed(error, head_sent=True)                  # the app raised: what to send
+ex.again_wanted                           # a whole answer to ask for again (`regenerate`): ex.again()
 ex.report()
 ```
 """
@@ -27,7 +28,7 @@ from time import perf_counter
 from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
-from .core.exchange_state import BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
+from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
 from .core.http import Headers, json_head
 from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
@@ -192,6 +193,22 @@ class ToolCallExchange(Exchange):
         return status, json_head(body, final=True), body
 
     # -- response ------------------------------------------------------------------------------
+
+    @property
+    def again_wanted(self) -> bool:
+        """The host's whole answer broke a rule another generation may keep (`regenerate`, state
+        `AGAIN`): once its response is over, the shell sends the host the request again (`again`)."""
+        return self.state is AGAIN
+
+    def again(self) -> None:
+        """The host gets the request again: the exchange forgets the last generation's answer
+        (its record keeps the count and the notes) and waits for the new response's head."""
+        self._response()
+        record = self.record
+        record.generations += 1
+        record.status = record.policy_error = record.passthrough_reason = None
+        record.unknown_tools = []
+        self._move(Trigger.READ)
 
     @property
     def mode(self) -> Mode:

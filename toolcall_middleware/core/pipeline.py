@@ -206,22 +206,6 @@ class Exchange:
             self._replacing = "error"
         return self._replacing is not None
 
-    @property
-    def again_wanted(self) -> bool:
-        """The host's whole answer broke a rule another generation may keep (`AGAIN`): once its
-        response is over, the shell sends the host the same request again (`again`)."""
-        return self.state is AGAIN
-
-    def again(self) -> None:
-        """The host gets the request again: the exchange forgets the last generation's answer
-        (its record keeps the count and the notes) and waits for the new response's head."""
-        self._response()
-        record = self.record
-        record.generations += 1
-        record.status = record.policy_error = record.passthrough_reason = None
-        record.unknown_tools = []
-        self._move(Trigger.READ)
-
     def prepare(self) -> None:
         """The answer's parts that the host's answer does not change, made now (see `Prepared`).
         Only a head start: should making them fail, the answer makes them with its first body,
