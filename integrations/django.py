@@ -75,14 +75,22 @@ class ToolCallDjangoMiddleware:
         if answer is not None:
             return answer
         response = self.get_response(request)
-        return response if exchange is None else self._response(exchange, request, response)
+        if exchange is None:
+            return response
+        while (answer := self._response(exchange, request, response)) is _AGAIN:
+            response = self.get_response(_again(exchange, request))
+        return answer
 
     async def __acall__(self, request: Any) -> Any:
         exchange, answer = self._request(request)  # the body is already read whole under ASGI
         if answer is not None:
             return answer
         response = await self.get_response(request)
-        return response if exchange is None else self._response(exchange, request, response)
+        if exchange is None:
+            return response
+        while (answer := self._response(exchange, request, response)) is _AGAIN:
+            response = await self.get_response(_again(exchange, request))
+        return answer
 
     # -- request -------------------------------------------------------------------------------
 
@@ -108,8 +116,11 @@ class ToolCallDjangoMiddleware:
                 return exchange, None
             new = exchange.rewrite_request(raw)
         except BadRequest as error:  # malformed, or a bridged request too large to translate
-            status, _, body = exchange.error_response(error)
-            return None, HttpResponse(body, status=status, content_type="application/json")
+            status, head, body = exchange.error_response(error)
+            refusal = HttpResponse(body, status=status, content_type="application/json")
+            for name, value in head:
+                refusal[name.decode("latin-1")] = value.decode("latin-1")  # (`x-should-retry` with them)
+            return None, refusal
         if new is not None:
             # Where Django keeps a body once read: `request.body` is `_body`; `read()`, `readline()`
             # and the upload parsers read `_stream`; the length is checked against CONTENT_LENGTH.
@@ -137,6 +148,8 @@ class ToolCallDjangoMiddleware:
             return response
         if exchange.mode == "buffer":
             writes = held.body(response.content, response.content, end=True)
+            if exchange.again_wanted:
+                return _AGAIN  # the view is asked again (`regenerate`): nothing of this answer goes out
             exchange.report()
             if writes.body is None:
                 return response  # not an answer, or our failure (logged): the app's response as it was
@@ -149,6 +162,17 @@ class ToolCallDjangoMiddleware:
         else:
             response.streaming_content = _stream_sync(exchange, held, response.streaming_content)
         return response
+
+
+_AGAIN = object()  # `_response`'s word for: the view is asked the same request again
+
+
+def _again(exchange: ToolCallExchange, request: Any) -> Any:
+    """`request` as the view gets it again: its last whole answer broke a rule another generation
+    may keep (`regenerate`). The body is read afresh from where Django keeps it."""
+    exchange.again()
+    request._stream = io.BytesIO(request.body)
+    return request
 
 
 def _set_head(response: Any, old: Headers, head: Head | None) -> None:

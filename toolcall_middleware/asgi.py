@@ -113,7 +113,7 @@ class ToolCallMiddleware:
             await send({"type": "lifespan.startup.failed", "message": message})
         elif scope["type"] == "http":
             body = openai_error(message, 500)
-            await respond(send, 500, json_head(body), body)
+            await respond(send, 500, json_head(body, final=True), body)  # (a retry meets the same options)
 
     def _route(self, path: str) -> RouteMatch | None:
         """`ToolCallExchange.route` of a POST with no content-coding, remembered by path."""

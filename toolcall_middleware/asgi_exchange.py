@@ -86,9 +86,16 @@ class HTTPExchange:
             # The bridged request goes to the route of the host's API (the query string stays).
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
         try:
-            # (a body not read at all, being over the limit, comes from the server as it is)
-            receive = replay(chunks, self.receive, more=not complete) if chunks else self.receive
-            await self.app(scope, receive, self._send)
+            while True:
+                # (a body not read at all, being over the limit, comes from the server as it is)
+                receive = replay(chunks, self.receive, more=not complete) if chunks else self.receive
+                await self.app(scope, receive, self._send)
+                if not self.exchange.again_wanted:
+                    break
+                # The whole answer broke a rule another generation may keep (`regenerate`):
+                # nothing of it went out, and the app gets the same request again.
+                self.exchange.again()
+                self.original = None
         except Exception as error:
             if await self._abort(error):
                 return  # a host's upstream failed (it logged why): the client has the API's error

@@ -72,7 +72,7 @@ def answer(body: Any, status: int, headers: list[tuple[bytes, bytes]], raw: byte
 
 
 def refused(error: BadRequest) -> Answer:
-    return _json(400, error.body())
+    return _json(400, error.body(), final=True)
 
 
 async def serve_compact(
@@ -86,7 +86,7 @@ async def serve_compact(
         return
     if read.over:
         error = BadRequest(f"The request body is over {limit} bytes.", code="request_too_large")
-        status, headers, data = _json(413, error.body())
+        status, headers, data = _json(413, error.body(), final=True)
     else:
         status, headers, data = await compact_asgi(app, scope, read.body, responses_path, limits.max_depth)
     await respond(send, status, headers, data)
@@ -137,9 +137,10 @@ def compact_wsgi(app: Any, environ: dict[str, Any], raw: bytes, responses_path: 
     return answer(body, head[0], head[1], b"".join(chunks), max_depth)
 
 
-def _json(status: int, obj: Any) -> Answer:
+def _json(status: int, obj: Any, *, final: bool = False) -> Answer:
+    """`obj` as a JSON answer; `final`: a refusal the same request would meet again (`json_head`)."""
     data = json_bytes(obj)
-    return status, json_head(data), data
+    return status, json_head(data, final=final), data
 
 
 __all__ = ["compact_asgi", "compact_route", "compact_wsgi", "serve_compact"]

@@ -130,6 +130,13 @@ class ToolCallConfig(BaseModel):
         description="tool call ids: 'openai' mints call_ + 24 alphanumerics (unique across a conversation); "
         "'model' keeps the model's own where its format writes one (Kimi's functions.NAME:N), minting the rest",
     )
+    regenerate: int = Field(
+        0,
+        ge=0,
+        le=5,
+        description="times the host is asked again when a whole (non-streamed) answer misses a call 'tool_choice' "
+        "requires or breaks a strict tool; 0: one request is one generation, and such an answer is a 502",
+    )
     limits: Limits = Field(default_factory=Limits)
     bridge: frozenset[Bridge] = Field(
         frozenset(), description="client APIs the host does not serve, translated to one it does ('responses-to-chat')"

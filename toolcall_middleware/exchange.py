@@ -15,6 +15,7 @@ ex.path                                   # where the request goes (another rout
 headers = ex.start("POST", 200, headers)  # ex.state: STREAM, BUFFER or PASS
 out = ex.transform(chunk) ... ex.transform(b"", end=True)   # None: send the host's bytes as they came
 failure = ex.failed(error, head_sent=True)                  # the app raised: what to send
+ex.again_wanted                           # a whole answer to ask for again (`regenerate`): ex.again()
 ex.report()
 ```
 """
@@ -27,7 +28,7 @@ from time import perf_counter
 from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
-from .core.exchange_state import BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
+from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
 from .core.http import Headers, json_head
 from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
@@ -102,6 +103,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         max_depth=config.limits.max_depth,
         call_ids=config.call_ids,
         expand_compactions=config.compaction == "emulate",
+        regenerate=config.regenerate,
     )
 
 
@@ -182,8 +184,9 @@ class ToolCallExchange(Exchange):
 
     def error_response(self, error: BadRequest) -> tuple[int, Headers, bytes]:
         """The answer to a request refused before the host saw it, in the client API's error shape:
-        400 for a malformed request, 413 for a bridged one too large to translate. The exchange
-        ends here: its record is reported."""
+        400 for a malformed request, 413 for a bridged one too large to translate, marked so that
+        SDKs do not send it again unchanged (`x-should-retry: false`). The exchange ends here: its
+        record is reported."""
         body = self.error_body(error)
         status = 413 if error.code == "request_too_large" else 400
         self.refuse()
@@ -191,9 +194,25 @@ class ToolCallExchange(Exchange):
         report.refused, report.status = error.code or "invalid_request", status
         report.response_bytes = len(body)  # (the shell sends it after the record is made)
         self.report()
-        return status, json_head(body), body
+        return status, json_head(body, final=True), body
 
     # -- response ------------------------------------------------------------------------------
+
+    @property
+    def again_wanted(self) -> bool:
+        """The host's whole answer broke a rule another generation may keep (`regenerate`, state
+        `AGAIN`): once its response is over, the shell sends the host the request again (`again`)."""
+        return self.state is AGAIN
+
+    def again(self) -> None:
+        """The host gets the request again: the exchange forgets the last generation's answer
+        (its record keeps the count and the notes) and waits for the new response's head."""
+        self._response()
+        record = self.record
+        record.generations += 1
+        record.status = record.policy_error = record.passthrough_reason = None
+        record.unknown_tools = []
+        self._move(Trigger.READ)
 
     @property
     def mode(self) -> Mode:

@@ -8,8 +8,9 @@ chat POST /v1/chat/completions 200 rewritten dialect=hermes model=qwen3 stream c
 The readable line has the API, the route, the host's status, the outcome (`rewritten`,
 `passthrough` and why, `truncated`, `policy_error` and its message, `refused` and its code), the
 dialect and model, whether it streamed, the calls emitted of those found (and `mismatch=` the other
-dialect whose call the model wrote, `dialect_mismatch`), and the time; then the unknown tools and
-dropped tool types where there were any. The JSON is the whole record
+dialect whose call the model wrote, `dialect_mismatch`), the generations the answer took when the
+host was asked again (`regenerate`), the unknown tools and dropped tool types where there were any,
+and the time. The JSON is the whole record
 (`ToolCallExchange.report`), as `on_report` gets it.
 """
 
@@ -39,6 +40,8 @@ def record_line(record: Mapping[str, Any]) -> str:
     parts.append(f"calls={record.get('calls_emitted', 0)}/{record.get('calls_found', 0)}")
     if record.get("dialect_found"):
         parts.append(f"mismatch={record['dialect_found']}")
+    if (record.get("generations") or 1) > 1:
+        parts.append(f"generations={record['generations']}")
     if record.get("unknown_tools"):
         parts.append("unknown_tools=" + ",".join(record["unknown_tools"]))
     if record.get("dropped_tool_types"):

@@ -18,6 +18,7 @@ from typing import Any
 from .compact import compact_route, compact_wsgi
 from .config import ToolCallConfig
 from .core.framing.utf8 import json_bytes
+from .core.http import json_head
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
 from .wsgi_exchange import WSGIExchange
@@ -50,7 +51,8 @@ class ToolCallWSGIMiddleware:
         raw, complete = read_body(environ, limit)
         if raw is None or not complete:
             error = BadRequest(f"The request body is over {limit} bytes.", code="request_too_large")
-            status, headers, body = 413, [(b"content-type", b"application/json")], json_bytes(error.body())
+            body = json_bytes(error.body())
+            status, headers = 413, json_head(body, final=True)
         else:
             status, headers, body = compact_wsgi(self, environ, raw, responses_path, self.config.limits.max_depth)
         return respond(start_response, status, headers, body)

@@ -54,6 +54,7 @@ class WSGIExchange:
         self.head: tuple[str, WSGIHeaders] | None = None  # the app's head, as it gave it
         # The head and chunks held back; a new length is `Content-Length`, as WSGI apps write it.
         self.response: HeldResponse[bytes] = HeldResponse(exchange, length_name=b"Content-Length")
+        self.forwarded: tuple[Environ, bytes] = (environ, b"")  # what the host got (`run`)
 
     # -- request -------------------------------------------------------------------------------
 
@@ -70,12 +71,22 @@ class WSGIExchange:
         if self.exchange.bridged:
             # The bridged request goes to the route of the host's API, under the same mount point.
             environ = {**environ, "PATH_INFO": self.exchange.path_info(environ.get("SCRIPT_NAME", ""))}
+        # What the host gets should it be asked again (`again`): the same body, read afresh.
+        self.forwarded = (environ, forward.body if forward.body is not None else raw or b"")
         try:
             result = self.app(environ, self._start_response)
         except BaseException:
             self.exchange.report()
             raise
         return _Response(self, result)
+
+    def again(self) -> Iterable[bytes]:
+        """The app, asked the same request again: its last whole answer broke a rule another
+        generation may keep (`regenerate`), and nothing of it went out."""
+        self.exchange.again()
+        self.head = None
+        environ, body = self.forwarded
+        return self.app(with_body(environ, body), self._start_response)
 
     # -- response head -------------------------------------------------------------------------
 
@@ -169,8 +180,12 @@ class _Response:
             try:
                 data = next(self._chunks)
             except StopIteration:
-                self._ended = True
                 self._out.extend(self._request.end())
+                if self._request.exchange.again_wanted:
+                    self._close_result()
+                    self._result, self._chunks = self._request.again(), None
+                    continue
+                self._ended = True
                 continue
             except Exception as error:
                 # The app failed mid-stream: the client's stream ends cleanly first (held text out,
@@ -197,11 +212,14 @@ class _Response:
         try:
             if self._request.exchange.state is ENDED and self._chunks is not None:
                 self._drain(self._chunks)
-            close = getattr(self._result, "close", None)
-            if close is not None:
-                close()
+            self._close_result()
         finally:
             self._request.exchange.report()
+
+    def _close_result(self) -> None:
+        close = getattr(self._result, "close", None)
+        if close is not None:
+            close()
 
     @staticmethod
     def _drain(chunks: Iterator[bytes]) -> None:

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.asgi.harness import RESPONSE_BASE, SSE_HEADERS, Receive, Recorder, body, call, request, scope, start
@@ -200,3 +200,54 @@ def test_the_response_ends_at_the_terminal_event_not_when_the_host_stops(api: st
     assert_ends_at_its_terminal_event(api, client.body)
     assert seen_at_end == [len(client.messages)]  # the final body had gone before the host ended
     assert b"more than 1 tool calls" in client.body  # the error that ended it
+
+
+# -- a failure found at the end ------------------------------------------------------------------
+
+# Pieces of the model's text, some of them in the reasoning channel: a call the reasoning breaks
+# off becomes content, and with incremental arguments what the rules hold (its text, calls after
+# it) goes out when the host's stream ends, where the call over `max_calls` fails the answer.
+PIECES = ["hi ", CALL, '<tool_call>\n{"name": "f', '", "argumen', 'ts": {"a": 1}}\n</tool_call>', "plain", "\n"]
+BROKEN_OFF = [
+    ("content", 'hi <tool_call>\n{"name": "f'),
+    ("reasoning_content", '", "argumen'),
+    ("content", 'ts": {"a": 1}}\n</tool_call>' + CALL),
+    ("content", "plain\n" + CALL),
+]
+
+
+def chat_piece(channel: str, text: str) -> bytes:
+    choice = {"index": 0, "delta": {channel: text}, "finish_reason": None}
+    return sse({"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [choice]})
+
+
+@st.composite
+def ends_with_held_calls(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str]], list[int]]:
+    api = draw(st.sampled_from(["chat", "responses", "messages"]))
+    streaming = draw(st.sampled_from(["whole", "incremental"]))
+    channels = st.sampled_from(["content", "content", "content", "reasoning_content"])
+    pieces = draw(st.lists(st.tuples(channels, st.sampled_from(PIECES)), min_size=1, max_size=8))
+    return api, streaming, pieces, draw(st.lists(st.integers(min_value=0), max_size=6))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(("chat", "incremental", BROKEN_OFF, [531, 559]))
+@example(("responses", "incremental", BROKEN_OFF, []))
+@given(ends_with_held_calls())
+def test_nothing_follows_a_failure_found_at_the_end(case: tuple[str, str, list[tuple[str, str]], list[int]]) -> None:
+    """The rules' verdict on the whole answer comes when the host's stream ends, after what they
+    still hold: that goes out first, then the error, the terminal event (a content chunk and a
+    call used to follow Chat's `[DONE]`)."""
+    api, streaming, pieces, cuts = case
+    data = b"".join([*(chat_piece(c, t) for c, t in pieces), *closing("chat")])
+    script = [start(200, SSE_HEADERS), *(body(p, True) for p in cut(data, cuts)), body(b"")]
+    client = Recorder()
+
+    async def app(scope_: Any, receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        for message in script:
+            await send(message)
+
+    call(middleware(app, api, "chat", streaming), scope(ROUTES[api]), Receive([request(request_for(api))]), client)
+    assert_ends_at_its_terminal_event(api, client.body)

@@ -97,7 +97,8 @@ def test_a_whole_answer_with_an_endless_call_fails_with_the_same_error() -> None
     app = ToolCallMiddleware(host, dialect="hermes", limits={"max_call_bytes": LIMIT})
     send = Recorder()
     call(app, scope(), Receive([request(chat_request())]), send)
-    assert send.status == 500
+    assert send.status == 502  # the host's answer cannot be delivered (was a 500, which SDKs retry)
+    assert (b"x-should-retry", b"false") in send.messages[0]["headers"]
     assert send.json()["error"]["code"] == "tool_arguments_too_large"
 
 

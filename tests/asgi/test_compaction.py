@@ -77,6 +77,7 @@ def test_a_compact_request_without_a_model_is_a_400(served: tuple[OpenAI, Record
     assert answer.status_code == 400
     assert answer.json()["error"]["param"] == "model"
     assert answer.json()["error"]["code"] == "missing_required_parameter"
+    assert answer.headers["x-should-retry"] == "false"  # a refusal the SDK would repeat as it is
     assert httpx.post(base + "/v1/responses/compact", content=b"{nope").json()["error"]["code"] == "invalid_json"
     assert host.bodies == []
 

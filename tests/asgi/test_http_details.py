@@ -454,8 +454,6 @@ _PASS_CASES: dict[str, tuple[Scope, bytes, list[Message]]] = {
         ],
     ),
     "json-array": (scope(), chat_request(), [start(200, json_headers(b"[1, 2]")), body(b"[1, 2]")]),
-    "request-not-json": (scope(), b"model=qwen3&tools=1", [start(200, json_headers(_ANSWER)), body(_ANSWER)]),
-    "request-json-not-an-object": (scope(), b'["tools"]', [start(200, json_headers(_ANSWER)), body(_ANSWER)]),
     "compressed-request": (
         scope(headers=[(b"content-type", b"application/json"), (b"Content-Encoding", b"gzip")]),
         gzip.compress(chat_request()),
@@ -466,8 +464,6 @@ _REQUEST_UNTOUCHED = {
     "head",
     "get",
     "other-route",
-    "request-not-json",
-    "request-json-not-an-object",
     "compressed-request",
 }
 
@@ -482,6 +478,24 @@ def test_what_is_not_ours_passes_through_byte_for_byte(case: str) -> None:
     assert send.messages == script
     if case in _REQUEST_UNTOUCHED:  # the other cases are ours on the way in: their request is rewritten
         assert seen == [req]
+
+
+@pytest.mark.parametrize(
+    ("req", "code"), [(b"model=qwen3&tools=1", "invalid_json"), (b'["tools"]', "invalid_body")], ids=["form", "array"]
+)
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses", "/v1/messages"])
+def test_a_body_that_is_no_json_object_is_refused_on_every_route(req: bytes, code: str, path: str) -> None:
+    """It went to the host on the Chat route (a 400 on the others, when bridged): now a 400 in the
+    route's error shape everywhere, marked final, and the host never sees it."""
+    seen: list[bytes] = []
+    messages = [request(req[:3], more=True), request(req[3:], more=True), request(b"")]
+    send = through([start(200, json_headers(_ANSWER)), body(_ANSWER)], req=messages, scope_=scope(path), seen=seen)
+    assert send.status == 400 and seen == []
+    assert (b"x-should-retry", b"false") in send.messages[0]["headers"]
+    error = send.json()["error"]
+    assert error["type"] == "invalid_request_error"
+    if path != "/v1/messages":
+        assert error["code"] == code
 
 
 def test_a_json_body_over_the_response_cap_passes_through_byte_for_byte() -> None:
@@ -922,9 +936,11 @@ def test_on_report_gets_one_record_per_rewritten_exchange() -> None:
         scope_=scope(RESPONSES),
         on_report=reports.append,
     )
-    # Not an exchange of ours: another route, a body that is not JSON.
+    # Not an exchange of ours: another route. A body that is not JSON is ours to refuse.
     through([start(200, json_headers(answer)), body(answer)], scope_=scope("/v1/models"), on_report=reports.append)
     through([start(200, json_headers(answer)), body(answer)], req=b"not json", on_report=reports.append)
+    refused = reports.pop()
+    assert (refused["outcome"], refused["refused"], refused["dialect"]) == ("refused", "invalid_json", "hermes")
     assert [(r["api"], r["stream"]) for r in reports] == [("chat", False), ("chat", True), ("responses", True)]
     for record in reports:
         assert record["dialect"] == "hermes" and record["model"] == "qwen3"
@@ -1019,7 +1035,7 @@ def test_config_limits_reach_the_policy() -> None:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": raw}, "finish_reason": "stop"}],
     }
     out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.close())
-    assert exchange.status == 500 and out["error"]["code"] == "too_many_tool_calls"
+    assert exchange.status == 502 and out["error"]["code"] == "too_many_tool_calls" and exchange.no_retry
 
 
 def test_repair_option_reaches_the_parser() -> None:

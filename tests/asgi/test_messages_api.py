@@ -121,6 +121,7 @@ def test_anthropic_errors_are_anthropic_shaped() -> None:
 
     with pytest.raises(anthropic.InternalServerError) as failed:
         run(forced_but_not_called)
+    assert failed.value.status_code == 502 and failed.value.response.headers["x-should-retry"] == "false"
     assert isinstance(failed.value.body, dict) and failed.value.body["type"] == "error"
     assert failed.value.body["error"]["type"] == "api_error"
 

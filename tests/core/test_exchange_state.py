@@ -45,6 +45,8 @@ ALLOWED: dict[tuple[State, Trigger], State] = {
     (S.BUFFER, T.PASS): S.PASS,
     (S.BUFFER, T.END): S.DONE,
     (S.BUFFER, T.FAIL): S.DONE,
+    (S.BUFFER, T.AGAIN): S.AGAIN,
+    (S.AGAIN, T.READ): S.HEAD,
     (S.PASS, T.END): S.DONE,
     (S.GIVEN_UP, T.PASS): S.PASS,
     (S.GIVEN_UP, T.END): S.DONE,
@@ -194,6 +196,25 @@ def test_a_whole_body_is_buffered_then_written() -> None:
     assert ex.transform(answer) == b"" and ex.state is S.BUFFER
     out = ex.transform(b"", end=True)
     assert out is not None and b"tool_calls" in out and ex.state is S.DONE
+
+
+def test_a_whole_answer_that_broke_tool_choice_is_asked_again_then_final() -> None:
+    """`regenerate=1`: the first broken answer moves to AGAIN (nothing out), `again` back to HEAD;
+    the second broken answer is the 502, marked final, and the record counts two generations."""
+    config = ToolCallConfig(dialect="hermes", regenerate=1)
+    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    assert route is not None
+    ex = ToolCallExchange(config, route)
+    ex.rewrite_request(json.dumps({**json.loads(REQUEST), "tool_choice": "required"}).encode())
+    for generation in (1, 2):
+        ex.start("POST", 200, JSON)
+        out = ex.transform(chat_answer("No call."), end=True)
+        if generation == 1:
+            assert out == b"" and ex.state is S.AGAIN and ex.again_wanted and not ex.no_retry
+            ex.again()
+            assert ex.state is S.HEAD and ex.record.generations == 2
+    assert out is not None and json.loads(out)["error"]["code"] == "tool_call_required"
+    assert ex.state is S.DONE and ex.status == 502 and ex.no_retry and ex.record.status == 502
 
 
 def test_a_whole_body_that_is_no_answer_is_given_back() -> None:

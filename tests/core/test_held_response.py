@@ -248,3 +248,28 @@ def test_an_answer_of_ours_is_the_same_however_it_is_split(messages: list[Msg]) 
     assert out[0].headers[-1] == (b"content-length", str(len(whole)).encode())
     assert out == [Head(out[0].headers), *others] and (kind, more) == ("ours", False)
     assert CALL_ID.sub(b"call_", body) == CALL_ID.sub(b"call_", whole)  # (each answer draws its call's id)
+
+
+def test_an_answer_asked_again_is_dropped_and_the_next_one_held_as_the_first() -> None:
+    """`regenerate`: the first generation's head and every message held are dropped, and what else
+    the app sends of that response; the next is held and written as the first would have been,
+    the 502 of a broken answer marked `x-should-retry: false` (the host's own header dropped)."""
+    config = ToolCallConfig(dialect="hermes", regenerate=1)
+    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    assert route is not None
+    ex = ToolCallExchange(config, route)
+    ex.rewrite_request(json.dumps({**json.loads(chat_request()), "tool_choice": "required"}).encode())
+    response: HeldResponse[Msg] = HeldResponse(ex)
+    no_call = chat_answer("No call.")
+    writes = []
+    for generation in (1, 2):
+        response.head("POST", 200, [*JSON, (b"x-should-retry", b"true")])
+        writes += [response.other(("other", generation)), response.body(("body", no_call), no_call, end=True)]
+        if generation == 1:
+            writes.append(response.other(("other", "trailers"), trailers=True))
+            assert written(writes) == [] and not response.head_held
+            ex.again()
+    head, other, (_, body, more) = written(writes)
+    assert other == ("other", 2) and not more and json.loads(body)["error"]["code"] == "tool_call_required"
+    assert head.status == 502 and (b"x-should-retry", b"false") in head.headers
+    assert (b"x-should-retry", b"true") not in head.headers

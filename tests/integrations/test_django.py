@@ -27,6 +27,7 @@ from toolcall_middleware.integrations.django import ToolCallDjangoMiddleware, wr
 from examples.django_project import urls as example_urls  # noqa: E402
 from examples.raw_wire import chat_events  # noqa: E402
 from tests.asgi.harness import chat_answer as chat_answer_bytes  # noqa: E402
+from tests.generations import COUNTS, LOOKUP, generation  # noqa: E402
 
 from .inproc import chat_request, check_chat, check_responses, responses_request  # noqa: E402
 
@@ -81,12 +82,20 @@ def no_counting(request: HttpRequest) -> HttpResponse:
     return HttpResponse(b'{"detail": "Not Found"}', content_type="application/json", status=404)
 
 
+@csrf_exempt
+def fickle(request: HttpRequest) -> HttpResponse:
+    """The counting host of `tests.generations` as a view."""
+    ctype, body = generation(request.body)
+    return HttpResponse(body, content_type=ctype.decode())
+
+
 urlpatterns = [
     *example_urls.urlpatterns,
     path("echo/v1/chat/completions", echo),
     path("async/v1/chat/completions", async_stream),
     path("odd/v1/chat/completions", odd),
     path("answered/v1/chat/completions", answered),
+    path("fickle/v1/chat/completions", fickle),
     path("v1/messages/count_tokens", no_counting),
 ]
 HERE = override_settings(
@@ -161,6 +170,7 @@ def test_the_view_reads_the_rewritten_request() -> None:
 def test_a_malformed_request_is_a_400_naming_the_field() -> None:
     response = post(Client(), "/v1/chat/completions", {**chat_request(stream=False), "tools": "nope"})
     assert response.status_code == 400 and response.json()["error"]["param"] == "tools"
+    assert response["x-should-retry"] == "false"  # the SDKs would send it again as it is
 
 
 def test_what_is_not_ours_passes_through() -> None:
@@ -168,10 +178,41 @@ def test_what_is_not_ours_passes_through() -> None:
     assert client.get("/").content == b"a raw-output model endpoint"
     response = client.get("/v1/chat/completions")  # the view's own 405
     assert response.status_code == 405
+
+
+def test_a_body_that_is_not_json_is_refused_before_the_view() -> None:
+    """As on every route and shell: a 400 `invalid_json`, the view never reached (it was)."""
     SEEN.clear()
     with HERE:
-        post(client, "/echo/v1/chat/completions", b"not json")
-    assert SEEN[0]["body"] == b"not json"
+        response = post(Client(), "/echo/v1/chat/completions", b"not json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"
+    assert response["x-should-retry"] == "false" and SEEN == []
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("regenerate", [0, 2])
+def test_an_answer_that_broke_tool_choice_is_asked_again_only_when_configured(regenerate: int, mode: str) -> None:
+    nonce = f"django{regenerate}{mode}"
+    config = {"dialect": "hermes", "route_prefixes": ["", "/fickle"], "regenerate": regenerate}
+    body = {
+        **chat_request(stream=False),
+        "messages": [{"role": "user", "content": f"nonce={nonce} script=text,call"}],
+        "tools": [{"type": "function", "function": LOOKUP}],
+        "tool_choice": "required",
+    }
+    with override_settings(ROOT_URLCONF=__name__, TOOLCALL_MIDDLEWARE=config):
+        if mode == "sync":
+            response = post(Client(), "/fickle/v1/chat/completions", body)
+        else:
+            data = json.dumps(body)
+            response = asyncio.run(AsyncClient().post("/fickle/v1/chat/completions", data, "application/json"))
+    if regenerate:
+        assert response.status_code == 200 and COUNTS[nonce] == 2
+        assert response.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "lookup"
+    else:
+        assert response.status_code == 502 and COUNTS[nonce] == 1
+        assert response["x-should-retry"] == "false"
+        assert response.json()["error"]["code"] == "tool_call_required"
 
 
 def test_the_middleware_declares_both_modes() -> None:

@@ -234,8 +234,11 @@ def test_without_length_or_end_marker_there_is_no_body_to_read() -> None:
     seen: list[Environ] = []
     env = environ(harness.chat_request())
     del env["CONTENT_LENGTH"]
-    Server().run(wrapped(scripted("200 OK", json_headers(ANSWER), [ANSWER], seen=seen)), env)
-    assert seen[0]["_body"] == b""
+    server = Server().run(wrapped(scripted("200 OK", json_headers(ANSWER), [ANSWER], seen=seen)), env)
+    # Nothing is read (no wait on an input that never ends), and an empty body is no request:
+    # refused as on every route, before the app sees it (it used to reach it).
+    assert server.code == 400 and json.loads(server.body)["error"]["code"] == "invalid_json"
+    assert seen == [] and ("x-should-retry", "false") in server.headers
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["declared", "input_terminated"])

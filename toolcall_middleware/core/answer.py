@@ -37,6 +37,7 @@ from .inbound.base import NOT_DECODED
 from .inbound.events import UpstreamCall
 from .logprobs import LogprobQueue
 from .policy import PolicyError
+from .policy.errors import FAILED_ANSWER_STATUS
 
 
 class Verdict:
@@ -84,7 +85,7 @@ class Answer:
         self.native: NativeCalls | None = None
         self.native_seen: set[int] = set()
         self.legacy = "functions" in request and "tools" not in request
-        self.status: int | None = None  # a whole answer's new status (500: it broke the rules)
+        self.status: int | None = None  # a whole answer's new status (502: it broke the rules)
         self.spec = spec_for(setup.api)  # the client's API: its output is `out`, once the answer opens
         self.out: Output | None = None
         self._text_sse: Callable[[str], bytes | None] | None = None  # the output's `text_sse`, if any
@@ -307,8 +308,9 @@ class Answer:
         if not self.ended:
             for item in self.policy.close():
                 if isinstance(item, PolicyError):
-                    out += self._fail(item)
-                    break
+                    # What the rules let go before the error goes out before it: after it, the
+                    # client's stream is over (the error is its terminal event).
+                    return out + self._encode(tail) + self._fail(item)
                 tail.append(item)
         return out + self._encode(tail)
 
@@ -395,10 +397,10 @@ class Answer:
         upstream = self.meta.to_upstream(done) if self.meta is not None else Upstream()
         if self.verdict.failed is not None:
             # The model's answer broke the request's tool rules: the upstream worked, the answer
-            # cannot be delivered as asked. 500 with a typed error, as a strict server would.
-            self.status = 500
+            # cannot be delivered as asked (see `FAILED_ANSWER_STATUS`), with a typed error.
+            self.status = FAILED_ANSWER_STATUS
             failed = self.verdict.failed
-            return self.spec.error_body(failed.message, 500, code=failed.code, param=failed.param)
+            return self.spec.error_body(failed.message, self.status, code=failed.code, param=failed.param)
         assert self.spec.whole is not None  # (an API without one passes its answers through)
         return json_bytes(self.spec.whole(Whole(self.setup, upstream, kept_by, done, logprobs, self.legacy)))
 

@@ -40,6 +40,7 @@ class Settings:
     max_depth: int = MAX_DEPTH
     call_ids: Literal["openai", "model"] = "openai"
     expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
+    regenerate: int = 0  # times a whole answer that broke a rule another may keep is asked again
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Report:
     echoed_function_calls: int = 0
     dropped_tool_types: list[str] = field(default_factory=list)
     response_bytes: int = 0  # the response body the client was sent (ours, or the host's as it came)
+    generations: int = 1  # the host's answers to this request (more than one: `regenerate`)
     parse_seconds: float = 0.0  # our own work on the response (decoding, parsing, rules, writing)
     started: float = field(default_factory=time.monotonic)
 

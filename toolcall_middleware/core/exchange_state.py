@@ -13,6 +13,7 @@ REQUEST --READ--> HEAD --STREAM--> STREAM --TERMINAL--> ENDED --END--> DONE
  REFUSE             |                 |--PASS--> PASS (a failure of ours, a body in a file)
    v                |                 \--END / FAIL--> DONE
 REFUSED             |--BUFFER--> BUFFER --END--> DONE; --PASS--> PASS (given back); --FAIL--> DONE
+                    |                 \--AGAIN--> AGAIN --READ--> HEAD (the host asked again)
                     |--PASS----> PASS --END--> DONE
                     \--FAIL----> DONE (the host failed before anything went out)
 ```
@@ -23,6 +24,9 @@ REFUSED             |--BUFFER--> BUFFER --END--> DONE; --PASS--> PASS (given bac
 - `STREAM`: a stream being rewritten: the shell sends what the exchange makes of each body.
 - `BUFFER`: a whole body being gathered (its length is known only at its end): the shell holds
   the messages, then sends ours with its new length, or gives the original back (`PASS`).
+- `AGAIN`: the whole answer broke a rule that another generation may keep (`regenerate`):
+  nothing of it goes out, and once the host's response is over the shell sends it the same
+  request again (`ToolCallExchange.again`), which takes the exchange back to `HEAD`.
 - `PASS`: the host's own messages go as they came: from the head, a buffered body given back,
   a body that lives in a file, or the rest after a failure of ours.
 - `GIVEN_UP`: a stream given up midway (not an answer, an event over its cap): the rest is only
@@ -48,6 +52,7 @@ class State(Enum):
     BUFFER = "buffer"
     PASS = "pass"
     GIVEN_UP = "given_up"
+    AGAIN = "again"
     ENDED = "ended"
     DONE = "done"
 
@@ -57,7 +62,7 @@ class State(Enum):
 # a global's read.
 REQUEST, REFUSED, HEAD = State.REQUEST, State.REFUSED, State.HEAD
 STREAM, BUFFER, PASS, GIVEN_UP = State.STREAM, State.BUFFER, State.PASS, State.GIVEN_UP
-ENDED, DONE = State.ENDED, State.DONE
+AGAIN, ENDED, DONE = State.AGAIN, State.ENDED, State.DONE
 
 
 class Trigger(Enum):
@@ -72,6 +77,7 @@ class Trigger(Enum):
     TERMINAL = "terminal"  # the client's stream had its terminal event before the host's ended
     END = "end"  # the host's body ended and the client has all of it
     FAIL = "fail"  # the host failed: the client's answer ended in its API's error
+    AGAIN = "again"  # the whole answer broke a rule a new generation may keep: the host is asked again
 
 
 TRANSITIONS: dict[State, dict[Trigger, State]] = {
@@ -90,7 +96,13 @@ TRANSITIONS: dict[State, dict[Trigger, State]] = {
         Trigger.END: State.DONE,
         Trigger.FAIL: State.DONE,
     },
-    State.BUFFER: {Trigger.PASS: State.PASS, Trigger.END: State.DONE, Trigger.FAIL: State.DONE},
+    State.BUFFER: {
+        Trigger.PASS: State.PASS,
+        Trigger.END: State.DONE,
+        Trigger.FAIL: State.DONE,
+        Trigger.AGAIN: State.AGAIN,
+    },
+    State.AGAIN: {Trigger.READ: State.HEAD},
     State.PASS: {Trigger.END: State.DONE},
     State.GIVEN_UP: {Trigger.PASS: State.PASS, Trigger.END: State.DONE},
     State.ENDED: {Trigger.END: State.DONE},
@@ -115,6 +127,7 @@ def next_state(state: State, trigger: Trigger) -> State:
 
 
 __all__ = [
+    "AGAIN",
     "BUFFER",
     "DONE",
     "ENDED",

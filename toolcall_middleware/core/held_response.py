@@ -15,7 +15,12 @@ The rules it keeps, the same for every shell:
 - ours replaces the body messages held; the other messages held (between the head and the final
   body) follow the head, in order, and the head gets the new length (none when trailers follow,
   as Starlette's GZip does) and the status the exchange chose;
-- a body of a stream, or one passed through, goes after whatever is still held.
+- a body of a stream, or one passed through, goes after whatever is still held;
+- a whole answer the host is asked for again (`AGAIN`, `regenerate`) is dropped with everything
+  held, and so is whatever else the app sends of that response: the next generation's head and
+  body are held as the first's were;
+- our own error in place of a whole answer (it broke the request's rules) is marked
+  `x-should-retry: false`.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from .exchange_state import BUFFER, DONE, ENDED, GIVEN_UP, HEAD, PASS, STREAM, State
-from .http import Headers, without
+from .exchange_state import AGAIN, BUFFER, DONE, ENDED, GIVEN_UP, HEAD, PASS, STREAM, State
+from .http import Headers, no_retry, without
 
 M = TypeVar("M")
 
@@ -34,6 +39,7 @@ class Rewriting(Protocol):
 
     state: State
     status: int | None
+    no_retry: bool
 
     def start(self, method: str, status: int, headers: Headers, *, prepare: bool = True) -> Headers: ...
 
@@ -114,8 +120,8 @@ class HeldResponse(Generic[M]):
             raise RuntimeError("the application sent a body before its head (start_response, http.response.start)")
         if state is PASS or state is DONE:
             return self.release(message)
-        if state is ENDED:
-            return Writes()  # the client's stream is over: the rest of the app's body is dropped
+        if state is ENDED or state is AGAIN:
+            return Writes()  # the client's stream is over, or the host is asked again: dropped
         if state is BUFFER:
             self._held.append((message, True))
         return self._rewritten(message, self.exchange.transform(data, end=end), end=end, buffering=state is BUFFER)
@@ -123,8 +129,8 @@ class HeldResponse(Generic[M]):
     def end(self) -> Writes[M]:
         """The app's body ended with no message of its own to carry the end (WSGI's iterable)."""
         state = self.exchange.state
-        if state is HEAD:
-            return Writes()  # the app never answered: the server reports it
+        if state is HEAD or state is AGAIN:
+            return Writes()  # the app never answered (the server reports it), or is asked again
         if state is PASS or state is DONE:
             return self.release()
         return self._rewritten(None, self.exchange.transform(b"", end=True), end=True, buffering=state is BUFFER)
@@ -143,6 +149,8 @@ class HeldResponse(Generic[M]):
             # The client's stream had its terminal event: only trailers the head announced can
             # still follow the final body.
             return Writes(messages=(message,)) if trailers and self._trailers else Writes()
+        if exchange.state is AGAIN:
+            return Writes()  # of a response dropped: the host is asked again
         if in_file:
             state = exchange.state
             if self._head is not None and not any(body for _, body in self._held):
@@ -178,12 +186,18 @@ class HeldResponse(Generic[M]):
             head, self._head = self._head, None
             more = not end and self.exchange.state is not ENDED
             return Writes(head, (), out if out or not more else None, more)
-        if self.exchange.state is PASS:
+        state = self.exchange.state
+        if state is PASS:
             return self._give_back()  # not an answer, or over the cap: the original, byte for byte
+        if state is AGAIN:
+            self._head, self._held = None, []  # dropped: the host is asked again
+            return Writes()
         if not end:
             return Writes()
         assert self._head is not None and self._head.headers is not None
         headers = without(self._head.headers, b"content-length")
+        if self.exchange.no_retry:
+            headers = no_retry(headers)
         if not self._trailers:  # with trailers to follow, no length (as Starlette's GZip)
             headers.append((self._length_name, str(len(out)).encode()))
         others = tuple(m for m, body in self._held if not body)

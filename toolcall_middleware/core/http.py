@@ -50,9 +50,25 @@ class Body(Enum):
     PASS = "pass"
 
 
-def json_head(body: bytes) -> Headers:
-    """The headers of a whole JSON answer of ours: its type and its length."""
-    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+# An error of ours that the same request would meet again says so: the openai and anthropic SDKs
+# repeat a request answered 408, 409, 429 or 5xx (twice, by default) unless this header says not
+# to, and a repeat costs the host a whole generation that fails the same way.
+NO_RETRY = (b"x-should-retry", b"false")
+
+
+def json_head(body: bytes, *, final: bool = False) -> Headers:
+    """The headers of a whole JSON answer of ours: its type and its length. `final`: an error the
+    middleware decided itself that a repeat of the request would meet again (a refusal of the
+    request, an answer that broke its rules, a limit), marked `NO_RETRY`."""
+    head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if final:
+        head.append(NO_RETRY)
+    return head
+
+
+def no_retry(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
+    """`headers` (a whole answer's) marked `NO_RETRY`, whatever the host said of retrying."""
+    return [*without(headers, NO_RETRY[0]), NO_RETRY]
 
 
 def classify(method: str, status: int, headers: Iterable[tuple[bytes, bytes]]) -> Body:
@@ -103,6 +119,7 @@ class ContentDecoder:
 
 
 __all__ = [
+    "NO_RETRY",
     "Body",
     "ContentDecoder",
     "Headers",
@@ -110,5 +127,6 @@ __all__ = [
     "header",
     "headers_named",
     "json_head",
+    "no_retry",
     "without",
 ]

@@ -33,12 +33,26 @@ from .answer import Answer
 from .answer_parts import Prepared
 from .api import Api, spec_for
 from .exchange_data import AnswerSetup, Report, Settings
-from .exchange_state import BUFFER, DONE, ENDED, GIVEN_UP, HEAD, PASS, REQUEST, STREAM, State, Trigger, next_state
+from .exchange_state import (
+    AGAIN,
+    BUFFER,
+    DONE,
+    ENDED,
+    GIVEN_UP,
+    HEAD,
+    PASS,
+    REQUEST,
+    STREAM,
+    State,
+    Trigger,
+    next_state,
+)
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
+from .policy.errors import REGENERABLE
 from .replaced import estimate_tokens, host_error, openai_error
 from .request import BadRequest
 from .request.forwarded import forward_request
@@ -66,29 +80,36 @@ class Exchange:
         self.bridged = self.upstream != api
         self.count_tokens = count_tokens
         self._counted: Mapping[str, Any] | None = None  # a count request's body as the host gets it
-        self._replacing: Literal["error", "estimate"] | None = None  # the body we answer instead
-        self._host_status = 0
         self.settings = settings
         self.request: dict[str, Any] = {}
         self.rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
         self.record = Report(api=api, dialect="")
         if self.upstream != api:
             self.record.notes.append(f"bridged: the host answers as {self.upstream}")
+        self._max_event = settings.max_sse_event_bytes
+        self._response()
+        # Where the exchange is (`core.exchange_state`): it moves only through `_move`.
+        self.state = REQUEST
+
+    def _response(self) -> None:
+        """What the exchange knows of the host's response: nothing yet (a new one, or the next
+        generation's, `again`)."""
         self._mode = Body.PASS
         self._decoder: ContentDecoder | None = None
         self._identity = True  # the body is not content-encoded (read on every piece of a stream)
         self._sse: SSEDecoder | None = None
         self._held = bytearray()  # decoded bytes the SSE decoder holds: given back raw if we give up
-        self._max_event = settings.max_sse_event_bytes
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._stream: Answer | None = None
         self._prepared: Prepared | None = None  # made at `start`, taken by the answer
         self._sized = False  # the host's head gave the body's length
         self._ended_first = False  # the stream's first data was its end (`[DONE]`), no answer
-        # Where the exchange is (`core.exchange_state`): it moves only through `_move`.
-        self.state = REQUEST
+        self._replacing: Literal["error", "estimate"] | None = None  # the body we answer instead
+        self._host_status = 0
         self.status: int | None = None  # a new status for a buffered body, decided at close()
+        # The body is an error of ours that the same request would meet again (`x-should-retry`).
+        self.no_retry = False
 
     def _move(self, trigger: Trigger) -> State:
         """Take `trigger` by the table (`IllegalTransition` for a move it does not declare)."""
@@ -106,7 +127,7 @@ class Exchange:
     # -- request -------------------------------------------------------------------------------
 
     def rewrite_request(self, raw: bytes) -> bytes | None:
-        """The rewritten request body, or `None` to forward it unchanged (not JSON, not ours).
+        """The rewritten request body, or `None` to forward it unchanged (nothing to rewrite).
 
         A bridged request always comes back translated: its host does not serve the client's API,
         so a body the bridge cannot read is a `BadRequest` here rather than the host's 404.
@@ -284,7 +305,7 @@ class Exchange:
             out = b""
         else:
             return b""
-        if self.state is not PASS:
+        if self.state is not PASS and self.state is not AGAIN:
             self._move(Trigger.END)
         return out
 
@@ -293,7 +314,10 @@ class Exchange:
         tail = self._decoder.flush()
         if self._mode is Body.JSON:
             self._buffer.append(tail)
-            return self._whole(b"".join(self._buffer))
+            body = self._whole(b"".join(self._buffer))
+            if self.status is not None:
+                self.record.status = self.status  # the client's, ours (the record had the host's)
+            return body
         out = self._feed_sse(tail) if tail else b""
         assert self._sse is not None
         if not self.passthrough:
@@ -421,6 +445,15 @@ class Exchange:
             return raw
         stream = self._answer(stream=False, kind=kind)
         body = stream.whole(obj)
+        failed = stream.verdict.failed
+        if failed is not None:
+            record = self.record
+            if failed.code in REGENERABLE and record.generations <= self.settings.regenerate:
+                # Another generation may keep the rule this one broke: nothing of it goes out.
+                record.notes.append(f"generation {record.generations} failed ({failed.code}): the host is asked again")
+                self._move(Trigger.AGAIN)
+                return b""
+            self.no_retry = True
         if stream.status is not None:
             self.status = stream.status
         if body is None:

@@ -45,9 +45,10 @@ def with_body(scope: Scope, body: bytes) -> Scope:
     return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
 
 
-async def answer(send: Send, status: int, body: Any) -> None:
+async def answer(send: Send, status: int, body: Any, *, final: bool = False) -> None:
+    """`body` as JSON with `status`; `final`: an error a repeat would meet again (`json_head`)."""
     data = json_bytes(body)
-    await respond(send, status, json_head(data), data)
+    await respond(send, status, json_head(data, final=final), data)
 
 
 __all__ = [

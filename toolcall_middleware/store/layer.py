@@ -94,7 +94,10 @@ class ResponsesState:
         except Disconnected:
             return  # the client left before its request was whole: nothing to answer
         except BadRequest as error:  # (StateError is one: it carries its status)
-            await answer(send, getattr(error, "status", 400), error.body())
+            status = getattr(error, "status", 400)
+            # Not found, malformed, too large: the same again. A full queue (429), an unreachable
+            # store (503) may not be: the SDK's retry stays.
+            await answer(send, status, error.body(), final=status < 500 and status != 429)
         except StoreError as error:
             logger.error("toolcall-middleware: store: %s", error)
             await answer(send, 503, unavailable(error).body())

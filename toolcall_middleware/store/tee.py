@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.emitters.responses import error_event
 from ..core.framing.sse import SSEDecoder, encode_event
 from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.http import headers_named, without
@@ -165,8 +166,9 @@ class Tee:
                 await self.finish(self.turn, event["response"], self.events)
             except StoreError as error:
                 logger.error("toolcall-middleware: store: %s", error)
-                failure = unavailable(error).body()["error"]
-                return encode_event({"type": "error", "sequence_number": event.get("sequence_number", 0), **failure})
+                failure = unavailable(error)
+                number = event.get("sequence_number", 0)
+                return encode_event(error_event(failure.message, failure.code or "store_unavailable", number))
         else:
             await self._progress()
         return raw

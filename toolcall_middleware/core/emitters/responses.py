@@ -162,6 +162,21 @@ def _function_call(item_id: str, cid: str, name: str, arguments: str, status: st
     }
 
 
+def error_event(message: str, code: str, sequence_number: int, *, kind: str = "server_error") -> dict[str, Any]:
+    """The Responses stream's `error` event: the SDK type's fields (`code`, `message`, `param`,
+    flat) and, nested under `error`, the live API's, on which the openai SDK raises `APIError`
+    (an event without it is handed to the caller as one more event, and read past)."""
+    error = {"type": kind, "code": code, "message": message, "param": None}
+    return {
+        "type": "error",
+        "sequence_number": sequence_number,
+        "code": code,
+        "message": message,
+        "param": None,
+        "error": error,
+    }
+
+
 def required_action(calls: list[dict[str, Any]]) -> dict[str, Any]:
     """`required_action.submit_tool_outputs.tool_calls` in the Assistants shape."""
     tool_calls = [
@@ -435,6 +450,7 @@ class ResponsesBuilder:
 __all__ = [
     "ResponsesBuilder",
     "ResponsesStreamEmitter",
+    "error_event",
     "flat_tools",
     "required_action",
     "responses_usage",

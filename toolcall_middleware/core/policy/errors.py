@@ -27,6 +27,17 @@ TOO_MANY_TOOL_CALLS = "too_many_tool_calls"  # more calls than `max_calls`
 TOOL_ARGUMENTS_TOO_LARGE = "tool_arguments_too_large"  # one call's arguments over `max_arguments_bytes`
 INCOMPLETE_TOOL_CALL = "incomplete_tool_call"  # a call already streamed never ended
 
+# A whole answer that fails is a 502: the host answered, and what it answered cannot be delivered
+# as the request asked (a bad answer from the server behind the middleware, neither the client's
+# fault, which 4xx would say, nor a bug of ours, which 500 would). It goes with `x-should-retry:
+# false`: the same request would cost a generation that may well fail the same way.
+FAILED_ANSWER_STATUS = 502
+
+# The rules a new generation may keep where this one broke them: the model's own choices (a call
+# `tool_choice` required, a strict tool's name or arguments). The limits (`max_calls`, the size
+# of arguments) and a call cut off are not asked again: the same model tends to do the same.
+REGENERABLE = frozenset({TOOL_CALL_REQUIRED, INVALID_TOOL_ARGUMENTS, UNKNOWN_TOOL, TOOL_NOT_ALLOWED})
+
 
 @dataclass(frozen=True, slots=True)
 class PolicyError:
@@ -66,8 +77,10 @@ class MissingExtraError(ImportError):
 
 
 __all__ = [
+    "FAILED_ANSWER_STATUS",
     "INCOMPLETE_TOOL_CALL",
     "INVALID_TOOL_ARGUMENTS",
+    "REGENERABLE",
     "TOOL_ARGUMENTS_TOO_LARGE",
     "TOOL_CALL_REQUIRED",
     "TOOL_NOT_ALLOWED",

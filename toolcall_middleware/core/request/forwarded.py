@@ -4,12 +4,13 @@ rewritten (the tools injected, the history flattened), with what was learned on 
 ```python
 forwarded = forward_request(raw, api="chat", upstream="chat", settings=s, record=r)
 forwarded.body          # the bytes to forward, or None: forward `raw` unchanged
-forwarded.request       # the client's request object ({} when it is not JSON)
+forwarded.request       # the client's request object
 forwarded.rules         # tools, tool_choice, parallel_tool_calls (an OpenAI shape) for the answer
 ```
 
-A bridged request always comes back translated: its host does not serve the client's API, so a
-body the bridge cannot read is a `BadRequest` here rather than the host's 404. The record
+A bridged request always comes back translated: its host does not serve the client's API. A body
+that is not a JSON object is a `BadRequest` on every route (400 `invalid_json` / `invalid_body`),
+and the host never sees it. The record
 (`Report`) gets the request's dialect, model, size and what the rewrite did.
 """
 
@@ -48,20 +49,21 @@ def forward_request(
     """The request `raw` as the host gets it; raises `BadRequest` for a malformed one of ours."""
     bridged = upstream != api
     record.request_bytes = len(raw)
+    # A body that is no request is refused the same way on every route, bridged or not, before
+    # the host sees it: its record says so under the dialect the route would have used.
     try:
         body = read_request(raw)
     except RecursionError:
         # Too deep for JSON's own decoder: refused on every route, as any body over `max_depth`
         # (the host's decoder may well fail the same way, as a 500).
+        record.dialect = settings.dialect_for(None)
         raise too_deep_error(settings.max_depth) from None
     except (ValueError, UnicodeDecodeError):
-        if bridged:
-            raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
-        return Forwarded()  # the host app owns the 400 for a body that is not JSON
+        record.dialect = settings.dialect_for(None)
+        raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
     if not isinstance(body, dict):
-        if bridged:
-            raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
-        return Forwarded()
+        record.dialect = settings.dialect_for(None)
+        raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
     check_depth(body, settings.max_depth)  # before anything below walks it
     request = body
     model = body.get("model") if isinstance(body.get("model"), str) else None
