@@ -45,3 +45,29 @@ def test_xlam_reads_a_pretty_printed_call_array(raw: str) -> None:
 def test_xlam_a_spaced_bracket_that_opens_no_call_is_text(raw: str) -> None:
     result = every_split(raw, dialect="xlam")
     assert not result.tool_calls and result.content == raw and result.truncated is None
+
+
+# -- gpt_oss: a call to a bare recipient ----------------------------------------------------------
+
+BARE = '<|channel|>commentary to=get_weather <|constrain|>json<|message|>{"city": "Tokyo"}<|call|>'
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+
+
+@pytest.mark.parametrize("raw", [BARE, BARE.removesuffix("<|call|>"), "<|start|>assistant" + BARE])
+def test_gpt_oss_reads_a_bare_recipient_the_request_offers_as_its_call(raw: str) -> None:
+    result = every_split(raw, dialect="gpt_oss", tools=WEATHER)
+    assert calls(result) == [("get_weather", {"city": "Tokyo"})]
+    assert result.content is None
+
+
+def test_gpt_oss_a_bare_recipient_nobody_offered_is_text() -> None:
+    """Nothing the model wrote is lost: the message comes back as it was written."""
+    result = every_split(BARE, dialect="gpt_oss")
+    assert not result.tool_calls
+    assert result.content == BARE
+
+
+def test_gpt_oss_still_drops_a_built_in_tool_message() -> None:
+    raw = '<|channel|>analysis to=browser.search code<|message|>{"query": "x"}<|call|>'
+    result = every_split(raw, dialect="gpt_oss", tools=WEATHER)
+    assert not result.tool_calls and result.content is None
