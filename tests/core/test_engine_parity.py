@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import calls, stream_parse
 from toolcall_middleware import parse
+from toolcall_middleware.core.dialects import get_dialect, list_dialects
+from toolcall_middleware.core.dialects.rendering import CallToRender
 from toolcall_middleware.core.result import ParseResult
 
 
@@ -71,3 +73,85 @@ def test_gpt_oss_still_drops_a_built_in_tool_message() -> None:
     raw = '<|channel|>analysis to=browser.search code<|message|>{"query": "x"}<|call|>'
     result = every_split(raw, dialect="gpt_oss", tools=WEATHER)
     assert not result.tool_calls and result.content is None
+
+
+# -- a stray special token of the format is markup, never content ---------------------------------
+
+STRAY_TOKENS = [
+    ("kimi_k2", "normal text<|tool_calls_section_end|>", "normal text"),
+    ("kimi_k2", "text<|tool_call_argument_begin|>more", "textmore"),
+    ("kimi_k2", "a<|tool_call_end|> b<|tool_call_section_end|>", "a b"),
+    ("deepseek_v3", "done<｜tool▁calls▁end｜>", "done"),
+    ("deepseek_v31", "a<｜tool▁sep｜>b<｜tool▁call▁end｜>", "ab"),
+    ("step3", "done<｜tool_calls_end｜>", "done"),
+    ("apertus", "done<|tools_suffix|>", "done"),
+    ("lfm2", "done<|tool_call_end|>", "done"),
+    ("internlm2", "done<|action_end|>", "done"),
+    ("cohere_command", "done<|END_ACTION|>", "done"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "raw", "content"), STRAY_TOKENS)
+def test_a_stray_special_token_is_dropped(dialect: str, raw: str, content: str) -> None:
+    result = every_split(raw, dialect=dialect)
+    assert result.content == content and not result.tool_calls
+
+
+def test_a_stray_kimi_token_after_a_call_is_dropped_too() -> None:
+    raw = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>Done.<|tool_calls_section_end|>'
+    )
+    result = every_split(raw, dialect="kimi_k2")
+    assert calls(result) == [("get_weather", {"city": "Paris"})] and result.content == "Done."
+
+
+def test_a_special_token_in_markdown_code_is_text() -> None:
+    raw = "Write `<|tool_calls_section_end|>` to close it."
+    assert every_split(raw, dialect="kimi_k2").content == raw
+
+
+# -- function names are whatever the tool list says ---------------------------------------------
+
+NAMES = ["grocery.order", "get-weather", "ns:get", "tool2v3", "a.b-c:d9"]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "raw"),
+    [
+        ("pythonic", '[grocery.order(item="apple")]'),
+        ("pythonic", 'I will order. [grocery.order(item="apple")]'),
+        ("lfm2", '<|tool_call_start|>[grocery.order(item="apple")]<|tool_call_end|>'),
+        ("olmo3", '<function_calls>\ngrocery.order(item="apple")\n</function_calls>'),
+    ],
+)
+def test_a_dotted_name_is_read_as_vllm_reads_it(dialect: str, raw: str) -> None:
+    result = every_split(raw, dialect=dialect)
+    assert calls(result) == [("grocery.order", {"item": "apple"})]
+
+
+def test_pythonic_reads_names_with_marks_among_several_calls() -> None:
+    raw = '[ns:get(q="a, b(c)"), get-weather(city="x-y(z)"), plain(n=1), a.b-c:d9()]'
+    result = every_split(raw, dialect="pythonic")
+    assert calls(result) == [
+        ("ns:get", {"q": "a, b(c)"}),
+        ("get-weather", {"city": "x-y(z)"}),
+        ("plain", {"n": 1}),
+        ("a.b-c:d9", {}),
+    ]
+
+
+def test_pythonic_a_list_of_differences_is_still_text() -> None:
+    raw = "[a-b(c=1) is not a call: x-y]"
+    assert every_split(raw, dialect="pythonic").content == raw
+
+
+@pytest.mark.parametrize("dialect", [d for d in list_dialects() if get_dialect(d).renderer is not None])
+@pytest.mark.parametrize("name", NAMES)
+def test_every_dialect_reads_back_a_name_with_marks_and_digits(dialect: str, name: str) -> None:
+    tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}]
+    renderer = get_dialect(dialect).renderer
+    assert renderer is not None
+    raw = renderer.calls([CallToRender(id="call_1", name=name, arguments={"item": "apple"})])
+    result = parse(raw, dialect=dialect, tools=tools)
+    assert calls(result) == [(name, {"item": "apple"})]

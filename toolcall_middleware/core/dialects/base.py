@@ -70,6 +70,9 @@ class BlockParser(PendingTextMachine):
 
     openers: Sequence[str] = ()
     strip_around_blocks = False
+    # The format's special tokens that can only be markup (a section's end, an argument start):
+    # one standing in the text outside a block is dropped, as a stray `</think>` is, never content.
+    stray_tokens: Sequence[str] = ()
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -87,8 +90,9 @@ class BlockParser(PendingTextMachine):
         self._ws_before = self._ws_after = ""
         self._reasoning = ReasoningInText(ctx.stray_pairs)
         self._strays = tuple(m for m in self._reasoning.markers if m not in self.openers)
+        self._tokens = tuple(t for t in self.stray_tokens if t not in self.openers and t not in self._strays)
         self._scanner = CodeAwareScanner(
-            (*self.openers, FENCE, TICK, *self._strays),
+            (*self.openers, FENCE, TICK, *self._strays, *self._tokens),
             fenced_openers=tuple(o for o in self.openers if o.startswith(FENCE) and o != FENCE),
         )
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
@@ -195,6 +199,10 @@ class BlockParser(PendingTextMachine):
                 return
             if opener in self._strays:  # a reasoning marker in the text: a stray close is dropped
                 self._text(out, s[: pos + len(opener)] if self._reasoning.is_text(opener) else s[:pos])
+                self._pending = s[pos + len(opener) :]
+                continue
+            if opener in self._tokens:  # a stray special token of the format: markup, dropped
+                self._text(out, s[:pos])
                 self._pending = s[pos + len(opener) :]
                 continue
             self._text(out, s[:pos], before_block=True)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 OPEN = "<function="
 CLOSE = "</function>"
-_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_NAME = re.compile(r"[A-Za-z_][\w.:\-]*")  # names as the tool list spells them (`ns:get`)
 
 
 class LlamaFunctionBlock:
