@@ -4,15 +4,16 @@ streamed at every split, so stream = whole holds for each of them too."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from tests.conftest import calls, stream_parse
-from toolcall_middleware import parse
+from toolcall_middleware import StreamParser, parse
 from toolcall_middleware.core.dialects import get_dialect, list_dialects
 from toolcall_middleware.core.dialects.rendering import CallToRender
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core.result import ParseResult, merge_events
 
 
 def every_split(raw: str, **options: Any) -> ParseResult:
@@ -155,3 +156,67 @@ def test_every_dialect_reads_back_a_name_with_marks_and_digits(dialect: str, nam
     raw = renderer.calls([CallToRender(id="call_1", name=name, arguments={"item": "apple"})])
     result = parse(raw, dialect=dialect, tools=tools)
     assert calls(result) == [(name, {"item": "apple"})]
+
+
+# -- a call missing only its closing marker, at a stop ------------------------------------------
+
+END_MARKER = re.compile(r"(<[^<>]*>|<\|[^<>]*\|>|<｜[^<>]*｜>|```)$")
+WEATHER_TOOL = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+
+
+def _closed_by_a_marker() -> list[tuple[str, str]]:
+    """Each dialect whose rendered call ends with a marker: the call without that marker."""
+    cases = []
+    for name in list_dialects():
+        renderer = get_dialect(name).renderer
+        if renderer is None:
+            continue
+        text = renderer.calls([CallToRender(id="call_1", name="get_weather", arguments={"city": "Paris"})]).rstrip()
+        found = END_MARKER.search(text)
+        if found is not None:
+            cases.append((name, text[: found.start()]))
+    return cases
+
+
+def at_close(raw: str, dialect: str, *, stopped: bool, pieces: list[str] | None = None) -> ParseResult:
+    parser = StreamParser(dialect, tools=WEATHER_TOOL)
+    events = [e for piece in (pieces or [raw]) for e in parser.feed(piece)]
+    return merge_events(events + parser.close(stopped=stopped))
+
+
+@pytest.mark.parametrize(("dialect", "raw"), _closed_by_a_marker())
+def test_a_call_missing_only_its_end_marker_is_the_call_at_a_stop(dialect: str, raw: str) -> None:
+    whole = at_close(raw, dialect, stopped=True)
+    assert calls(whole) == [("get_weather", {"city": "Paris"})] and whole.truncated is None
+    for i in range(len(raw) + 1):
+        assert at_close(raw, dialect, stopped=True, pieces=[raw[:i], raw[i:]]) == whole, f"split at {i}"
+
+
+@pytest.mark.parametrize(("dialect", "raw"), _closed_by_a_marker())
+def test_without_a_stop_it_is_cut_off_unless_the_call_s_own_end_came(dialect: str, raw: str) -> None:
+    """(A format whose calls end before their section does, kimi_k2 or deepseek, has the call
+    whole already: only the section's end is missing.) Never content either way."""
+    result = at_close(raw, dialect, stopped=False)
+    assert result.content is None
+    assert (result.truncated is None) == (calls(result) == [("get_weather", {"city": "Paris"})])
+
+
+@pytest.mark.parametrize(("dialect", "raw"), _closed_by_a_marker())
+def test_a_call_cut_inside_its_arguments_is_cut_off_even_at_a_stop(dialect: str, raw: str) -> None:
+    cut = raw[: raw.index("Paris") + 2]
+    result = at_close(cut, dialect, stopped=True)
+    assert not result.tool_calls and result.truncated is not None
+
+
+def test_the_engines_own_cases_apertus_and_minimax_m1() -> None:
+    apertus = at_close('<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]', "apertus", stopped=True)
+    m1 = at_close('<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n', "minimax_m1", stopped=True)
+    assert calls(apertus) == calls(m1) == [("get_weather", {"city": "Paris"})]

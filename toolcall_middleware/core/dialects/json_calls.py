@@ -169,6 +169,11 @@ class JsonCallsBlock:
         return s[i:]
 
     @property
+    def end_marker(self) -> str:
+        """The marker that ends the block, if it has one (`closed_at_stop`)."""
+        return self._syntax.close
+
+    @property
     def started(self) -> bool:
         """Whether the JSON after the opener has begun (not only whitespace so far)."""
         return self._state is not _State.LEAD

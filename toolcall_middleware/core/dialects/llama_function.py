@@ -63,6 +63,8 @@ class LlamaFunctionBlock:
             return OPEN + "".join(self._head)
         return f"{OPEN}{self._name}>" + self._body.text()
 
+    end_marker = CLOSE  # (`closed_at_stop`)
+
 
 class LlamaFunctionParser(BlockParser):
     openers = (OPEN,)

@@ -64,6 +64,11 @@ class MarkedBlock:
     def finish(self) -> str | None:
         return self._opener + self._body.text()
 
+    @property
+    def end_marker(self) -> str:
+        """The marker that ends the block (`closed_at_stop`)."""
+        return self._close
+
 
 def read_call_lines(body: str) -> list[Call] | None:
     """Olmo 3: one Python call a line."""
