@@ -1,4 +1,4 @@
-"""`minimax_m2`: the XML calls of MiniMax-M2, M2.1, M2.5 and M3.
+"""`minimax_m2`: the XML calls of MiniMax-M2, M2.1 and M2.5 (M3 writes its own: `minimax_m3`).
 
 ```
 <minimax:tool_call>
@@ -97,11 +97,11 @@ DIALECTS = [
     Dialect(
         name="minimax_m2",
         description='<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>'
-        "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5, M3",
+        "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5",
         machine=MinimaxM2Parser,
         renderer=MINIMAX_M2,
         incremental=True,
-        models=(r"minimax[-_]?m[23]",),
+        models=(r"minimax[-_]?m2",),
         # No implicit end: a call written before `</think>` is a draft and stays reasoning, as
         # SGLang and vLLM read it; ending reasoning there would run calls the model only pondered.
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
