@@ -323,8 +323,7 @@ class HarmonyParser:
             self._open_call(recipient, raw, offered=False)
 
     def _open_call(self, name: str, raw: str, *, offered: bool) -> None:
-        """A message to a function: its body is read as a call's, and is that call when `offered`
-        (else its text, header and all, is content)."""
+        """A message to function `name`: the call when `offered`, else its text is content."""
         self._mode = _Mode.CALL
         self._name = name
         self._offered = offered
