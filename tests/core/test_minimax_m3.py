@@ -97,6 +97,13 @@ def test_the_issue_s_example_is_a_call() -> None:
     assert calls(result) == [("get_weather", {"city": "Beijing"})] and result.content is None
 
 
+def test_minimax_m2_configured_for_m3_reads_its_calls_too() -> None:
+    """The docs once listed M3 under `minimax_m2`: a deployment configured so keeps its calls."""
+    raw = "Checking. " + call("get_weather", leaf("city", "Beijing"))
+    result = both(raw, dialect="minimax_m2")
+    assert calls(result) == [("get_weather", {"city": "Beijing"})] and result.content == "Checking."
+
+
 def test_vllm_nested_order_call() -> None:
     result = both("I will create it.\n" + ORDER)
     assert result.content == "I will create it."

@@ -142,12 +142,20 @@ def carries(dialect: str, name: str, args: Mapping[str, Any]) -> bool:
         return not any("</steptml:parameter>" in t or t != t.strip("\n") for t in texts)
     if dialect == "minimax_m3":
         strings_ok = not any("]<]minimax[>[" in s or s.strip().lower() == "null" for s in _strings(args))
-        return strings_ok and all(
-            _m3_nested(v)
-            for value in args.values()
-            if isinstance(value, (list, dict))
-            for v in (value.values() if isinstance(value, dict) else value)
-        )
+        return strings_ok and all(_m3_argument(v) for v in args.values())
+    return True
+
+
+def _m3_tags(value: Mapping[str, Any]) -> bool:
+    return all(k and not any(c.isspace() or c in "<>/\"'=" for c in k) for k in value)  # keys are tag names
+
+
+def _m3_argument(value: Any) -> bool:
+    """An argument the request's schema types at its top; its members and items, nested ones."""
+    if isinstance(value, dict):
+        return _m3_tags(value) and all(_m3_nested(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_m3_nested(v) for v in value)
     return True
 
 
@@ -158,7 +166,8 @@ def _m3_nested(value: Any) -> bool:
     if isinstance(value, str):
         return value != ""
     if isinstance(value, dict):
-        return not (value and all(k == "item" for k in value)) and all(_m3_nested(v) for v in value.values())
+        items = bool(value) and all(k == "item" for k in value)
+        return _m3_tags(value) and not items and all(_m3_nested(v) for v in value.values())
     if isinstance(value, list):
         return bool(value) and all(_m3_nested(v) for v in value)
     return False
@@ -257,6 +266,7 @@ def test_the_formats_without_an_escape_really_lose_those_values() -> None:
         ("glm45", {"s": " NULL"}),
         ("minimax_m3", {"a": [False]}),
         ("minimax_m3", {"o": {"n": 1}}),
+        ("minimax_m3", {"o": {"a b": "x"}}),
     ]
     for dialect, args in cases:
         assert not carries(dialect, "f", args)
