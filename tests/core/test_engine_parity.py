@@ -160,7 +160,7 @@ def test_every_dialect_reads_back_a_name_with_marks_and_digits(dialect: str, nam
 
 # -- a call missing only its closing marker, at a stop ------------------------------------------
 
-END_MARKER = re.compile(r"(<[^<>]*>|<\|[^<>]*\|>|<｜[^<>]*｜>|```)$")
+END_MARKER = re.compile(r"(?:\]<\]minimax\[>\[)?(<[^<>]*>|<\|[^<>]*\|>|<｜[^<>]*｜>|```)$")  # (M3: with its token)
 WEATHER_TOOL = [
     {
         "type": "function",
