@@ -89,6 +89,7 @@ STRAY_TOKENS = [
     ("lfm2", "done<|tool_call_end|>", "done"),
     ("internlm2", "done<|action_end|>", "done"),
     ("cohere_command", "done<|END_ACTION|>", "done"),
+    ("mistral", "done[ARGS] now[CALL_ID]", "done now"),
 ]
 
 
