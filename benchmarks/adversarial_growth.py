@@ -43,6 +43,12 @@ SHAPES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
         "</minimax:tool_call>",
         ("<invoke name=", "<parameter name="),
     ),
+    "minimax_m3": (
+        ("]<]minimax[>[<tool_call>",),
+        ']<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
+        "]<]minimax[>[</tool_call>",
+        ("]<]minimax[>[<invoke name=", "]<]minimax[>[<a>", "]<]minimax[>[</a>"),
+    ),
     "glm45": (("<tool_call>",), "f\n<arg_key>a</arg_key>\n<arg_value>", "</tool_call>", ("<arg_key>", "<arg_value>")),
     "glm47": (("<tool_call>",), "f<arg_key>a</arg_key><arg_value>", "</tool_call>", ("<arg_key>", "<arg_value>")),
     "mistral": (("[TOOL_CALLS]",), 'f[ARGS]{"a": ', "", ("[ARGS]", "[CALL_ID]")),

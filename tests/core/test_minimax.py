@@ -1,4 +1,4 @@
-"""The `minimax_m2` dialect: MiniMax-M2/M2.1/M2.5/M3 `<invoke>` XML calls with schema-typed values.
+"""The `minimax_m2` dialect: MiniMax-M2/M2.1/M2.5 `<invoke>` XML calls with schema-typed values.
 
 There are no conformance fixtures for this format, so these samples carry the proof. They follow
 MiniMax's tool-calling guide, its chat template (llama.cpp `unsloth-MiniMax-M2.jinja`) and the
@@ -86,7 +86,8 @@ def no_markers(*texts: str | None) -> bool:
         ("MiniMaxAI/MiniMax-M2", "minimax_m2"),
         ("MiniMaxAI/MiniMax-M2.1", "minimax_m2"),
         ("MiniMaxAI/MiniMax-M2.5", "minimax_m2"),
-        ("MiniMaxAI/MiniMax-M3", "minimax_m2"),
+        ("MiniMaxAI/MiniMax-M3", "minimax_m3"),  # its own namespaced framing
+        ("mlx-community/MiniMax-M3-4bit", "minimax_m3"),
         ("minimax/minimax-m2:free", "minimax_m2"),
         ("minimax-m2.5:cloud", "minimax_m2"),
         ("unsloth/MiniMax-M2.1-GGUF", "minimax_m2"),

@@ -114,7 +114,7 @@ def test_calls_come_out_when_the_list_closes() -> None:
         "[f(a={1, 2})]",
         "[f(a=1, a=2)]",
         "[f(**kw)]",
-        "[os.path(a=1)]",
+        "[os.path(a=1) + 1]",  # a dotted name is a call's name, but not in an expression
         "[f(a=1) is odd]",
         "[f(a==1)]",
         "[f(a=1)) ]",
@@ -126,6 +126,13 @@ def test_lists_that_are_not_calls_are_content_as_written(raw: str) -> None:
     r = parse_all_ways(raw)
     assert r.tool_calls == [] and r.truncated is None
     assert r.content == raw
+
+
+def test_a_dotted_name_is_the_call_s_name() -> None:
+    """Names are whatever the tool list says: `os.path(a=1)` is a call to `os.path` (as vLLM
+    reads it), no longer text."""
+    r = parse_all_ways("[os.path(a=1)]")
+    assert [(c.name, c.arguments) for c in r.tool_calls] == [("os.path", '{"a": 1}')]
 
 
 def test_prose_brackets_are_decided_at_once() -> None:

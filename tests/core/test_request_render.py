@@ -8,7 +8,9 @@ schemas of the rendered calls, as the response side does. A few formats have no 
 values (Gemma's `<|"|>` string delimiter inside a string, a glm value holding `</arg_value>`, a
 seed/minimax value holding `</parameter>`, minimax's and step3's edge newlines, a Python keyword as
 a pythonic, olmo3 or lfm2 keyword argument, FunctionGemma's `<escape>` delimiter or end marker in
-a string); those values are excluded for those formats only, and shown to break.
+a string, a MiniMax-M3 value nested in an argument that is not a string or a container, since its
+nested elements are typed by nested schemas only); those values are excluded for those formats
+only, and shown to break.
 """
 
 from __future__ import annotations
@@ -138,7 +140,37 @@ def carries(dialect: str, name: str, args: Mapping[str, Any]) -> bool:
         return not any(m in s for s in _strings(args) for m in ("<escape>", '<|"|>', "<end_function_call>"))
     if dialect == "step3":
         return not any("</steptml:parameter>" in t or t != t.strip("\n") for t in texts)
+    if dialect == "minimax_m3":
+        strings_ok = not any("]<]minimax[>[" in s or s.strip().lower() == "null" for s in _strings(args))
+        return strings_ok and all(_m3_argument(v) for v in args.values())
     return True
+
+
+def _m3_tags(value: Mapping[str, Any]) -> bool:
+    return all(k and not any(c.isspace() or c in "<>/\"'=" for c in k) for k in value)  # keys are tag names
+
+
+def _m3_argument(value: Any) -> bool:
+    """An argument the request's schema types at its top; its members and items, nested ones."""
+    if isinstance(value, dict):
+        return _m3_tags(value) and all(_m3_nested(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_m3_nested(v) for v in value)
+    return True
+
+
+def _m3_nested(value: Any) -> bool:
+    """MiniMax-M3 writes a nested value as elements that only a nested schema types: a string (not
+    empty: an empty element is a container), or a container of such values (an object whose keys
+    are all `item` reads as a list, an empty list as an object)."""
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, dict):
+        items = bool(value) and all(k == "item" for k in value)
+        return _m3_tags(value) and not items and all(_m3_nested(v) for v in value.values())
+    if isinstance(value, list):
+        return bool(value) and all(_m3_nested(v) for v in value)
+    return False
 
 
 def json_type(value: Any) -> str:
@@ -232,6 +264,9 @@ def test_the_formats_without_an_escape_really_lose_those_values() -> None:
         ("functiongemma", {"s": "a<end_function_call>b"}),
         ("seed_oss", {"s": "null"}),
         ("glm45", {"s": " NULL"}),
+        ("minimax_m3", {"a": [False]}),
+        ("minimax_m3", {"o": {"n": 1}}),
+        ("minimax_m3", {"o": {"a b": "x"}}),
     ]
     for dialect, args in cases:
         assert not carries(dialect, "f", args)

@@ -37,6 +37,7 @@ _MODULES = (
     "harmony",
     "gemma4",
     "mistral",
+    "minimax_m3",
     "minimax",
     "seed_oss",
     "llama3",

@@ -43,6 +43,7 @@ _SYNTAX = JsonCallsSyntax(close=TOOLS_END, read=read_named)
 
 class ApertusParser(BlockParser):
     openers = (TOOLS,)
+    stray_tokens = (TOOLS_END,)
     strip_around_blocks = True
 
     def open_block(self, opener: str) -> JsonCallsBlock:

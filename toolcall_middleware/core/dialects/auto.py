@@ -52,6 +52,7 @@ UNIQUE: dict[str, str] = {
     "<|start|>assistant": "gpt_oss",
     "<|tool_call>": "gemma4",
     "<minimax:tool_call>": "minimax_m2",
+    "]<]minimax[>[<tool_call>": "minimax_m3",
     "<seed:tool_call>": "seed_oss",
     "<|tool_call|>": "granite",
     "<|action_start|><|plugin|>": "internlm2",

@@ -70,6 +70,9 @@ class BlockParser(PendingTextMachine):
 
     openers: Sequence[str] = ()
     strip_around_blocks = False
+    # The format's special tokens that can only be markup (a section's end, an argument start):
+    # one standing in the text outside a block is dropped, as a stray `</think>` is, never content.
+    stray_tokens: Sequence[str] = ()
 
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__(ctx)
@@ -87,8 +90,9 @@ class BlockParser(PendingTextMachine):
         self._ws_before = self._ws_after = ""
         self._reasoning = ReasoningInText(ctx.stray_pairs)
         self._strays = tuple(m for m in self._reasoning.markers if m not in self.openers)
+        self._tokens = tuple(t for t in self.stray_tokens if t not in self.openers and t not in self._strays)
         self._scanner = CodeAwareScanner(
-            (*self.openers, FENCE, TICK, *self._strays),
+            (*self.openers, FENCE, TICK, *self._strays, *self._tokens),
             fenced_openers=tuple(o for o in self.openers if o.startswith(FENCE) and o != FENCE),
         )
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
@@ -143,15 +147,16 @@ class BlockParser(PendingTextMachine):
             block = self._block
             rest = block.finish()
             self._take(out)  # what `finish` settled as content
-            at_stop = getattr(block, "at_stop", None) if rest and self.ctx.stopped and self._live is None else None
-            if at_stop is not None:
-                # The model stopped inside a block by itself, the host says: the block can tell
-                # a whole call whose end marker a stop sequence removed (that call), or a marker
-                # named in prose (text, with its layout, as a malformed block is), from a call
-                # cut off all the same (a host may say `stop` at any end: still cut off).
-                settled = at_stop()
+            if rest and self.ctx.stopped and self._live is None:
+                # The model stopped inside a block by itself, the host says: a block whose calls
+                # are whole but for the end marker a stop sequence removed is those calls, in
+                # every dialect; a call cut off all the same (a host may say `stop` at any end)
+                # is still cut off. A block may say more (`at_stop`: hermes also tells a marker
+                # named in prose, which is text with its layout, as a malformed block is).
+                at_stop = getattr(block, "at_stop", None)
+                settled = at_stop() if at_stop is not None else closed_at_stop(block)
                 if settled is not None:
-                    self._take_items([settled], out)
+                    self._take_items([settled] if isinstance(settled, (str, Call)) else settled, out)
                     rest = None
             self._block = None
             self._live = None  # a call cut off while streaming is left without its end
@@ -195,6 +200,10 @@ class BlockParser(PendingTextMachine):
                 return
             if opener in self._strays:  # a reasoning marker in the text: a stray close is dropped
                 self._text(out, s[: pos + len(opener)] if self._reasoning.is_text(opener) else s[:pos])
+                self._pending = s[pos + len(opener) :]
+                continue
+            if opener in self._tokens:  # a stray special token of the format: markup, dropped
+                self._text(out, s[:pos])
                 self._pending = s[pos + len(opener) :]
                 continue
             self._text(out, s[:pos], before_block=True)
@@ -341,6 +350,19 @@ class _Spent:
 _SPENT = _Spent()
 
 
+def closed_at_stop(block: Block) -> list[Call] | None:
+    """The calls of a block that ends with its `end_marker` (the marker a stop sequence takes),
+    when it holds only whole calls once that marker is added; `None` otherwise. The block is
+    spent either way: this runs once the output is over."""
+    marker = getattr(block, "end_marker", "")
+    if not marker or block.feed(marker) != "":
+        return None
+    items = list(block.take())
+    if not items or not all(isinstance(item, Call) for item in items):
+        return None
+    return [item for item in items if isinstance(item, Call)]
+
+
 def call_events(ctx: ParseContext, call: Call) -> list[Event]:
     """The events of one complete call, on the next free index."""
     index = ctx.next_index
@@ -366,6 +388,7 @@ __all__ = [
     "ToolMachine",
     "arguments_object",
     "call_events",
+    "closed_at_stop",
     "dump_arguments",
     "load_object",
     "repairing",

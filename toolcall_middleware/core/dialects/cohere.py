@@ -47,6 +47,7 @@ _ACTION = JsonCallsSyntax(close=ACTION_END, read=read_action)
 
 class CohereParser(BlockParser):
     openers = (ACTION, *WRAPPERS)
+    stray_tokens = (ACTION_END,)
     strip_around_blocks = True
 
     def open_block(self, opener: str) -> Block:

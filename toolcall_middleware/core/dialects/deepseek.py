@@ -248,6 +248,7 @@ class ToolCallsBlock(Section):
 
 class DeepSeekV3Parser(BlockParser):
     openers = (CALLS_BEGIN,)
+    stray_tokens = (CALLS_END, CALL_BEGIN, CALL_END, SEP)
 
     def open_block(self, opener: str) -> ToolCallsBlock:
         return ToolCallsBlock(opener, self.ctx)

@@ -29,8 +29,8 @@ from .json_calls import JsonCallsBlock, JsonCallsSyntax
 
 OPEN = ">>>"
 TEXT_RECIPIENT = "all"
-_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
-_NAME_CHARS = re.compile(r"[\w.\-]*")
+_NAME = re.compile(r"[A-Za-z_][\w.:\-]*")  # names as the tool list spells them (`ns:get`)
+_NAME_CHARS = re.compile(r"[\w.:\-]*")
 _NAME_MAX = 256  # a longer first line is not a recipient
 
 

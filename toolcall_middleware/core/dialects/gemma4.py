@@ -50,7 +50,7 @@ _HEAD_LIMIT = 256  # `call:NAME{` longer than this is not a call header
 _AFTER_LIMIT = 64  # whitespace held between `}` and a possible `<tool_call|>`
 
 _SPACE = re.compile(r"[ \t\r\n]*")
-_NAME = re.compile(r"[^ \t\r\n{}\[\]<>(),;:\"'`|=]*")
+_NAME = re.compile(r"[^ \t\r\n{}\[\]<>(),;\"'`|=]*")  # `:` may be in a name (`ns:get`): the name ends at `{`
 _OUTSIDE = re.compile(r'[{}\[\]]|<\|"\|>|<tool_call\|>')
 _BARE_KEY = re.compile(r"[^:{}\[\],]+")
 _BARE_VALUE = re.compile(r"[^,{}\[\]]+")

@@ -143,6 +143,8 @@ class GlmBlock:
     def finish(self) -> str | None:
         return OPEN + "".join(self._raw)
 
+    end_marker = CLOSE  # (`closed_at_stop`)
+
     def end_of_output(self) -> str | None:
         """The output ended inside the block: settle it if that is possible, returning the text
         that follows it (to be read again); `None` when the call is unfinished."""

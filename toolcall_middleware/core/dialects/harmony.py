@@ -13,8 +13,11 @@ content type (`<|constrain|>json`, or a bare `json`). What a message is follows 
 - recipient `functions.NAME`: a call, on any channel (models also address tools from `analysis`);
   the body is a JSON object, ended by `<|call|>` (a stop token, so usually by the end of output)
   or `<|end|>`. Markers inside its JSON strings are text: the end is searched outside strings.
-- any other recipient (`browser.search`, `python`, `container.exec`): a built-in tool the client
-  did not offer and cannot run. It is neither a call nor meant for the user, so it is dropped.
+- a bare recipient (`to=get_weather`) that the request offers as a tool: that call, as vLLM reads
+  it. A bare recipient nobody offered is text, its header included: nothing runs it, and nothing
+  the model wrote is lost.
+- a built-in tool (`browser.search`, `python`, `container.exec`): a tool the client did not offer
+  and cannot run. Its message is neither a call nor meant for the user, so it is dropped.
 - no recipient: `analysis` is reasoning; `final`, `commentary` (a user-visible preamble) and
   unknown channels are content. Text bodies end only at `<|end|>` or `<|return|>`: a model that
   writes `<|call|>` or `<|channel|>` inside its reasoning wrote text (it cannot emit the token).
@@ -71,6 +74,8 @@ _TEXT_END = alternation(TEXT_ENDS)
 _SKIP_END = alternation(SKIP_ENDS)
 _WORD = re.compile(r"[\w.\-/+]+")  # a role, channel or content-type word
 FUNCTIONS = "functions."
+# The built-in tools' namespaces: a message to one is for a tool the client cannot run (dropped).
+BUILT_IN_TOOLS = ("browser.", "python", "container.")
 
 
 class _Mode(Enum):
@@ -131,6 +136,7 @@ class HarmonyParser:
         self._min_cut = 0  # a cut at HEADER_CAP must not split a marker already read
         self._has_channel = False
         self._name = ""  # the function a call body belongs to
+        self._offered = True  # whether the request offers it (else the message is text)
         self._head = ""  # the raw header of that call, `<|message|>` included
         self._body: list[str] = []
         self._body_chars = 0
@@ -156,7 +162,9 @@ class HarmonyParser:
         elif self._mode is _Mode.CALL:
             body = "".join(self._body)
             obj = load_object(body)
-            if obj is not None:  # `<|call|>` is a stop token: a call usually ends with the output
+            if obj is not None and not self._offered:
+                self._text(out, self._head + body)
+            elif obj is not None:  # `<|call|>` is a stop token: a call usually ends with the output
                 out.extend(call_events(self.ctx, Call(self._name, dump_arguments(obj))))
             else:
                 out.append(TruncatedCall(self._head + body))
@@ -303,17 +311,26 @@ class HarmonyParser:
         if recipient is None:
             self._mode = _Mode.REASONING if channel == "analysis" else _Mode.CONTENT
         elif recipient.startswith(FUNCTIONS) and len(recipient) > len(FUNCTIONS):
-            self._mode = _Mode.CALL
-            self._name = recipient[len(FUNCTIONS) :]
-            self._head = raw
-            self._body = []
-            self._body_chars = 0
-            self._tracker = JsonStringTracker(MARKERS)
+            self._open_call(recipient[len(FUNCTIONS) :], raw, offered=True)
         elif recipient == FUNCTIONS.rstrip("."):
             self._text(out, raw)  # `to=functions` without a name: malformed, shown as is
             self._mode = _Mode.CONTENT
-        else:
+        elif recipient in self.ctx.tools:  # a bare recipient the request offers: its call
+            self._open_call(recipient, raw, offered=True)
+        elif recipient.startswith(BUILT_IN_TOOLS):
             self._mode = _Mode.SKIP
+        else:  # a bare recipient nobody offered: nothing runs it, and nothing is lost
+            self._open_call(recipient, raw, offered=False)
+
+    def _open_call(self, name: str, raw: str, *, offered: bool) -> None:
+        """A message to function `name`: the call when `offered`, else its text is content."""
+        self._mode = _Mode.CALL
+        self._name = name
+        self._offered = offered
+        self._head = raw
+        self._body = []
+        self._body_chars = 0
+        self._tracker = JsonStringTracker(MARKERS)
 
     # -- call bodies -----------------------------------------------------------------------
 
@@ -340,7 +357,7 @@ class HarmonyParser:
         else:  # a header marker after the JSON: the model left out `<|call|>`
             self._pending = marker + text[end:]
             marker = ""
-        obj = load_object(body)
+        obj = load_object(body) if self._offered else None
         if obj is not None:
             out.extend(call_events(self.ctx, Call(self._name, dump_arguments(obj))))
         else:

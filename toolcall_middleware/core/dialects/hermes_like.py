@@ -40,6 +40,7 @@ class LongcatParser(BlockParser):
 
 class InternLMParser(BlockParser):
     openers = (ACTION, ACTION_SPACED)
+    stray_tokens = (ACTION_END,)
     strip_around_blocks = True
 
     def open_block(self, opener: str) -> HermesBlock:

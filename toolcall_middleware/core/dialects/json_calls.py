@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from ..framing.utf8 import json_loads
 from ..textscan import WHITESPACE, JsonDepth
-from .base import BlockItem, Call, load_object
+from .base import Block, BlockItem, Call, load_object
 from .hermes import call_from_object
 
 Shape = Literal["array", "object", "objects", "any"]
@@ -169,6 +169,11 @@ class JsonCallsBlock:
         return s[i:]
 
     @property
+    def end_marker(self) -> str:
+        """The marker that ends the block, if it has one (`closed_at_stop`)."""
+        return self._syntax.close
+
+    @property
     def started(self) -> bool:
         """Whether the JSON after the opener has begun (not only whitespace so far)."""
         return self._state is not _State.LEAD
@@ -183,17 +188,57 @@ class JsonCallsBlock:
 
 
 BARE_ARRAY = "[{"  # a call array written without a marker (a bracket not opening an object is text)
+# The same array pretty-printed (`[\n  {…}\n]`): `[` and layout whitespace, then the first object.
+BARE_ARRAY_SPACED = ("[\n", "[\r", "[ ", "[\t")
 
 
-def bare_array_block(at_answer_start: bool) -> JsonCallsBlock | LiteralText:
-    """The block of a `BARE_ARRAY` opener: a call array where the answer starts (xLAM's form, and
-    Granite's when the decoder dropped its marker token), text anywhere else, so that prose with
-    brackets stays prose."""
+def bare_array_block(at_answer_start: bool, opener: str = BARE_ARRAY) -> Block:
+    """The block of a `BARE_ARRAY` (or `BARE_ARRAY_SPACED`) opener: a call array where the answer
+    starts (xLAM's form, and Granite's when the decoder dropped its marker token), text anywhere
+    else, so that prose with brackets stays prose."""
     if not at_answer_start:
-        return LiteralText(BARE_ARRAY)
+        return LiteralText(opener)
+    if opener != BARE_ARRAY:
+        return SpacedArray(opener)
     block = JsonCallsBlock("", JsonCallsSyntax(shape="array"))
     block.feed(BARE_ARRAY)
     return block
+
+
+class SpacedArray:
+    """`[` and layout whitespace where the answer starts: a call array when `{` comes next (the
+    array pretty-printed, as vLLM's `xlam` reads it); text as written when anything else does."""
+
+    def __init__(self, opener: str) -> None:
+        self._lead = [opener]
+        self._array: JsonCallsBlock | None = None
+        self._items: list[BlockItem] = []
+
+    def feed(self, text: str) -> str | None:
+        if self._array is not None:
+            return self._array.feed(text)
+        i = 0
+        while i < len(text) and text[i] in WHITESPACE:
+            i += 1
+        self._lead.append(text[:i])
+        if i == len(text):
+            return None
+        lead = "".join(self._lead)
+        if text[i] != "{":
+            self._items.append(lead)
+            return text[i:]
+        self._array = JsonCallsBlock("", JsonCallsSyntax(shape="array"))
+        return self._array.feed(lead + text[i:])
+
+    def take(self) -> list[BlockItem]:
+        items, self._items = self._items, []
+        return items + self._array.take() if self._array is not None else items
+
+    def finish(self) -> str | None:
+        if self._array is not None:
+            return self._array.finish()
+        self._items.append("".join(self._lead))  # only the bracket and layout: text, not a call
+        return None
 
 
 class DroppedMarker:
@@ -230,4 +275,13 @@ class LiteralText:
         return None
 
 
-__all__ = ["BARE_ARRAY", "DroppedMarker", "JsonCallsBlock", "JsonCallsSyntax", "LiteralText", "bare_array_block"]
+__all__ = [
+    "BARE_ARRAY",
+    "BARE_ARRAY_SPACED",
+    "DroppedMarker",
+    "JsonCallsBlock",
+    "JsonCallsSyntax",
+    "LiteralText",
+    "SpacedArray",
+    "bare_array_block",
+]

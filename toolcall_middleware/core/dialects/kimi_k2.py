@@ -191,6 +191,7 @@ class KimiSectionBlock:
 
 class KimiK2Parser(BlockParser):
     openers = (*SECTION_BEGINS, CALL_BEGIN)
+    stray_tokens = (*SECTION_ENDS, ARGUMENT_BEGIN, CALL_END)
 
     def open_block(self, opener: str) -> KimiSectionBlock:
         return KimiSectionBlock(opener, self.ctx, bare=opener == CALL_BEGIN)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 OPEN = "<function="
 CLOSE = "</function>"
-_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_NAME = re.compile(r"[A-Za-z_][\w.:\-]*")  # names as the tool list spells them (`ns:get`)
 
 
 class LlamaFunctionBlock:
@@ -62,6 +62,8 @@ class LlamaFunctionBlock:
         if self._name is None:
             return OPEN + "".join(self._head)
         return f"{OPEN}{self._name}>" + self._body.text()
+
+    end_marker = CLOSE  # (`closed_at_stop`)
 
 
 class LlamaFunctionParser(BlockParser):

@@ -64,6 +64,11 @@ class MarkedBlock:
     def finish(self) -> str | None:
         return self._opener + self._body.text()
 
+    @property
+    def end_marker(self) -> str:
+        """The marker that ends the block (`closed_at_stop`)."""
+        return self._close
+
 
 def read_call_lines(body: str) -> list[Call] | None:
     """Olmo 3: one Python call a line."""
@@ -102,9 +107,14 @@ def read_gemma_call(body: str) -> list[Call] | None:
     return [Call(name=name, arguments=dump_arguments(args))] if args is not None else None
 
 
-def _parser(openers: tuple[str, ...], close: str, read: Reader, strip: bool = True) -> type[BlockParser]:
+def _parser(
+    openers: tuple[str, ...], close: str, read: Reader, strip: bool = True, token: bool = False
+) -> type[BlockParser]:
+    """`token`: the markers are special tokens, so a stray `close` in the text is markup."""
+
     class Parser(BlockParser):
         strip_around_blocks = strip
+        stray_tokens = (close,) if token else ()
 
         def open_block(self, opener: str) -> MarkedBlock:
             return MarkedBlock(opener, close, read)
@@ -150,7 +160,7 @@ OLMO3_RENDERER = Renderer(
 # -- lfm2 ------------------------------------------------------------------------------------------
 
 LFM, LFM_END = "<|tool_call_start|>", "<|tool_call_end|>"
-Lfm2Parser = _parser((LFM,), LFM_END, read_call_list, strip=False)
+Lfm2Parser = _parser((LFM,), LFM_END, read_call_list, strip=False, token=True)
 
 
 def _lfm_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:

@@ -1,4 +1,4 @@
-"""`minimax_m2`: the XML calls of MiniMax-M2, M2.1, M2.5 and M3.
+"""`minimax_m2`: the XML calls of MiniMax-M2, M2.1 and M2.5 (M3 writes its own: `minimax_m3`).
 
 ```
 <minimax:tool_call>
@@ -31,7 +31,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
-from .base import Dialect
+from .base import Block, BlockParser, Dialect, ParseContext
+from .minimax_m3 import SECTION as M3_SECTION
+from .minimax_m3 import MinimaxM3Block
 from .rendering import CallToRender, Renderer, dumps, results_joined, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
@@ -46,7 +48,17 @@ MINIMAX = XmlCallSyntax(
 
 
 class MinimaxM2Parser(XmlCallParser):
+    """Also reads a MiniMax-M3 section (`minimax_m3`), which this dialect was once documented to
+    cover: its marker is M3's own, so a deployment configured so keeps its calls."""
+
     syntax = MINIMAX
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.openers = (MINIMAX.section, M3_SECTION)  # (what `XmlCallParser` sets, and M3's)
+        BlockParser.__init__(self, ctx)
+
+    def open_block(self, opener: str) -> Block:
+        return MinimaxM3Block(self.ctx) if opener == M3_SECTION else super().open_block(opener)
 
 
 def _prefills(model: str | None, thinking: bool | None) -> bool:
@@ -97,11 +109,11 @@ DIALECTS = [
     Dialect(
         name="minimax_m2",
         description='<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>'
-        "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5, M3",
+        "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5",
         machine=MinimaxM2Parser,
         renderer=MINIMAX_M2,
         incremental=True,
-        models=(r"minimax[-_]?m[23]",),
+        models=(r"minimax[-_]?m2",),
         # No implicit end: a call written before `</think>` is a draft and stays reasoning, as
         # SGLang and vLLM read it; ending reasoning there would run calls the model only pondered.
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),

@@ -231,6 +231,7 @@ class MistralBlock:
 
 class MistralParser(BlockParser):
     openers = (OPEN,)
+    stray_tokens = (ARGS, CALL_ID)
 
     def open_block(self, opener: str) -> MistralBlock:
         return MistralBlock(opener)

@@ -15,9 +15,11 @@ with `llama3_json`, whose built-in tool calls (`brave_search.call(query="…")`)
 from __future__ import annotations
 
 import ast
+import io
 import json
 import math
 import re
+import tokenize
 import warnings
 from collections.abc import Sequence
 from enum import Enum
@@ -61,6 +63,14 @@ def _ident_start(c: str) -> bool:
 
 def _ident(c: str) -> bool:
     return c.isalnum() or c == "_"
+
+
+# A function's name is whatever the tool list says: `grocery.order`, `get-weather`, `ns:get`.
+_NAME_MARKS = ".-:"
+
+
+def _name_char(c: str) -> bool:
+    return c.isalnum() or c == "_" or c in _NAME_MARKS
 
 
 class PyScanner:
@@ -157,7 +167,7 @@ class PyScanner:
             if c == "]" and state == "comma":
                 return self._pop()
         elif state in ("name", "after_name"):
-            if state == "name" and _ident(c):
+            if state == "name" and _name_char(c):
                 self._name_len += 1
                 return _TAKE if self._name_len <= _MAX_NAME else _REJECT
             if ws:
@@ -290,8 +300,18 @@ def parse_source(source: str) -> ast.expr | None:
 
 
 def calls_from_list(source: str) -> list[Call] | None:
-    """The calls of `[f(a=1), g()]`; `None` unless every element is a literal keyword call."""
+    """The calls of `[f(a=1), g()]`; `None` unless every element is a literal keyword call.
+
+    A name may hold `.` (an attribute chain to Python), `-` or `:` (not Python at all): such
+    names are swapped for placeholders before the list is parsed, and back after."""
     tree = parse_source(source)
+    names: dict[str, str] = {}
+    if tree is None or not _all_named_calls(tree):
+        swapped = _swap_names(source)
+        if swapped is None:
+            return None
+        source, names = swapped
+        tree = parse_source(source)
     if not isinstance(tree, ast.List) or not tree.elts:
         return None
     calls: list[Call] = []
@@ -301,8 +321,71 @@ def calls_from_list(source: str) -> list[Call] | None:
         args = keyword_arguments(node)
         if args is None:
             return None
-        calls.append(Call(name=node.func.id, arguments=args))
+        calls.append(Call(name=names.get(node.func.id, node.func.id), arguments=args))
     return calls
+
+
+def _all_named_calls(tree: ast.expr) -> bool:
+    return isinstance(tree, ast.List) and all(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) for node in tree.elts
+    )
+
+
+_PLACEHOLDER = "_tcm_name_"
+
+
+def _swap_names(source: str) -> tuple[str, dict[str, str]] | None:
+    """`source` with each call name that holds `.`, `-` or `:` swapped for a placeholder, and the
+    names by placeholder; `None` when there is none (or the source is no Python tokens).
+
+    A call name is the run of adjacent name, number and `.-:` tokens right after the list's `[`
+    or a `,` at its level, ending at `(`; the tokenizer keeps strings out of the search."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    spans: list[tuple[int, int]] = []
+    depth, prev = 0, ""
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        elif depth == 1 and tok.type == tokenize.NAME and prev in ("[", ","):
+            j = i + 1
+            while (
+                j < len(tokens)
+                and tokens[j].start == tokens[j - 1].end
+                and (tokens[j].type in (tokenize.NAME, tokenize.NUMBER) or tokens[j].string in _NAME_MARKS)
+            ):
+                j += 1
+            if j > i + 1 and j < len(tokens) and tokens[j].string == "(":
+                first, last = tok.start, tokens[j - 1].end
+                spans.append((starts[first[0] - 1] + first[1], starts[last[0] - 1] + last[1]))
+                prev = tokens[j - 1].string
+                i = j
+                continue
+        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            prev = tok.string
+        i += 1
+    if not spans:
+        return None
+    names: dict[str, str] = {}
+    out: list[str] = []
+    end = 0
+    for n, (a, b) in enumerate(spans):
+        placeholder = f"{_PLACEHOLDER}{n}"
+        names[placeholder] = source[a:b]
+        out.append(source[end:a] + placeholder)
+        end = b
+    out.append(source[end:])
+    return "".join(out), names
 
 
 # -- the pythonic dialect ---------------------------------------------------------------------

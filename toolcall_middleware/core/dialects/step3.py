@@ -43,6 +43,7 @@ STEP3 = XmlCallSyntax(
 
 
 class Step3Parser(XmlCallParser):
+    stray_tokens = (CALLS_END, CALL_END, SEP)
     syntax = STEP3
 
 

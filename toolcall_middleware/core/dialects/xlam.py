@@ -2,6 +2,7 @@
 
 ```
 [{"name": "get_weather", "arguments": {"city": "Paris"}}, …]           the whole answer (the template's form)
+[\n  {"name": …, "arguments": …}\n]                                    the same, pretty-printed
 ```json\\n[{"name": …, "arguments": …}]\\n```                            a fenced JSON block
 [TOOL_CALLS][{"name": …, "arguments": …}]                              Mistral's marker
 <tool_call>[{"name": …, "arguments": …}]</tool_call>                   hermes' tag (an array or one object)
@@ -25,7 +26,7 @@ from ..request.render_base import Renderer, join_turn
 from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
 from .granite import call_array
-from .json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
+from .json_calls import BARE_ARRAY, BARE_ARRAY_SPACED, JsonCallsBlock, JsonCallsSyntax, bare_array_block
 
 FENCED = "```json"
 MISTRAL = "[TOOL_CALLS]"
@@ -39,13 +40,13 @@ _SYNTAX = {
 
 
 class XlamParser(BlockParser):
-    openers = (BARE_ARRAY, FENCED, MISTRAL, TAG)
+    openers = (BARE_ARRAY, *BARE_ARRAY_SPACED, FENCED, MISTRAL, TAG)
     strip_around_blocks = True
 
     def open_block(self, opener: str) -> Block:
-        if opener != BARE_ARRAY:
+        if opener in _SYNTAX:
             return JsonCallsBlock(opener, _SYNTAX[opener])
-        return bare_array_block(at_answer_start=not self._last and not self._after_call)
+        return bare_array_block(not self._last and not self._after_call, opener)
 
 
 def _tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
