@@ -100,6 +100,7 @@ PLAIN = st.text(alphabet=st.characters(codec="ascii", categories=["L", "N", "Zs"
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(list_dialects()), PLAIN, st.lists(st.integers(min_value=0, max_value=10**6), max_size=20))
 def test_plain_text_is_emitted_as_soon_as_it_arrives(dialect: str, text: str, cuts: list[int]) -> None:
+    assume(not (dialect == "gpt_oss" and text.startswith("analysis")))  # that is reasoning, not text
     parser = StreamParser(dialect)
     fed, emitted = "", ""
     for piece in split_at(text, cuts):
@@ -110,6 +111,9 @@ def test_plain_text_is_emitted_as_soon_as_it_arrives(dialect: str, text: str, cu
         # gpt-oss output may open with the rest of a role header (` to=functions.f`), which the
         # prompt's `<|start|>assistant` began: that prefix is held at the very start.
         header_start = dialect == "gpt_oss" and not emitted and " to=".startswith(held[:4])
+        # ... or with `analysis` and a capital, what a stripped `<|channel|>analysis<|message|>`
+        # leaves: a prefix of `analysis` is held at the very start, until a letter decides it.
+        stripped_channel = dialect == "gpt_oss" and not emitted and "analysis".startswith(held)
         # Formats whose markers are words hold a word that may begin one: `functools[` (phi4_mini,
         # firefunction_v2), and Functionary's first recipient line (`all`, a function's name),
         # which the output opens without `>>>`, until its line ends.
@@ -118,7 +122,9 @@ def test_plain_text_is_emitted_as_soon_as_it_arrives(dialect: str, text: str, cu
         )
         first_line = re.fullmatch(r"[\w.\-]*(?:\n[ \t\r\n]*)?", held) is not None
         recipient = dialect == "functionary_v3_2" and not emitted and first_line
-        assert held.strip() == "" or header_start or word_marker or recipient, f"{dialect} held back {held!r}"
+        assert held.strip() == "" or header_start or stripped_channel or word_marker or recipient, (
+            f"{dialect} held back {held!r}"
+        )
     emitted += "".join(e.text for e in parser.close() if isinstance(e, TextDelta))
     assert emitted == text
 
