@@ -6,7 +6,7 @@ can use the same expansion:
 
 ```python
 wanted = wanted_state(body)                     # what the request refers to
-history = history_of(stored_record)             # a stored response -> the items it leaves behind
+history = history_of(stored_record)             # a stored response -> the items it holds
 body, items = expand(body, history, found)      # the body the stateless pipeline takes
 ```
 """
@@ -26,6 +26,7 @@ from ..core.schema import JSON_OBJECT
 SECRET_KEY = "scope-secret"  # the store's own key of the shared scoping secret (unscoped)
 STATEFUL_FIELDS = ("previous_response_id", "conversation")
 ID_BYTES = 24  # 192 random bits per id: unguessable
+MAX_REFERENCES = 1024  # `item_reference`s per request (the default of `limits.max_item_references`)
 
 
 class StateError(BadRequest):
@@ -131,7 +132,9 @@ class Wanted:
     references: tuple[str, ...]
 
 
-def wanted_state(body: Mapping[str, Any]) -> Wanted:
+def wanted_state(body: Mapping[str, Any], max_references: int = MAX_REFERENCES) -> Wanted:
+    """What `body` refers to; a 400 naming `input` past `max_references` item references (each
+    is a store read, batched, but bounded all the same)."""
     previous = body.get("previous_response_id")
     if previous is not None and (not isinstance(previous, str) or not previous):
         raise invalid("previous_response_id", "expected a response id")
@@ -151,6 +154,12 @@ def wanted_state(body: Mapping[str, Any]) -> Wanted:
             if not isinstance(ident, str) or not ident:
                 raise invalid(f"input[{i}].id", "expected an item id")
             references.append(ident)
+    if len(references) > max_references:
+        raise BadRequest(
+            f"Invalid 'input': {len(references)} item references, over the limit of {max_references} per request.",
+            "input",
+            code="too_many_item_references",
+        )
     return Wanted(previous, conversation, tuple(references))
 
 
@@ -164,9 +173,20 @@ def conversation_id(value: Any) -> str | None:
     return ident
 
 
+def added_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The input items a stored response added itself (a record of earlier versions, which kept its
+    whole input: that input)."""
+    return list(record["added"] if "added" in record else record.get("input", ()))
+
+
+def output_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list(record.get("response", {}).get("output") or ())
+
+
 def history_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The items a stored response leaves for the next turn: its input, then its output."""
-    return [*record.get("input", ()), *record.get("response", {}).get("output", ())]
+    """The items a stored response holds itself: the input it added, then its output. (A response
+    continuing others holds only its own; `load_state` rebuilds the whole history of a chain.)"""
+    return [*added_of(record), *output_of(record)]
 
 
 def expand(
@@ -326,6 +346,7 @@ __all__ = [
     "ID_BYTES",
     "ID_PREFIXES",
     "MAX_LIMIT",
+    "MAX_REFERENCES",
     "RESPONSE_EVENTS",
     "SECRET_KEY",
     "STATEFUL_FIELDS",
@@ -334,6 +355,7 @@ __all__ = [
     "Echo",
     "StateError",
     "Wanted",
+    "added_of",
     "as_item",
     "conversation_id",
     "conversation_key",
@@ -347,6 +369,7 @@ __all__ = [
     "mint_id",
     "new_secret",
     "not_found",
+    "output_of",
     "page",
     "queued_response",
     "response_key",
