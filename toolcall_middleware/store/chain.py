@@ -90,10 +90,12 @@ def broken(ident: str, missing: str, param: str | None) -> StateError:
 
 @dataclass(frozen=True)
 class Context:
-    """A stored response's whole input, rebuilt, and the ids of the responses before it."""
+    """A stored response's whole input, rebuilt, and the ids of the responses before it; `size`:
+    about the bytes it takes (0: not known, estimated when cached)."""
 
     ancestors: tuple[str, ...]
     whole: list[dict[str, Any]]
+    size: int = 0
 
 
 class ContextCache:
@@ -115,7 +117,7 @@ class ContextCache:
 
     def put(self, scope: str, ident: str, context: Context) -> None:
         self.drop(scope, ident)
-        size = _size(context.whole)
+        size = context.size or _size(context.whole)
         if size > self.max_bytes // 4:
             return  # (one huge context would push out every other)
         self._entries[(scope, ident)] = (context, size)
@@ -204,7 +206,8 @@ async def context_of(
 
 
 def _size(items: Iterable[Mapping[str, Any]]) -> int:
-    """A cheap estimate of the bytes items take (their text parts dominate)."""
+    """An estimate of the bytes items take (their text parts dominate), for a context rebuilt (a
+    turn made here knows the size of the body it sent)."""
     total = 0
     for item in items:
         total += 200

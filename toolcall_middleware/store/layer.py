@@ -204,12 +204,12 @@ class ResponsesState:
         if background and not stored:
             raise BadRequest("Background responses require 'store' to be true.", "background", code="invalid_value")
         echo = Echo(mint_id("resp"), stored, wanted.previous_response_id, wanted.conversation, background)
-        turn = Turn(credential, echo, whole, own, loaded.link)
         if background:
-            await self._start_background(scope, request, forward, turn, send)
+            await self._start_background(scope, request, forward, Turn(credential, echo, whole, own, loaded.link), send)
             return
         # (nothing expanded: the client's own bytes go on)
         new_body = body if forward == request else json_bytes(forward)
+        turn = Turn(credential, echo, whole, own, loaded.link, len(new_body))
         tee = Tee(
             turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2, max_depth=self.max_depth
         )
@@ -225,7 +225,7 @@ class ResponsesState:
             await self.store.put(
                 {response_key(turn.credential, echo.id): record, **items}, lifetime=self._lifetime(turn)
             )
-            self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole))
+            self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole, turn.size))
         if echo.conversation is not None and response.get("status") in ("completed", "incomplete"):
             await api.append_to_conversation(self.store, turn.credential, echo.conversation, [*turn.own, *output])
 

@@ -33,14 +33,15 @@ logger = logging.getLogger("toolcall_middleware")
 @dataclass(frozen=True)
 class Turn:
     """One response being made: whose it is, what it says of the state, and its input items
-    (`whole`: everything the host got; `own`: the request's new items, the only ones it stores;
-    `link`: the responses it continues)."""
+    (`whole`: everything the host got, in about `size` bytes; `own`: the request's new items, the
+    only ones it stores; `link`: the responses it continues)."""
 
     credential: str
     echo: Echo
     whole: list[dict[str, Any]]
     own: list[dict[str, Any]]
     link: Link = field(default_factory=Link)
+    size: int = 0
 
 
 Finish = Callable[[Turn, dict[str, Any], "list[str] | None"], Awaitable[None]]
