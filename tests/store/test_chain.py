@@ -91,18 +91,29 @@ def test_a_chain_stores_each_turn_once_and_rebuilds_its_whole_context(store_url:
         ]
 
 
-def test_an_earlier_response_deleted_ends_the_chain_with_a_404(store_url: str) -> None:
+def test_an_earlier_response_deleted_is_gone_and_its_chain_goes_on(store_url: str) -> None:
+    """As when each response kept a copy of the items before it: a deleted response is not found
+    anywhere, and the responses that continue it still continue and list its items."""
     with middleware(store_url) as (_, http):
         alice = sdk(http)
         first = alice.responses.create(model="m", input=count(1))
         second = alice.responses.create(model="m", input=count(2), previous_response_id=first.id)
-        third = alice.responses.create(model="m", input=count(3), previous_response_id=second.id)
         alice.responses.delete(first.id)
-        with pytest.raises(openai.NotFoundError, match=f"earlier response of its chain \\('{first.id}'\\)"):
-            alice.responses.create(model="m", input=count(4), previous_response_id=third.id)
-    with middleware(store_url) as (_, http):
-        with pytest.raises(openai.NotFoundError, match=first.id):
-            sdk(http).responses.input_items.list(third.id)
+        for gone in (
+            lambda: alice.responses.retrieve(first.id),
+            lambda: alice.responses.delete(first.id),
+            lambda: alice.responses.input_items.list(first.id),
+            lambda: alice.responses.cancel(first.id),
+            lambda: alice.responses.create(model="m", input=count(2), previous_response_id=first.id),
+        ):
+            with pytest.raises(openai.NotFoundError, match=first.id):
+                gone()
+        third = alice.responses.create(model="m", input=count(3), previous_response_id=second.id)
+        assert third.output_text == heard(3)
+    with middleware(store_url) as (_, http):  # (rebuilt, not cached)
+        alice = sdk(http)
+        assert alice.responses.create(model="m", input=count(4), previous_response_id=third.id).output_text == heard(4)
+        assert len(list(alice.responses.input_items.list(third.id))) == 2 * 3 + 1
 
 
 def test_a_record_in_the_earlier_format_is_read_and_continued(store_url: str) -> None:

@@ -17,8 +17,9 @@ from typing import Any
 from ..core.request.errors import BadRequest, invalid, invalid_body
 from ..core.schema import JSON_OBJECT
 from .base import Store
-from .chain import MAX_CHAIN, ContextCache, Link, context_of, continue_from
+from .chain import MAX_CHAIN, ContextCache, Link, context_of, continue_from, tombstone
 from .state import (
+    TERMINAL_STATUSES,
     Wanted,
     as_item,
     conversation_key,
@@ -38,7 +39,7 @@ MAX_ADDED_ITEMS = 20  # items per `items.create`, as OpenAI allows
 async def fetch(store: Store, key: str, what: str, ident: str, param: str | None = None) -> dict[str, Any]:
     """The record under `key`, or the 404 that names `what` (`Response`, `Conversation`, …)."""
     record = await store.get(key)
-    if record is None:
+    if record is None or record.get("deleted"):  # (a deleted response its chain still needs)
         raise not_found(what, ident, param)
     return dict(record)
 
@@ -108,7 +109,22 @@ def page_of(items: list[Any], query: Mapping[str, str]) -> Answer:
 
 
 async def delete_response(store: Store, scope: str, ident: str) -> Answer:
-    return await delete(store, response_key(scope, ident), "Response", ident, "response")
+    """Delete a response. A finished one leaves a tombstone with the items it added, for the
+    responses that continue it (as when each kept a copy of them); one still running is removed,
+    which stops its task."""
+    found: list[bool] = []
+
+    def change(old: Any) -> Any:
+        found.clear()
+        if old is None or old.get("deleted"):
+            return old
+        found.append(True)
+        return None if old["response"].get("status") not in TERMINAL_STATUSES else tombstone(old)
+
+    await store.update(response_key(scope, ident), change)
+    if not found:
+        raise not_found("Response", ident)
+    return 200, {"id": ident, "object": "response", "deleted": True}
 
 
 async def list_input_items(

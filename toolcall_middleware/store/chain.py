@@ -74,6 +74,14 @@ def stored_record(link: Link, response: dict[str, Any], added: list[dict[str, An
     return record
 
 
+def tombstone(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A deleted response as its chain still needs it: the items it added and its output, and no
+    more (every endpoint answers it as not found; the responses continuing it still continue)."""
+    kept = {k: v for k, v in record.items() if k in ("chain", "added", "input", "conversation_items")}
+    response = {"output": output_of(record), "conversation": record.get("response", {}).get("conversation")}
+    return {**kept, "response": response, "deleted": True}
+
+
 def needs_renewal(renewed: float, ttl: float | None, now: float) -> bool:
     return ttl is not None and now - renewed > ttl * RENEW_FRACTION
 
@@ -187,21 +195,19 @@ async def context_of(
     *,
     renew: bool = False,
 ) -> Context:
-    """A stored response's whole input: from the cache (its chain checked whole in one batched
-    read) or rebuilt. `renew`: every response of the chain, this one too, gets a full TTL."""
+    """A stored response's whole input: from the cache or rebuilt. (A cached chain needs no check:
+    its responses expire with it, and a deleted one leaves its items to it.) `renew`: every
+    response of the chain, this one too, gets a full TTL, in one batched refresh."""
     context = cache.get(scope, ident) if cache is not None else None
-    keys = [response_key(scope, i) for i in (context.ancestors if context else ())]
     if context is None:
         context = await rebuild(store, scope, ident, record, param)
         if cache is not None:
             cache.put(scope, ident, context)
-        keys = []  # (just read: whole)
-    if renew:
-        keys = [response_key(scope, i) for i in (*context.ancestors, ident)]
-    if keys and await store.alive(keys, refresh=renew) < len(keys):
+    keys = [response_key(scope, i) for i in (*context.ancestors, ident)]
+    if renew and await store.alive(keys, refresh=True) < len(keys):
         if cache is not None:
             cache.drop(scope, ident)
-        return await context_of(store, scope, ident, record, None, param)  # (names the response that is gone)
+        return await rebuild(store, scope, ident, record, param)  # (names the response that is gone)
     return context
 
 
@@ -224,7 +230,7 @@ async def continue_from(
     `previous_response_id` when it is not there; a 400 past `max_chain`)."""
     param = "previous_response_id"
     record = await store.get(response_key(scope, ident))
-    if record is None:
+    if record is None or record.get("deleted"):
         raise StateError(404, f"Previous response with id '{ident}' not found.", param, code="not_found")
     link = record.get("chain") or {}
     depth = int(link.get("depth", 0)) + 1
@@ -257,4 +263,5 @@ __all__ = [
     "needs_renewal",
     "rebuild",
     "stored_record",
+    "tombstone",
 ]

@@ -281,6 +281,7 @@ class ResponsesState:
         return await api.delete_response(self.store, credential, ident)
 
     async def _cancel(self, credential: str, ident: str) -> api.Answer:
+        await api.stored_response(self.store, credential, ident)  # (a deleted one is not found)
         return 200, await self.background.cancel(response_key(credential, ident), ident)
 
     # -- GET /v1/responses/{id} ------------------------------------------------------------------
