@@ -90,7 +90,7 @@ async def turn(client: httpx.AsyncClient, n: int, previous: str | None) -> str:
 
 
 async def chain(url: str, turns: int) -> dict[str, Any]:
-    app = ToolCallMiddleware(host, store=url, store_secret="bench")
+    app = ToolCallMiddleware(host, dialect="hermes", store=url, store_secret="bench")
     spent = timed_store(app)
     times: list[float] = []
     store_times: list[float] = []
@@ -102,7 +102,9 @@ async def chain(url: str, turns: int) -> dict[str, Any]:
             previous = await turn(client, n, previous)
             times.append(time.perf_counter() - start)
             store_times.append(spent[0])
-    cold = ToolCallMiddleware(host, store=url, store_secret="bench")  # another process: nothing cached
+    cold = ToolCallMiddleware(
+        host, dialect="hermes", store=url, store_secret="bench"
+    )  # another process: nothing cached
     async with client_of(cold) as client:
         start = time.perf_counter()
         await turn(client, turns + 1, previous)
