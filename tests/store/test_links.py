@@ -1,6 +1,6 @@
 """The links of a chain of responses, as properties: from any response the ids before it come back
-whole and in order, in at most two batched reads past the response itself, and no record holds
-more than a checkpoint's worth of ids plus one per checkpoint."""
+whole and in order, in at most two batched reads past its own turn, deleted responses included,
+and no turn holds more than a checkpoint's worth of ids plus one per checkpoint."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcall_middleware.store import MemoryStore
-from toolcall_middleware.store.chain import CHECKPOINT_EVERY, Link, ancestor_ids, stored_record, tombstone
-from toolcall_middleware.store.state import history_of, response_key
+from toolcall_middleware.store.chain import CHECKPOINT_EVERY, Link, ancestor_ids, stored_records, turn_items
+from toolcall_middleware.store.state import response_key, turn_key
 
 
 class CountingStore(MemoryStore):
@@ -40,18 +40,18 @@ def test_every_response_finds_the_ids_before_it(length: int, data: st.DataObject
 
     async def work() -> None:
         for depth, ident in enumerate(ids):
-            record = stored_record(Link(tuple(ids[:depth]), 0.0), {"output": []}, [item(depth)], None)
-            fields = record["chain"]
+            records = stored_records("s", ident, Link(tuple(ids[:depth]), 0.0), {"output": []}, [item(depth)], None)
+            fields = records[turn_key("s", ident)]["chain"]
             assert len(fields["line"]) <= CHECKPOINT_EVERY
             assert len(fields.get("anchors", ())) <= depth // CHECKPOINT_EVERY
+            await store.put(records)
             if data.draw(st.booleans()):  # (a deleted response keeps its place in the chain)
-                record = tombstone(record)
-            await store.put({response_key("s", ident): record})
+                await store.delete(response_key("s", ident))
         depth = data.draw(st.integers(0, length))
-        record = await store.get(response_key("s", ids[depth]))
+        turn = await store.get(turn_key("s", ids[depth]))
         store.reads = 0
-        assert await ancestor_ids(store, "s", ids[depth], record, None) == ids[:depth]
+        assert await ancestor_ids(store, "s", ids[depth], turn, None) == ids[:depth]
         assert store.reads <= 2
-        assert history_of(record) == [item(depth)]
+        assert turn_items(turn) == [item(depth)]
 
     asyncio.run(work())

@@ -17,9 +17,8 @@ from typing import Any
 from ..core.request.errors import BadRequest, invalid, invalid_body
 from ..core.schema import JSON_OBJECT
 from .base import Store
-from .chain import MAX_CHAIN, ContextCache, Link, context_of, continue_from, tombstone
+from .chain import MAX_CHAIN, ContextCache, Link, context_of, continue_from, read_turn
 from .state import (
-    TERMINAL_STATUSES,
     Wanted,
     as_item,
     conversation_key,
@@ -39,7 +38,7 @@ MAX_ADDED_ITEMS = 20  # items per `items.create`, as OpenAI allows
 async def fetch(store: Store, key: str, what: str, ident: str, param: str | None = None) -> dict[str, Any]:
     """The record under `key`, or the 404 that names `what` (`Response`, `Conversation`, …)."""
     record = await store.get(key)
-    if record is None or record.get("deleted"):  # (a deleted response its chain still needs)
+    if record is None:
         raise not_found(what, ident, param)
     return dict(record)
 
@@ -109,29 +108,15 @@ def page_of(items: list[Any], query: Mapping[str, str]) -> Answer:
 
 
 async def delete_response(store: Store, scope: str, ident: str) -> Answer:
-    """Delete a response. A finished one leaves a tombstone with the items it added, for the
-    responses that continue it (as when each kept a copy of them); one still running is removed,
-    which stops its task."""
-    found: list[bool] = []
-
-    def change(old: Any) -> Any:
-        found.clear()
-        if old is None or old.get("deleted"):
-            return old
-        found.append(True)
-        return None if old["response"].get("status") not in TERMINAL_STATUSES else tombstone(old)
-
-    await store.update(response_key(scope, ident), change)
-    if not found:
-        raise not_found("Response", ident)
-    return 200, {"id": ident, "object": "response", "deleted": True}
+    """Delete a response (its turn stays for the responses that continue it: `chain.py`)."""
+    return await delete(store, response_key(scope, ident), "Response", ident, "response")
 
 
 async def list_input_items(
     store: Store, scope: str, ident: str, query: Mapping[str, str], contexts: ContextCache | None = None
 ) -> Answer:
-    record = await stored_response(store, scope, ident)
-    return page_of((await context_of(store, scope, ident, record, contexts)).whole, query)
+    _, turn = await read_turn(store, scope, ident, "Response")
+    return page_of((await context_of(store, scope, ident, turn, contexts)).whole, query)
 
 
 # -- conversations ---------------------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """Chains of responses: each item stored once, each context rebuilt from links.
 
-A stored response keeps the items it added (its own input, with references resolved, and its
-output) and a link to the response it continued, never the whole input again: a chain of N turns
-stores N turns, not N²/2. The whole input of a response is rebuilt from its chain: the items of
-every response before it, then its own.
+A stored response is two records: the response (the object the API answers, and its events for
+replay) and its turn (the items it added: its own input, with references resolved, and its
+output; and a link to the response it continued), never the whole input again: a chain of N turns
+stores N turns, not N²/2. The whole input of a response is rebuilt from its chain's turns (small:
+no response objects, tools or events): the items of every turn before it, then its own. Deleting
+a response deletes its response record; its turn stays for the responses that continue it (as
+when each kept a copy of the items before it) until their chain expires.
 
 Finding a chain's responses takes a fixed number of round trips, whatever its length. A response
 at depth `d` (the number before it) keeps `line`, the ids from its anchor (the nearest depth below
@@ -19,7 +22,8 @@ continuation made when more than `RENEW_FRACTION` of the TTL has passed restarts
 the chain (one batched refresh). So an earlier response never expires before a later one that
 needs it, and a long chain is refreshed a few times per TTL, not on every turn.
 
-A response stored by earlier versions, with its whole input (`input`), reads as a chain of one.
+A response stored by earlier versions, one record with its whole input (`input`) and no turn,
+reads as a chain of one.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import Store
-from .state import StateError, added_of, conversation_key, history_of, output_of, response_key
+from .state import StateError, conversation_key, output_of, response_key, turn_key
 
 CHECKPOINT_EVERY = 16
 MAX_CHAIN = 2048  # responses a continuation may reach back (the default of `limits.max_chain_responses`)
@@ -66,20 +70,24 @@ class Link:
         return self.renewed + ttl - now
 
 
-def stored_record(link: Link, response: dict[str, Any], added: list[dict[str, Any]], events: Any) -> dict[str, Any]:
-    """The record a response is stored as: its own items, its link, its events for replay."""
-    record: dict[str, Any] = {"response": response, "added": added, "events": events, "chain": link.fields()}
-    if link.conversation_items is not None:
-        record["conversation_items"] = link.conversation_items
-    return record
+def stored_records(
+    scope: str, ident: str, link: Link, response: dict[str, Any], added: list[dict[str, Any]], events: Any
+) -> dict[str, Any]:
+    """The records a response is stored as, by key: the response with its events, and its turn."""
+    turn: dict[str, Any] = {"added": added, "output": output_of({"response": response}), "chain": link.fields()}
+    conversation = response.get("conversation")
+    if link.conversation_items is not None and isinstance(conversation, Mapping):
+        turn["conversation"] = {"id": conversation.get("id"), "items": link.conversation_items}
+    return {response_key(scope, ident): {"response": response, "events": events}, turn_key(scope, ident): turn}
 
 
-def tombstone(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A deleted response as its chain still needs it: the items it added and its output, and no
-    more (every endpoint answers it as not found; the responses continuing it still continue)."""
-    kept = {k: v for k, v in record.items() if k in ("chain", "added", "input", "conversation_items")}
-    response = {"output": output_of(record), "conversation": record.get("response", {}).get("conversation")}
-    return {**kept, "response": response, "deleted": True}
+def turn_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The turn of a response stored by earlier versions (its whole input, as its own)."""
+    return {"added": list(record.get("input", ())), "output": output_of(record), "chain": {}}
+
+
+def turn_items(turn: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [*turn["added"], *turn["output"]]
 
 
 def needs_renewal(renewed: float, ttl: float | None, now: float) -> bool:
@@ -140,34 +148,40 @@ class ContextCache:
             self._bytes -= found[1]
 
 
-async def _read_all(store: Store, scope: str, ids: Sequence[str], ident: str, param: str | None) -> list[Any]:
-    records = await store.get_many([response_key(scope, i) for i in ids])
-    for i, record in zip(ids, records, strict=True):
-        if record is None:
-            raise broken(ident, i, param)
-    return records
+async def read_turns(store: Store, scope: str, ids: Sequence[str], ident: str, param: str | None) -> list[Any]:
+    """The turns of `ids`, in one batched read (and one more for responses of earlier versions,
+    which have none); a 404 naming the one that is gone."""
+    turns = await store.get_many([turn_key(scope, i) for i in ids])
+    missing = [i for i, turn in zip(ids, turns, strict=True) if turn is None]
+    if missing:
+        older = dict(zip(missing, await store.get_many([response_key(scope, i) for i in missing]), strict=True))
+        for i in missing:
+            if older[i] is None or "input" not in older[i]:
+                raise broken(ident, i, param)
+        turns = [turn if turn is not None else turn_of(older[i]) for i, turn in zip(ids, turns, strict=True)]
+    return turns
 
 
-async def ancestor_ids(store: Store, scope: str, ident: str, record: Mapping[str, Any], param: str | None) -> list[str]:
-    """The ids of the responses before a stored one, root first: at most two batched reads."""
-    link = record.get("chain") or {}
+async def ancestor_ids(store: Store, scope: str, ident: str, turn: Mapping[str, Any], param: str | None) -> list[str]:
+    """The ids of the responses before a turn, root first: at most two batched reads."""
+    link = turn.get("chain") or {}
     line, depth = list(link.get("line", ())), int(link.get("depth", 0))
     if depth <= len(line):
         return line
-    (anchor,) = await _read_all(store, scope, line[:1], ident, param)
+    (anchor,) = await read_turns(store, scope, line[:1], ident, param)
     checkpoints = list(anchor["chain"]["anchors"][1:])
-    lines = [c["chain"]["line"] for c in await _read_all(store, scope, checkpoints, ident, param)]
+    lines = [c["chain"]["line"] for c in await read_turns(store, scope, checkpoints, ident, param)]
     return [*(i for part in lines for i in part), *anchor["chain"]["line"], *line]
 
 
-async def rebuild(store: Store, scope: str, ident: str, record: Mapping[str, Any], param: str | None) -> Context:
-    """A stored response's whole input from the store: what its chain's responses added, then its own."""
-    ids = await ancestor_ids(store, scope, ident, record, param)
-    records = [*await _read_all(store, scope, ids, ident, param), record]
-    whole = await _conversation_prefix(store, scope, ident, records[0], param)
-    for earlier in records[:-1]:
-        whole += history_of(earlier)
-    whole += added_of(record)
+async def rebuild(store: Store, scope: str, ident: str, turn: Mapping[str, Any], param: str | None) -> Context:
+    """A stored response's whole input from its chain's turns: what each added, then its own."""
+    ids = await ancestor_ids(store, scope, ident, turn, param)
+    turns = [*await read_turns(store, scope, ids, ident, param), turn]
+    whole = await _conversation_prefix(store, scope, ident, turns[0], param)
+    for earlier in turns[:-1]:
+        whole += turn_items(earlier)
+    whole += turn["added"]
     return Context(tuple(ids), whole)
 
 
@@ -175,39 +189,49 @@ async def _conversation_prefix(
     store: Store, scope: str, ident: str, root: Mapping[str, Any], param: str | None
 ) -> list[dict[str, Any]]:
     """The conversation items that came before a chain's first response (none outside one)."""
-    count = root.get("conversation_items")
-    conversation = (root.get("response") or {}).get("conversation") or {}
-    if count is None or not isinstance(conversation.get("id"), str):
+    conversation = root.get("conversation")
+    if not isinstance(conversation, Mapping):
         return []
     found = await store.get(conversation_key(scope, conversation["id"]))
     if found is None:
         raise broken(ident, conversation["id"], param)
-    return list(found["items"][:count])
+    return list(found["items"][: conversation["items"]])
+
+
+async def read_turn(store: Store, scope: str, ident: str, what: str, param: str | None = None) -> tuple[Any, Any]:
+    """A stored response and its turn, in one batched read; the 404 naming `what` when the
+    response is not there (deleted, expired, or another scope's)."""
+    record, turn = await store.get_many([response_key(scope, ident), turn_key(scope, ident)])
+    if record is None:
+        raise StateError(404, f"{what} with id '{ident}' not found.", param, code="not_found")
+    if turn is None and "input" in record:
+        turn = turn_of(record)
+    if turn is None:
+        raise broken(ident, ident, param)
+    return record, turn
 
 
 async def context_of(
     store: Store,
     scope: str,
     ident: str,
-    record: Mapping[str, Any],
+    turn: Mapping[str, Any],
     cache: ContextCache | None,
     param: str | None = None,
     *,
     renew: bool = False,
 ) -> Context:
     """A stored response's whole input: from the cache or rebuilt. (A cached chain needs no check:
-    its responses expire with it, and a deleted one leaves its items to it.) `renew`: every
-    response of the chain, this one too, gets a full TTL, in one batched refresh."""
+    its turns expire with it, and a deleted response leaves its turn.) `renew`: every response of
+    the chain, this one too, gets a full TTL, in one batched refresh."""
     context = cache.get(scope, ident) if cache is not None else None
     if context is None:
-        context = await rebuild(store, scope, ident, record, param)
+        context = await rebuild(store, scope, ident, turn, param)
         if cache is not None:
             cache.put(scope, ident, context)
-    keys = [response_key(scope, i) for i in (*context.ancestors, ident)]
-    if renew and await store.alive(keys, refresh=True) < len(keys):
-        if cache is not None:
-            cache.drop(scope, ident)
-        return await rebuild(store, scope, ident, record, param)  # (names the response that is gone)
+    if renew:
+        ids = (*context.ancestors, ident)
+        await store.alive([*(turn_key(scope, i) for i in ids), *(response_key(scope, i) for i in ids)], refresh=True)
     return context
 
 
@@ -229,10 +253,8 @@ async def continue_from(
     """The history a response continuing `ident` starts from, and its link (a 404 naming
     `previous_response_id` when it is not there; a 400 past `max_chain`)."""
     param = "previous_response_id"
-    record = await store.get(response_key(scope, ident))
-    if record is None or record.get("deleted"):
-        raise StateError(404, f"Previous response with id '{ident}' not found.", param, code="not_found")
-    link = record.get("chain") or {}
+    _, turn = await read_turn(store, scope, ident, "Previous response", param)
+    link = turn.get("chain") or {}
     depth = int(link.get("depth", 0)) + 1
     if depth > max_chain:
         raise StateError(
@@ -244,9 +266,9 @@ async def continue_from(
         )
     now = time.time()
     renew = needs_renewal(float(link.get("renewed", 0.0)), store.limits.ttl, now)
-    context = await context_of(store, scope, ident, record, cache, param, renew=renew)
+    context = await context_of(store, scope, ident, turn, cache, param, renew=renew)
     renewed = now if renew else float(link.get("renewed", 0.0))
-    return [*context.whole, *output_of(record)], Link((*context.ancestors, ident), renewed)
+    return [*context.whole, *turn["output"]], Link((*context.ancestors, ident), renewed)
 
 
 __all__ = [
@@ -261,7 +283,10 @@ __all__ = [
     "context_of",
     "continue_from",
     "needs_renewal",
+    "read_turn",
+    "read_turns",
     "rebuild",
-    "stored_record",
-    "tombstone",
+    "stored_records",
+    "turn_items",
+    "turn_of",
 ]

@@ -36,7 +36,7 @@ from . import api
 from .asgi_io import ASGIApp, Disconnected, Receive, Scope, Send, answer, query_of, read_body, replay, with_body
 from .background import BackgroundRuns, Stop
 from .base import Store, StoreError, StoreLimits
-from .chain import MAX_CHAIN, Context, ContextCache, stored_record
+from .chain import MAX_CHAIN, Context, ContextCache, stored_records
 from .state import (
     MAX_REFERENCES,
     SECRET_KEY,
@@ -220,11 +220,9 @@ class ResponsesState:
         output = [dict(item) for item in response.get("output") or () if isinstance(item, JSON_OBJECT)]
         echo = turn.echo
         if echo.store:
-            record = stored_record(turn.link, response, turn.own, events)
+            records = stored_records(turn.credential, echo.id, turn.link, response, turn.own, events)
             items = item_records(turn.credential, [*turn.own, *output])
-            await self.store.put(
-                {response_key(turn.credential, echo.id): record, **items}, lifetime=self._lifetime(turn)
-            )
+            await self.store.put({**records, **items}, lifetime=self._lifetime(turn))
             self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole, turn.size))
         if echo.conversation is not None and response.get("status") in ("completed", "incomplete"):
             await api.append_to_conversation(self.store, turn.credential, echo.conversation, [*turn.own, *output])
@@ -238,7 +236,8 @@ class ResponsesState:
         `stream: true`) its events as the task makes them."""
         key = response_key(turn.credential, turn.echo.id)
         queued = queued_response(request, turn.echo, int(time.time()))
-        await self.store.put({key: stored_record(turn.link, queued, turn.own, [])}, lifetime=self._lifetime(turn))
+        records = stored_records(turn.credential, turn.echo.id, turn.link, queued, turn.own, [])
+        await self.store.put(records, lifetime=self._lifetime(turn))
         body = json_bytes({**forward, "stream": True})  # (streamed: its progress is visible)
         self.background.start(key, self._run_background(key, with_body(scope, body), body, turn))
         if request.get("stream") is True:
@@ -281,7 +280,6 @@ class ResponsesState:
         return await api.delete_response(self.store, credential, ident)
 
     async def _cancel(self, credential: str, ident: str) -> api.Answer:
-        await api.stored_response(self.store, credential, ident)  # (a deleted one is not found)
         return 200, await self.background.cancel(response_key(credential, ident), ident)
 
     # -- GET /v1/responses/{id} ------------------------------------------------------------------

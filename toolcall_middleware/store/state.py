@@ -6,7 +6,7 @@ can use the same expansion:
 
 ```python
 wanted = wanted_state(body)                     # what the request refers to
-history = history_of(stored_record)             # a stored response -> the items it holds
+history = history_of(stored_record)             # a stored response -> the items it leaves behind
 body, items = expand(body, history, found)      # the body the stateless pipeline takes
 ```
 """
@@ -71,6 +71,11 @@ def scope_of(headers: Iterable[tuple[bytes, bytes]], secret: str) -> str:
 
 def response_key(scope: str, ident: str) -> str:
     return f"{scope}:response:{ident}"
+
+
+def turn_key(scope: str, ident: str) -> str:
+    """The items a response added and its link to the one before (`chain.py`)."""
+    return f"{scope}:turn:{ident}"
 
 
 def item_key(scope: str, ident: str) -> str:
@@ -173,20 +178,14 @@ def conversation_id(value: Any) -> str | None:
     return ident
 
 
-def added_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The input items a stored response added itself (a record of earlier versions, which kept its
-    whole input: that input)."""
-    return list(record["added"] if "added" in record else record.get("input", ()))
-
-
 def output_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list(record.get("response", {}).get("output") or ())
 
 
 def history_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The items a stored response holds itself: the input it added, then its output. (A response
-    continuing others holds only its own; `load_state` rebuilds the whole history of a chain.)"""
-    return [*added_of(record), *output_of(record)]
+    """The items a response record of earlier versions leaves for the next turn: its whole input,
+    then its output. (Responses are now stored as links; `load_state` rebuilds their history.)"""
+    return [*record.get("input", ()), *output_of(record)]
 
 
 def expand(
@@ -355,7 +354,6 @@ __all__ = [
     "Echo",
     "StateError",
     "Wanted",
-    "added_of",
     "as_item",
     "conversation_id",
     "conversation_key",
@@ -374,5 +372,6 @@ __all__ = [
     "queued_response",
     "response_key",
     "scope_of",
+    "turn_key",
     "wanted_state",
 ]
