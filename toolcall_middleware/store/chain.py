@@ -154,11 +154,12 @@ async def read_turns(store: Store, scope: str, ids: Sequence[str], ident: str, p
     turns = await store.get_many([turn_key(scope, i) for i in ids])
     missing = [i for i, turn in zip(ids, turns, strict=True) if turn is None]
     if missing:
-        older = dict(zip(missing, await store.get_many([response_key(scope, i) for i in missing]), strict=True))
-        for i in missing:
-            if older[i] is None or "input" not in older[i]:
+        older: dict[str, Any] = {}
+        for i, record in zip(missing, await store.get_many([response_key(scope, i) for i in missing]), strict=True):
+            if record is None or "input" not in record:
                 raise broken(ident, i, param)
-        turns = [turn if turn is not None else turn_of(older[i]) for i, turn in zip(ids, turns, strict=True)]
+            older[i] = turn_of(record)
+        turns = [turn if turn is not None else older[i] for i, turn in zip(ids, turns, strict=True)]
     return turns
 
 
