@@ -67,11 +67,13 @@ def heard(n: int) -> str:
 
 def test_a_chain_stores_each_turn_once_and_rebuilds_its_whole_context(store_url: str) -> None:
     sizes: dict[int, int] = {}
-    with middleware(store_url) as (_, http):
+    with middleware(store_url) as (app, http):
         alice, previous = sdk(http), None
         for n in range(1, 41):
-            answer = alice.responses.create(model="m", input=count(n), previous_response_id=previous)
+            with store_reads(store_url, app) as reads:
+                answer = alice.responses.create(model="m", input=count(n), previous_response_id=previous)
             assert answer.output_text == heard(n)
+            assert n == 1 or reads == {"single": 0, "batched": 1}  # (the response and its turn; the rest cached)
             previous = answer.id
             if n in (8, 24, 40):
                 sizes[n] = stored_bytes(store_url)
@@ -80,9 +82,11 @@ def test_a_chain_stores_each_turn_once_and_rebuilds_its_whole_context(store_url:
     # Linear: the last 16 turns took no more room than the 16 before them (stored whole, as
     # before, each turn's record grew with the chain: about twice as much).
     assert sizes[40] - sizes[24] <= 1.25 * (sizes[24] - sizes[8])
-    with middleware(store_url) as (_, http):  # another process: nothing cached, rebuilt from the links
+    with middleware(store_url) as (app, http):  # another process: nothing cached, rebuilt from the links
         alice = sdk(http)
-        answer = alice.responses.create(model="m", input=count(41), previous_response_id=previous)
+        with store_reads(store_url, app) as reads:
+            answer = alice.responses.create(model="m", input=count(41), previous_response_id=previous)
+        assert reads["single"] <= 1 and reads["batched"] <= 4  # (the response, its checkpoints, every turn)
         assert answer.output_text == heard(41)
         items = list(alice.responses.input_items.list(answer.id, order="asc"))
         assert len(items) == 40 * 3 + 1  # each turn: its input, the reasoning, the answer
