@@ -2,10 +2,12 @@
 
 A client makes N turns (default 1,000), each a 230-byte user message continuing the last response,
 through the middleware with a store, in front of a Responses host that reads the whole input and
-answers a short message. Printed per store: the bytes the store holds after the chain (its
-records' values; for SQLite also the file), the median time of a turn near turn 10 and near turn
-N, and the part of it spent in the store. Then a turn continuing the chain from a second
-middleware on the same store, which has nothing cached and rebuilds the context from the links.
+answers a short message. Printed per store: the bytes the store holds (its records' values; for
+SQLite also the file, for Redis its memory), the median time of turn 10 and of turn N (each taken
+15 times, alternately, as branches continuing turn 9 and turn N-1, so that both meet the same load
+on the machine) and the part of it spent in the store; then a turn continuing the chain from a
+second middleware on the same store, which has nothing cached and rebuilds the context from the
+links.
 
     python benchmarks/store_chain.py [--turns 1000] [--store sqlite|redis ...]
 
@@ -34,6 +36,7 @@ import httpx
 from toolcall_middleware import ToolCallMiddleware
 from toolcall_middleware.store.base import Store
 
+REPEATS = 15
 TEXT = ("Please go on with the next step of the plan, keeping every earlier decision in mind. " * 3)[:224]
 
 
@@ -89,33 +92,39 @@ async def turn(client: httpx.AsyncClient, n: int, previous: str | None) -> str:
     return str(answer.json()["id"])
 
 
-async def chain(url: str, turns: int) -> dict[str, Any]:
+async def chain(url: str, turns: int, stored: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Make the chain, measure what it stored (`stored()`), then time turns."""
     app = ToolCallMiddleware(host, dialect="hermes", store=url, store_secret="bench")
     spent = timed_store(app)
-    times: list[float] = []
-    store_times: list[float] = []
-    previous = None
+    ids: list[str] = []
     async with client_of(app) as client:
         for n in range(1, turns + 1):
-            spent[0] = 0.0
-            start = time.perf_counter()
-            previous = await turn(client, n, previous)
-            times.append(time.perf_counter() - start)
-            store_times.append(spent[0])
-    cold = ToolCallMiddleware(
-        host, dialect="hermes", store=url, store_secret="bench"
-    )  # another process: nothing cached
+            ids.append(await turn(client, n, ids[-1] if ids else None))
+        room = stored()
+        # Turn 10 and turn N, timed in turns (branches of the chain) taken one after the other, so
+        # that both meet the same load on the machine.
+        times: dict[int, list[float]] = {10: [], turns: []}
+        store_times: dict[int, list[float]] = {10: [], turns: []}
+        for _ in range(REPEATS):
+            for at in times:
+                spent[0] = 0.0
+                start = time.perf_counter()
+                await turn(client, at, ids[at - 2])
+                times[at].append(time.perf_counter() - start)
+                store_times[at].append(spent[0])
+    cold = ToolCallMiddleware(host, dialect="hermes", store=url, store_secret="bench")  # nothing cached
     async with client_of(cold) as client:
+        await turn(client, 2, ids[0])  # (the process's first request, set up)
         start = time.perf_counter()
-        await turn(client, turns + 1, previous)
+        await turn(client, turns + 1, ids[-1])
         rebuilt = time.perf_counter() - start
-    early, late = slice(5, 15), slice(max(0, turns - 10), turns)
     return {
-        "turn 10 (ms)": statistics.median(times[early]) * 1000,
-        f"turn {turns} (ms)": statistics.median(times[late]) * 1000,
-        "store part, turn 10 (ms)": statistics.median(store_times[early]) * 1000,
-        f"store part, turn {turns} (ms)": statistics.median(store_times[late]) * 1000,
-        "rebuilt in a fresh process (ms)": rebuilt * 1000,
+        "turn 10 (ms)": statistics.median(times[10]) * 1000,
+        f"turn {turns} (ms)": statistics.median(times[turns]) * 1000,
+        "store part, turn 10 (ms)": statistics.median(store_times[10]) * 1000,
+        f"store part, turn {turns} (ms)": statistics.median(store_times[turns]) * 1000,
+        f"turn {turns + 1}, rebuilt in a fresh process (ms)": rebuilt * 1000,
+        **room,
     }
 
 
@@ -165,13 +174,13 @@ def main() -> None:
         with contextlib.ExitStack() as stack:
             if kind == "sqlite":
                 path = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "state.db"
-                figures = asyncio.run(chain(f"sqlite:///{path}", args.turns)) | sqlite_bytes(path)
+                figures = asyncio.run(chain(f"sqlite:///{path}", args.turns, lambda path=path: sqlite_bytes(path)))
             else:
                 url = stack.enter_context(redis_server())
-                figures = asyncio.run(chain(url, args.turns)) | redis_bytes(url)
+                figures = asyncio.run(chain(url, args.turns, lambda url=url: redis_bytes(url)))
         print(f"{kind}, a chain of {args.turns} turns of {len(TEXT) + 6} bytes:")
         for name, value in figures.items():
-            print(f"  {name:34} {value:10.2f}" if isinstance(value, float) else f"  {name:34} {value:10}")
+            print(f"  {name:44} {value:10.2f}" if isinstance(value, float) else f"  {name:44} {value:10}")
 
 
 if __name__ == "__main__":
