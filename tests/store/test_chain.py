@@ -87,6 +87,8 @@ def test_a_chain_stores_each_turn_once_and_rebuilds_its_whole_context(store_url:
         with store_reads(store_url, app) as reads:
             answer = alice.responses.create(model="m", input=count(41), previous_response_id=previous)
         assert reads["single"] <= 1 and reads["batched"] <= 4  # (the response, its checkpoints, every turn)
+        with pytest.raises(openai.NotFoundError):  # (nor is the rebuild)
+            sdk(http, "sk-mallory").responses.input_items.list(previous)
         assert answer.output_text == heard(41)
         items = list(alice.responses.input_items.list(answer.id, order="asc"))
         assert len(items) == 40 * 3 + 1  # each turn: its input, the reasoning, the answer
