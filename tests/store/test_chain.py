@@ -97,6 +97,20 @@ def test_a_chain_stores_each_turn_once_and_rebuilds_its_whole_context(store_url:
         ]
 
 
+def test_continuing_a_large_response_stores_only_what_is_new(store_url: str) -> None:
+    """Twenty short continuations of one 4 MB turn (each once stored the 4 MB again)."""
+    with middleware(store_url) as (_, http):
+        alice = sdk(http)
+        big = alice.responses.create(model="m", input="Count 001 " + "y" * 4_000_000)
+        before = stored_bytes(store_url)
+        previous = big.id
+        for n in range(2, 22):
+            answer = alice.responses.create(model="m", input=f"Count {n:03d}", previous_response_id=previous)
+            assert answer.output_text == f"Heard {n} turns, first {'Count 001 yyyyyyyyyyy'[:20]!r}."
+            previous = answer.id
+        assert stored_bytes(store_url) - before < 200_000
+
+
 def test_an_earlier_response_deleted_is_gone_and_its_chain_goes_on(store_url: str) -> None:
     """As when each response kept a copy of the items before it: a deleted response is not found
     anywhere, and the responses that continue it still continue and list its items."""
