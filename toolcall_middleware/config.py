@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .core.api import APIS, Api, spec_for
 from .core.dialects import get_dialect, list_dialects
 from .core.request.depth import MAX_DEPTH
+from .store.chain import MAX_CHAIN
+from .store.state import MAX_REFERENCES
 
 Profile = Literal["required_action", "extensions", "ping_events", "open_responses"]
 Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "responses-to-messages"]
@@ -72,6 +74,14 @@ class Limits(BaseModel):
     max_websockets: int = Field(
         128, gt=0, description="WebSocket mode sockets open at once; past these, an upgrade is refused with a 503"
     )
+    max_chain_responses: int = Field(
+        MAX_CHAIN,
+        gt=0,
+        description="stored responses a `previous_response_id` chain may reach back (longer: a 400)",
+    )
+    max_item_references: int = Field(
+        MAX_REFERENCES, gt=0, description="`item_reference` items in one request's input (more: a 400)"
+    )
 
 
 class ToolCallConfig(BaseModel):
@@ -93,9 +103,7 @@ class ToolCallConfig(BaseModel):
     )
     chat_routes: tuple[str, ...] = Field(spec_for("chat").routes, description="Chat Completions paths")
     responses_routes: tuple[str, ...] = Field(spec_for("responses").routes, description="Responses API paths")
-    completions_routes: tuple[str, ...] = Field(
-        spec_for("completions").routes, description="legacy completions paths"
-    )
+    completions_routes: tuple[str, ...] = Field(spec_for("completions").routes, description="legacy completions paths")
     messages_routes: tuple[str, ...] = Field(
         spec_for("messages").routes, description="Anthropic Messages paths (and their /count_tokens)"
     )

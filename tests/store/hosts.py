@@ -1,5 +1,6 @@
 """A raw-output model that remembers: it answers with every user message it was sent, so a test
-sees whether the state put the earlier turns back in front of the new one. It calls
+sees whether the state put the earlier turns back in front of the new one (a last turn that
+starts with "Count " gets an answer of one size: how many user turns came, and the first). It calls
 `get_weather` when the tool is offered (hermes markup), and answers from the tool's result.
 
 Chat and Responses, whole or streamed. A stream whose last user turn says "slowly" takes
@@ -52,7 +53,10 @@ def write(body: dict[str, Any]) -> str:
     if "get_weather" in transcript:
         call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
         return "<think>\nI need the weather tool.\n</think>\n\n" + call
-    return "<think>\nRecalling.\n</think>\n\nHeard: " + " | ".join(user_texts(body))
+    texts = user_texts(body)
+    if texts and texts[-1].startswith("Count "):  # (an answer of one size, however long the chain)
+        return f"<think>\nCounting.\n</think>\n\nHeard {len(texts)} turns, first {texts[0][:20]!r}."
+    return "<think>\nRecalling.\n</think>\n\nHeard: " + " | ".join(texts)
 
 
 def pieces(text: str, size: int = 7) -> list[str]:

@@ -91,6 +91,28 @@ def test_records_expire(kind: str, tmp_path: Path, request: pytest.FixtureReques
     run(work)
 
 
+def test_batched_reads_refreshes_and_shorter_lifetimes(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    store = make(kind, tmp_path, request, StoreLimits(ttl=1.0))
+
+    async def work() -> None:
+        await store.put({f"k{n}": n for n in range(1200)})  # (more than one SQL `IN` batch)
+        keys = [f"k{n}" for n in range(1200)]
+        assert await store.get_many(["k3", "gone", "k1"]) == [3, None, 1]
+        assert await store.get_many(keys) == list(range(1200)) and await store.get_many([]) == []
+        assert await store.alive(["k1", "k2", "gone", "k1"]) == 2
+        await store.put({"brief": 1}, lifetime=0.2)
+        await asyncio.sleep(0.6)
+        assert await store.get("brief") is None
+        assert await store.alive(["k1", "k2", "brief"], refresh=True) == 2  # k1, k2 live 1 s more
+        await asyncio.sleep(0.6)
+        assert await store.get_many(["k1", "k2", "k3"]) == [1, 2, None]
+        await store.close()
+
+    run(work)
+
+
 def test_a_record_over_the_size_limit_is_refused_and_nothing_is_written(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.request.errors import BadRequest, invalid, invalid_body
 from ..core.schema import JSON_OBJECT
 from .base import Store
+from .chain import MAX_CHAIN, ContextCache, Link, context_of, continue_from, read_turn
 from .state import (
     Wanted,
     as_item,
     conversation_key,
     conversation_object,
-    history_of,
     item_key,
     item_records,
     mint_id,
@@ -46,11 +47,43 @@ async def stored_response(store: Store, scope: str, ident: str) -> dict[str, Any
     return await fetch(store, response_key(scope, ident), "Response", ident)
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """What a request's state gives its turn: the `history` it continues, the items it refers to
+    by id (`found`), and where the new response will sit (`link`)."""
+
+    history: list[dict[str, Any]]
+    found: dict[str, dict[str, Any]]
+    link: Link
+
+
+async def load_turn(
+    store: Store, scope: str, wanted: Wanted, contexts: ContextCache | None = None, *, max_chain: int = MAX_CHAIN
+) -> Loaded:
+    """The reads a request's state needs: the chain it continues (rebuilt, or from `contexts`),
+    or its conversation's items, and every item it refers to in one batched read."""
+    now = time.time()
+    history: list[dict[str, Any]] = []
+    link = Link(renewed=now)
+    if wanted.previous_response_id is not None:
+        history, link = await continue_from(store, scope, wanted.previous_response_id, contexts, max_chain=max_chain)
+    elif wanted.conversation is not None:
+        ident = wanted.conversation
+        history = list(
+            (await fetch(store, conversation_key(scope, ident), "Conversation", ident, "conversation"))["items"]
+        )
+        link = Link(renewed=now, conversation_items=len(history))
+    unique = list(dict.fromkeys(wanted.references))
+    items = await store.get_many([item_key(scope, ident) for ident in unique]) if unique else []
+    found = {ident: item for ident, item in zip(unique, items, strict=True) if item is not None}
+    return Loaded(history, found, link)
+
+
 async def load_state(
     store: Store, scope: str, wanted: Wanted
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """What `state.expand` needs for a request (`wanted_state(body)`): the history it continues
-    (the previous response's input and output, or the conversation's items) and the items it
+    (the previous response's whole input and output, or the conversation's items) and the items it
     refers to by id; a 404 naming the field for a response or conversation this scope lacks.
 
     ```python
@@ -59,22 +92,8 @@ async def load_state(
     stateless_body, whole_input, new_items = expand(body, history, found)
     ```
     """
-    history: list[dict[str, Any]] = []
-    if wanted.previous_response_id is not None:
-        ident = wanted.previous_response_id
-        record = await fetch(store, response_key(scope, ident), "Previous response", ident, "previous_response_id")
-        history = history_of(record)
-    elif wanted.conversation is not None:
-        ident = wanted.conversation
-        history = list(
-            (await fetch(store, conversation_key(scope, ident), "Conversation", ident, "conversation"))["items"]
-        )
-    found: dict[str, dict[str, Any]] = {}
-    for ident in wanted.references:
-        item = await store.get(item_key(scope, ident))
-        if item is not None:
-            found[ident] = item
-    return history, found
+    loaded = await load_turn(store, scope, wanted)
+    return loaded.history, loaded.found
 
 
 async def delete(store: Store, key: str, what: str, ident: str, kind: str) -> Answer:
@@ -89,11 +108,15 @@ def page_of(items: list[Any], query: Mapping[str, str]) -> Answer:
 
 
 async def delete_response(store: Store, scope: str, ident: str) -> Answer:
+    """Delete a response (its turn stays for the responses that continue it: `chain.py`)."""
     return await delete(store, response_key(scope, ident), "Response", ident, "response")
 
 
-async def list_input_items(store: Store, scope: str, ident: str, query: Mapping[str, str]) -> Answer:
-    return page_of((await stored_response(store, scope, ident)).get("input", []), query)
+async def list_input_items(
+    store: Store, scope: str, ident: str, query: Mapping[str, str], contexts: ContextCache | None = None
+) -> Answer:
+    _, turn = await read_turn(store, scope, ident, "Response")
+    return page_of((await context_of(store, scope, ident, turn, contexts)).whole, query)
 
 
 # -- conversations ---------------------------------------------------------------------------------
@@ -223,4 +246,4 @@ async def delete_conversation_item(store: Store, scope: str, ident: str, item_id
     return 200, updated["conversation"]
 
 
-__all__ = ["Answer", "BadRequest"]
+__all__ = ["Answer", "BadRequest", "Loaded", "load_state", "load_turn"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,13 @@ def decode(data: bytes | str | None) -> Value | None:
     return None if data is None else json.loads(data)
 
 
+def lifetime_of(limits: StoreLimits, lifetime: float | None) -> float | None:
+    """The seconds a write lives: `lifetime` capped by the TTL (None: forever)."""
+    if limits.ttl is None:
+        return None
+    return limits.ttl if lifetime is None else max(0.001, min(lifetime, limits.ttl))
+
+
 class Store(ABC):
     """The async interface of a backend. Keys are opaque strings; values JSON."""
 
@@ -71,9 +78,20 @@ class Store(ABC):
     async def get(self, key: str) -> Value | None:
         """The value under `key`, or None when there is none (or it expired)."""
 
+    async def get_many(self, keys: Sequence[str]) -> list[Value | None]:
+        """The values under `keys`, in order (None where absent), in one round trip where the
+        backend has one (SQL `IN`, Redis `MGET`)."""
+        return [await self.get(key) for key in keys]
+
     @abstractmethod
-    async def put(self, values: Mapping[str, Value]) -> None:
-        """Write every value, each with the store's TTL, in one atomic step."""
+    async def put(self, values: Mapping[str, Value], *, lifetime: float | None = None) -> None:
+        """Write every value in one atomic step, each living the store's TTL, or `lifetime`
+        seconds when given (a response expires with its chain; never longer than the TTL)."""
+
+    @abstractmethod
+    async def alive(self, keys: Sequence[str], *, refresh: bool = False) -> int:
+        """How many of `keys` hold a value, in one round trip; `refresh`: their expiry restarts
+        at the store's TTL (a chain of responses kept alive by its newest)."""
 
     @abstractmethod
     async def delete(self, key: str) -> bool:
@@ -99,4 +117,5 @@ __all__ = [
     "Value",
     "decode",
     "encode",
+    "lifetime_of",
 ]

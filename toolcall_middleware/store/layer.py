@@ -36,7 +36,9 @@ from . import api
 from .asgi_io import ASGIApp, Disconnected, Receive, Scope, Send, answer, query_of, read_body, replay, with_body
 from .background import BackgroundRuns, Stop
 from .base import Store, StoreError, StoreLimits
+from .chain import MAX_CHAIN, Context, ContextCache, stored_records
 from .state import (
+    MAX_REFERENCES,
     SECRET_KEY,
     Echo,
     expand,
@@ -69,6 +71,8 @@ class ResponsesState:
         secret: str | None = None,
         max_request_bytes: int = 16 * 1024 * 1024,
         max_depth: int = MAX_DEPTH,
+        max_chain: int = MAX_CHAIN,
+        max_references: int = MAX_REFERENCES,
     ) -> None:
         self.app = app
         self.store = store
@@ -80,6 +84,9 @@ class ResponsesState:
         self._secret = secret or os.environ.get(SECRET_ENV) or None
         self._max_request_bytes = max_request_bytes
         self.max_depth = max_depth  # an answer nested deeper is not stored (`Tee`)
+        self.max_chain = max_chain  # responses a `previous_response_id` may reach back
+        self.max_references = max_references  # `item_reference`s per request
+        self.contexts = ContextCache()  # recent chains' contexts: a continuation here needs no rebuild
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -126,9 +133,11 @@ class ResponsesState:
         if not rest and method == "GET":
             return self._retrieve(ident)
         if not rest and method == "DELETE":
-            return self._endpoint(lambda store, scope, _, q: api.delete_response(store, scope, ident))
+            return self._endpoint(lambda store, scope, _, q: self._delete(scope, ident))
         if rest == ["input_items"] and method == "GET":
-            return self._endpoint(lambda store, scope, _, q: api.list_input_items(store, scope, ident, q))
+            return self._endpoint(
+                lambda store, scope, _, q: api.list_input_items(store, scope, ident, q, self.contexts)
+            )
         if rest == ["cancel"] and method == "POST":
             return self._endpoint(lambda store, scope, _, q: self._cancel(scope, ident))
         return None
@@ -190,20 +199,20 @@ class ResponsesState:
             await self.app(scope, replay([body], receive), send)  # the pipeline answers it as before
             return
         credential = await self.scope_of(scope)
-        wanted = wanted_state(request)
-        history, found = await api.load_state(self.store, credential, wanted)
-        forward, whole, own = expand(request, history, found)
+        wanted = wanted_state(request, self.max_references)
+        loaded = await api.load_turn(self.store, credential, wanted, self.contexts, max_chain=self.max_chain)
+        forward, whole, own = expand(request, loaded.history, loaded.found)
         stored = request.get("store") is not False
         background = request.get("background") is True
         if background and not stored:
             raise BadRequest("Background responses require 'store' to be true.", "background", code="invalid_value")
         echo = Echo(mint_id("resp"), stored, wanted.previous_response_id, wanted.conversation, background)
-        turn = Turn(credential, echo, whole, own)
         if background:
-            await self._start_background(scope, request, forward, turn, send)
+            await self._start_background(scope, request, forward, Turn(credential, echo, whole, own, loaded.link), send)
             return
         # (nothing expanded: the client's own bytes go on)
         new_body = body if forward == request else json_bytes(forward)
+        turn = Turn(credential, echo, whole, own, loaded.link, len(new_body))
         tee = Tee(
             turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2, max_depth=self.max_depth
         )
@@ -214,9 +223,10 @@ class ResponsesState:
         output = [dict(item) for item in response.get("output") or () if isinstance(item, JSON_OBJECT)]
         echo = turn.echo
         if echo.store:
-            record = {"response": response, "input": turn.whole, "events": events}
+            records = stored_records(turn.credential, echo.id, turn.link, response, turn.own, events)
             items = item_records(turn.credential, [*turn.own, *output])
-            await self.store.put({response_key(turn.credential, echo.id): record, **items})
+            await self.store.put({**records, **items}, lifetime=self._lifetime(turn))
+            self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole, turn.size))
         if echo.conversation is not None and response.get("status") in ("completed", "incomplete"):
             await api.append_to_conversation(self.store, turn.credential, echo.conversation, [*turn.own, *output])
 
@@ -229,7 +239,8 @@ class ResponsesState:
         `stream: true`) its events as the task makes them."""
         key = response_key(turn.credential, turn.echo.id)
         queued = queued_response(request, turn.echo, int(time.time()))
-        await self.store.put({key: {"response": queued, "input": turn.whole, "events": []}})
+        records = stored_records(turn.credential, turn.echo.id, turn.link, queued, turn.own, [])
+        await self.store.put(records, lifetime=self._lifetime(turn))
         body = json_bytes({**forward, "stream": True})  # (streamed: its progress is visible)
         self.background.start(key, self._run_background(key, with_body(scope, body), body, turn))
         if request.get("stream") is True:
@@ -263,6 +274,13 @@ class ResponsesState:
                 f"The host answered {tee.status}: {detail}" if tee.status != 200 else "The host's answer ended early."
             )
             await self.background.end(key, "failed", {"code": "server_error", "message": message})
+
+    def _lifetime(self, turn: Turn) -> float | None:
+        return turn.link.lifetime(self.store.limits.ttl, time.time())
+
+    async def _delete(self, credential: str, ident: str) -> api.Answer:
+        self.contexts.drop(credential, ident)
+        return await api.delete_response(self.store, credential, ident)
 
     async def _cancel(self, credential: str, ident: str) -> api.Answer:
         return 200, await self.background.cancel(response_key(credential, ident), ident)
@@ -305,6 +323,8 @@ def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:
         secret=config.store_secret,
         max_request_bytes=config.limits.max_request_bytes,
         max_depth=config.limits.max_depth,
+        max_chain=config.limits.max_chain_responses,
+        max_references=config.limits.max_item_references,
     )
 
 

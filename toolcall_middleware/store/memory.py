@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from .base import Store, StoreFull, StoreLimits, Updater, Value, decode, encode
+from .base import Store, StoreFull, StoreLimits, Updater, Value, decode, encode, lifetime_of
 
 
 class MemoryStore(Store):
@@ -19,8 +19,8 @@ class MemoryStore(Store):
         self._data: dict[str, tuple[bytes, float]] = {}  # key -> (JSON, expiry on the monotonic clock)
         self._lock = asyncio.Lock()
 
-    def _expiry(self, expires: bool = True) -> float:
-        ttl = self.limits.ttl
+    def _expiry(self, expires: bool = True, lifetime: float | None = None) -> float:
+        ttl = lifetime_of(self.limits, lifetime)
         return float("inf") if ttl is None or not expires else time.monotonic() + ttl
 
     def _live(self, key: str) -> bytes | None:
@@ -44,12 +44,23 @@ class MemoryStore(Store):
     async def get(self, key: str) -> Value | None:
         return decode(self._live(key))
 
-    async def put(self, values: Mapping[str, Value], *, expires: bool = True) -> None:
+    async def get_many(self, keys: Sequence[str]) -> list[Value | None]:
+        return [decode(self._live(key)) for key in keys]
+
+    async def put(self, values: Mapping[str, Value], *, lifetime: float | None = None, expires: bool = True) -> None:
         encoded = {key: encode(key, value, self.limits) for key, value in values.items()}
         self._room(sum(1 for key in encoded if self._live(key) is None))
-        expiry = self._expiry(expires)
+        expiry = self._expiry(expires, lifetime)
         for key, data in encoded.items():
             self._data[key] = (data, expiry)
+
+    async def alive(self, keys: Sequence[str], *, refresh: bool = False) -> int:
+        found = [key for key in dict.fromkeys(keys) if self._live(key) is not None]
+        if refresh:
+            expiry = self._expiry()
+            for key in found:
+                self._data[key] = (self._data[key][0], expiry)
+        return len(found)
 
     async def delete(self, key: str) -> bool:
         return self._data.pop(key, None) is not None

@@ -8,11 +8,11 @@ the read and the write. Connection failures become `StoreUnavailable`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..redact import redact
-from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode
+from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode, lifetime_of
 
 RETRIES = 64  # optimistic `update` attempts before giving up under contention
 
@@ -32,8 +32,9 @@ class RedisStore(Store):
         self._watch_error: type[BaseException] = redis.WatchError
         self._client: Any = redis.asyncio.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
 
-    def _px(self, expires: bool = True) -> int | None:
-        return None if self.limits.ttl is None or not expires else max(1, int(self.limits.ttl * 1000))
+    def _px(self, expires: bool = True, lifetime: float | None = None) -> int | None:
+        ttl = lifetime_of(self.limits, lifetime)
+        return None if ttl is None or not expires else max(1, int(ttl * 1000))
 
     def _failed(self, error: BaseException) -> StoreUnavailable:
         return StoreUnavailable(redact(f"the Redis store at {self._where()} failed: {error}"))
@@ -47,13 +48,36 @@ class RedisStore(Store):
         except self._errors as e:
             raise self._failed(e) from e
 
-    async def put(self, values: Mapping[str, Value]) -> None:
+    async def get_many(self, keys: Sequence[str]) -> list[Value | None]:
+        if not keys:
+            return []
+        try:
+            return [decode(data) for data in await self._client.mget([self._prefix + key for key in keys])]
+        except self._errors as e:
+            raise self._failed(e) from e
+
+    async def put(self, values: Mapping[str, Value], *, lifetime: float | None = None) -> None:
         encoded = {key: encode(key, value, self.limits) for key, value in values.items()}
         try:
             async with self._client.pipeline(transaction=True) as pipe:
                 for key, data in encoded.items():
-                    pipe.set(self._prefix + key, data, px=self._px())
+                    pipe.set(self._prefix + key, data, px=self._px(lifetime=lifetime))
                 await pipe.execute()
+        except self._errors as e:
+            raise self._failed(e) from e
+
+    async def alive(self, keys: Sequence[str], *, refresh: bool = False) -> int:
+        names = [self._prefix + key for key in dict.fromkeys(keys)]
+        px = self._px()
+        if not names:
+            return 0
+        try:
+            if not refresh or px is None:
+                return int(await self._client.exists(*names))
+            async with self._client.pipeline(transaction=False) as pipe:  # (one round trip)
+                for name in names:
+                    pipe.pexpire(name, px)
+                return sum(map(bool, await pipe.execute()))
         except self._errors as e:
             raise self._failed(e) from e
 

@@ -14,14 +14,15 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode
+from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode, lifetime_of
 
 T = TypeVar("T")
 SWEEP_EVERY = 256  # writes between sweeps of expired rows
+BATCH = 500  # keys per `IN (…)` (SQLite's default cap on bound variables is far above this)
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL)"
 
@@ -56,8 +57,9 @@ class SQLiteStore(Store):
         except sqlite3.Error as e:
             raise StoreUnavailable(f"the SQLite store {self.path} failed: {e}") from e
 
-    def _expires(self, expires: bool = True) -> float | None:
-        return None if self.limits.ttl is None or not expires else time.time() + self.limits.ttl
+    def _expires(self, expires: bool = True, lifetime: float | None = None) -> float | None:
+        ttl = lifetime_of(self.limits, lifetime)
+        return None if ttl is None or not expires else time.time() + ttl
 
     @staticmethod
     def _read(db: sqlite3.Connection, key: str) -> bytes | None:
@@ -66,8 +68,15 @@ class SQLiteStore(Store):
         ).fetchone()
         return None if row is None else bytes(row[0])
 
-    def _write(self, db: sqlite3.Connection, values: Mapping[str, bytes], *, expires: bool = True) -> None:
-        until = self._expires(expires)
+    def _write(
+        self,
+        db: sqlite3.Connection,
+        values: Mapping[str, bytes],
+        *,
+        expires: bool = True,
+        lifetime: float | None = None,
+    ) -> None:
+        until = self._expires(expires, lifetime)
         db.executemany(
             "INSERT OR REPLACE INTO records (key, value, expires) VALUES (?, ?, ?)",
             [(key, data, until) for key, data in values.items()],
@@ -79,15 +88,53 @@ class SQLiteStore(Store):
     async def get(self, key: str) -> Value | None:
         return decode(await self._run(lambda db: self._read(db, key)))
 
-    async def put(self, values: Mapping[str, Value]) -> None:
+    async def get_many(self, keys: Sequence[str]) -> list[Value | None]:
+        def work(db: sqlite3.Connection) -> dict[str, bytes]:
+            found: dict[str, bytes] = {}
+            now = time.time()
+            for start in range(0, len(keys), BATCH):
+                chunk = list(keys[start : start + BATCH])
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT key, value FROM records WHERE key IN ({marks}) AND (expires IS NULL OR expires > ?)",
+                    (*chunk, now),
+                )
+                found.update((key, bytes(value)) for key, value in rows)
+            return found
+
+        found = await self._run(work) if keys else {}
+        return [decode(found.get(key)) for key in keys]
+
+    async def put(self, values: Mapping[str, Value], *, lifetime: float | None = None) -> None:
         encoded = {key: encode(key, value, self.limits) for key, value in values.items()}
 
         def work(db: sqlite3.Connection) -> None:
             with db:  # one transaction: all or nothing
                 db.execute("BEGIN IMMEDIATE")
-                self._write(db, encoded)
+                self._write(db, encoded, lifetime=lifetime)
 
         await self._run(work)
+
+    async def alive(self, keys: Sequence[str], *, refresh: bool = False) -> int:
+        unique = list(dict.fromkeys(keys))
+
+        def work(db: sqlite3.Connection) -> int:
+            count, now = 0, time.time()
+            with db:
+                if refresh:
+                    db.execute("BEGIN IMMEDIATE")
+                for start in range(0, len(unique), BATCH):
+                    chunk = unique[start : start + BATCH]
+                    where = f"key IN ({','.join('?' * len(chunk))}) AND (expires IS NULL OR expires > ?)"
+                    if refresh:
+                        count += db.execute(
+                            f"UPDATE records SET expires = ? WHERE {where}", (self._expires(), *chunk, now)
+                        ).rowcount
+                    else:
+                        count += db.execute(f"SELECT count(*) FROM records WHERE {where}", (*chunk, now)).fetchone()[0]
+            return count
+
+        return await self._run(work) if unique else 0
 
     async def delete(self, key: str) -> bool:
         return await self._run(lambda db: db.execute("DELETE FROM records WHERE key = ?", (key,)).rowcount > 0)

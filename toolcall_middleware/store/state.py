@@ -26,6 +26,7 @@ from ..core.schema import JSON_OBJECT
 SECRET_KEY = "scope-secret"  # the store's own key of the shared scoping secret (unscoped)
 STATEFUL_FIELDS = ("previous_response_id", "conversation")
 ID_BYTES = 24  # 192 random bits per id: unguessable
+MAX_REFERENCES = 1024  # `item_reference`s per request (the default of `limits.max_item_references`)
 
 
 class StateError(BadRequest):
@@ -70,6 +71,11 @@ def scope_of(headers: Iterable[tuple[bytes, bytes]], secret: str) -> str:
 
 def response_key(scope: str, ident: str) -> str:
     return f"{scope}:response:{ident}"
+
+
+def turn_key(scope: str, ident: str) -> str:
+    """The items a response added and its link to the one before (`chain.py`)."""
+    return f"{scope}:turn:{ident}"
 
 
 def item_key(scope: str, ident: str) -> str:
@@ -131,7 +137,9 @@ class Wanted:
     references: tuple[str, ...]
 
 
-def wanted_state(body: Mapping[str, Any]) -> Wanted:
+def wanted_state(body: Mapping[str, Any], max_references: int = MAX_REFERENCES) -> Wanted:
+    """What `body` refers to; a 400 naming `input` past `max_references` item references (each
+    is a store read, batched, but bounded all the same)."""
     previous = body.get("previous_response_id")
     if previous is not None and (not isinstance(previous, str) or not previous):
         raise invalid("previous_response_id", "expected a response id")
@@ -151,6 +159,12 @@ def wanted_state(body: Mapping[str, Any]) -> Wanted:
             if not isinstance(ident, str) or not ident:
                 raise invalid(f"input[{i}].id", "expected an item id")
             references.append(ident)
+    if len(references) > max_references:
+        raise BadRequest(
+            f"Invalid 'input': {len(references)} item references, over the limit of {max_references} per request.",
+            "input",
+            code="too_many_item_references",
+        )
     return Wanted(previous, conversation, tuple(references))
 
 
@@ -164,9 +178,14 @@ def conversation_id(value: Any) -> str | None:
     return ident
 
 
+def output_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list(record.get("response", {}).get("output") or ())
+
+
 def history_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The items a stored response leaves for the next turn: its input, then its output."""
-    return [*record.get("input", ()), *record.get("response", {}).get("output", ())]
+    """The items a response record of earlier versions leaves for the next turn: its whole input,
+    then its output. (Responses are now stored as links; `load_state` rebuilds their history.)"""
+    return [*record.get("input", ()), *output_of(record)]
 
 
 def expand(
@@ -326,6 +345,7 @@ __all__ = [
     "ID_BYTES",
     "ID_PREFIXES",
     "MAX_LIMIT",
+    "MAX_REFERENCES",
     "RESPONSE_EVENTS",
     "SECRET_KEY",
     "STATEFUL_FIELDS",
@@ -347,9 +367,11 @@ __all__ = [
     "mint_id",
     "new_secret",
     "not_found",
+    "output_of",
     "page",
     "queued_response",
     "response_key",
     "scope_of",
+    "turn_key",
     "wanted_state",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.emitters.responses import error_event
@@ -25,6 +25,7 @@ from ..core.request.depth import MAX_DEPTH
 from ..core.schema import JSON_OBJECT
 from .asgi_io import Message, Send, answer
 from .base import StoreError
+from .chain import Link
 from .state import RESPONSE_EVENTS, TERMINAL_EVENTS, Echo, StateError
 
 logger = logging.getLogger("toolcall_middleware")
@@ -33,12 +34,15 @@ logger = logging.getLogger("toolcall_middleware")
 @dataclass(frozen=True)
 class Turn:
     """One response being made: whose it is, what it says of the state, and its input items
-    (`whole`: everything the host got; `own`: the request's new items)."""
+    (`whole`: everything the host got, in about `size` bytes; `own`: the request's new items, the
+    only ones it stores; `link`: the responses it continues)."""
 
     credential: str
     echo: Echo
     whole: list[dict[str, Any]]
     own: list[dict[str, Any]]
+    link: Link = field(default_factory=Link)
+    size: int = 0
 
 
 Finish = Callable[[Turn, dict[str, Any], "list[str] | None"], Awaitable[None]]

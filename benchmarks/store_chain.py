@@ -1,0 +1,187 @@
+"""A long `previous_response_id` chain: the room it takes and what each turn costs.
+
+A client makes N turns (default 1,000), each a 230-byte user message continuing the last response,
+through the middleware with a store, in front of a Responses host that reads the whole input and
+answers a short message. Printed per store: the bytes the store holds (its records' values; for
+SQLite also the file, for Redis its memory), the median time of turn 10 and of turn N (each taken
+15 times, alternately, as branches continuing turn 9 and turn N-1, so that both meet the same load
+on the machine) and the part of it spent in the store; then a turn continuing the chain from a
+second middleware on the same store, which has nothing cached and rebuilds the context from the
+links.
+
+    python benchmarks/store_chain.py [--turns 1000] [--store sqlite|redis ...]
+
+Redis needs `redis-server` on PATH (started on a free port, unsaved) and the `redis` package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.store.base import Store
+
+REPEATS = 15
+TEXT = ("Please go on with the next step of the plan, keeping every earlier decision in mind. " * 3)[:224]
+
+
+async def host(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]):
+    """A Responses host: it reads the whole request (as a model server must) and answers briefly."""
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    request = json.loads(body)
+    text = f"Noted; {len(request['input'])} items so far."
+    item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed"}
+    item["content"] = [{"type": "output_text", "text": text, "annotations": []}]
+    answer = {"id": "resp_host", "object": "response", "created_at": 0, "status": "completed", "output": [item]}
+    data = json.dumps({**answer, "model": request.get("model")}).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": data})
+
+
+def timed_store(app: ToolCallMiddleware) -> list[float]:
+    """Wrap the store's calls so their time adds up in the returned one-element list."""
+    spent = [0.0]
+    store: Store = app._entry.store  # type: ignore[attr-defined]
+    for name in ("get", "get_many", "put", "alive", "update"):
+        original = getattr(store, name)
+
+        async def wrapped(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await _original(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - start
+
+        setattr(store, name, wrapped)
+    return spent
+
+
+def client_of(app: ToolCallMiddleware) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app)
+    return httpx.AsyncClient(transport=transport, base_url="http://bench", headers={"authorization": "Bearer sk-b"})
+
+
+async def turn(client: httpx.AsyncClient, n: int, previous: str | None) -> str:
+    body: dict[str, Any] = {"model": "m", "input": f"{n:05d} {TEXT}"}
+    if previous is not None:
+        body["previous_response_id"] = previous
+    answer = await client.post("/v1/responses", json=body)
+    answer.raise_for_status()
+    return str(answer.json()["id"])
+
+
+async def chain(url: str, turns: int, stored: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Make the chain, measure what it stored (`stored()`), then time turns."""
+    app = ToolCallMiddleware(host, dialect="hermes", store=url, store_secret="bench")
+    spent = timed_store(app)
+    ids: list[str] = []
+    async with client_of(app) as client:
+        for n in range(1, turns + 1):
+            ids.append(await turn(client, n, ids[-1] if ids else None))
+        room = stored()
+        # Turn 10 and turn N, timed in turns (branches of the chain) taken one after the other, so
+        # that both meet the same load on the machine.
+        times: dict[int, list[float]] = {10: [], turns: []}
+        store_times: dict[int, list[float]] = {10: [], turns: []}
+        for _ in range(REPEATS):
+            for at in times:
+                spent[0] = 0.0
+                start = time.perf_counter()
+                await turn(client, at, ids[at - 2])
+                times[at].append(time.perf_counter() - start)
+                store_times[at].append(spent[0])
+    cold = ToolCallMiddleware(host, dialect="hermes", store=url, store_secret="bench")  # nothing cached
+    async with client_of(cold) as client:
+        await turn(client, 2, ids[0])  # (the process's first request, set up)
+        start = time.perf_counter()
+        await turn(client, turns + 1, ids[-1])
+        rebuilt = time.perf_counter() - start
+    return {
+        "turn 10 (ms)": statistics.median(times[10]) * 1000,
+        f"turn {turns} (ms)": statistics.median(times[turns]) * 1000,
+        "store part, turn 10 (ms)": statistics.median(store_times[10]) * 1000,
+        f"store part, turn {turns} (ms)": statistics.median(store_times[turns]) * 1000,
+        f"turn {turns + 1}, rebuilt in a fresh process (ms)": rebuilt * 1000,
+        **room,
+    }
+
+
+def sqlite_bytes(path: Path) -> dict[str, Any]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        values = db.execute("SELECT sum(length(value)), count(*) FROM records").fetchone()
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return {"stored (MB)": values[0] / 1e6, "records": values[1], "file (MB)": path.stat().st_size / 1e6}
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not on PATH")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def redis_bytes(url: str) -> dict[str, Any]:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    keys = list(client.scan_iter("toolcall:*", count=1000))
+    stored = sum(int(client.strlen(key)) for key in keys)
+    return {"stored (MB)": stored / 1e6, "records": len(keys), "used_memory (MB)": client.info()["used_memory"] / 1e6}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--store", action="append", choices=["sqlite", "redis"])
+    args = parser.parse_args()
+    for kind in args.store or ["sqlite", "redis"]:
+        with contextlib.ExitStack() as stack:
+            if kind == "sqlite":
+                path = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "state.db"
+                figures = asyncio.run(chain(f"sqlite:///{path}", args.turns, lambda path=path: sqlite_bytes(path)))
+            else:
+                url = stack.enter_context(redis_server())
+                figures = asyncio.run(chain(url, args.turns, lambda url=url: redis_bytes(url)))
+        print(f"{kind}, a chain of {args.turns} turns of {len(TEXT) + 6} bytes:")
+        for name, value in figures.items():
+            print(f"  {name:44} {value:10.2f}" if isinstance(value, float) else f"  {name:44} {value:10}")
+
+
+if __name__ == "__main__":
+    main()
