@@ -57,7 +57,9 @@ class ToolCallMiddleware:
             self.misconfigured = f"toolcall-middleware: invalid configuration: {e}"
             logger.error("%s", self.misconfigured)
             self.config = ToolCallConfig()
-        self._settings = settings_from(self.config)
+        # A proxy's upstream is another process: an answer that is not its API's is the client's
+        # 502 there, while an app in process (the user's own code) is passed on with a warning.
+        self._settings = settings_from(self.config, remote_host=getattr(app, "remote_host", False) is True)
         self._routes: dict[str, RouteMatch | None] = {}  # what `ToolCallExchange.route` says of a path
         self._entry: ASGIApp = with_state(self._stateless, self.config)  # the Responses state, with a store
 

@@ -89,6 +89,10 @@ class ProxyApp:
     `httpx.AsyncClient` to use instead of the proxy's own (then the caller closes it).
     """
 
+    # The host is another process: an answer of its that is not its API's is broken, and the
+    # middleware over this app answers 502 instead of passing it on (`Settings.remote_host`).
+    remote_host = True
+
     def __init__(
         self,
         upstream: str,
