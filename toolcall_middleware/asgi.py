@@ -26,6 +26,7 @@ from .core.http import headers_named, json_head
 from .core.replaced import openai_error
 from .exchange import ToolCallExchange, settings_from
 from .inprocess import respond
+from .store.base import Store
 from .store.layer import with_state
 from .websocket import ResponsesSocket
 
@@ -65,6 +66,12 @@ class ToolCallMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._entry(scope, receive, send)
+
+    @property
+    def store(self) -> Store | None:
+        """The Responses state's store (None: no store, or a host that keeps state itself)."""
+        found = getattr(self._entry, "store", None)
+        return found if isinstance(found, Store) else None
 
     async def _stateless(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.misconfigured is not None:

@@ -30,7 +30,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
-from .core.api import APIS, spec_for
+
+if typing.TYPE_CHECKING:
+    from .upstream_routes import RouteMap
 
 
 class ServeOptions(BaseModel):
@@ -220,9 +222,10 @@ def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
     return options, config
 
 
-def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
+def build_app(options: ServeOptions, config: ToolCallConfig, routes: RouteMap | None = None) -> Any:
     """The ASGI app to serve: the middleware over the proxy, or over the demo model; with
-    `GET /metrics` where prometheus-client is installed (a registry of its own)."""
+    `GET /metrics` where prometheus-client is installed (a registry of its own). `routes`: what
+    the upstream was found to serve (`learn_routes`), which the proxy keeps up to date."""
     from .asgi import ToolCallMiddleware
     from .metrics import MetricsRoute, PrometheusMetrics, observers
 
@@ -239,8 +242,14 @@ def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
     if options.upstream:
         from .proxy import Guarded, ProxyApp
 
-        proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout)
-        app = Guarded(ToolCallMiddleware(proxy, config))
+        proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout, routes=routes)
+        middleware = ToolCallMiddleware(proxy, config)
+        store = middleware.store
+        if store is not None:
+            from .store.health import store_problem
+
+            proxy.ready_checks.append(lambda: store_problem(store))  # `/readyz`: the store too
+        app = Guarded(middleware)
     else:
         from .demo import DemoApp
 
@@ -259,6 +268,30 @@ def default_store(options: ServeOptions) -> str:
     return f"sqlite:///{(folder / 'state.db').absolute()}"
 
 
+def store_folder_problem(store: str) -> str | None:
+    """Why a SQLite store's folder (the data directory, by default) cannot be used, or None."""
+    if not store.startswith("sqlite://"):
+        return None
+    from .store.health import writable_folder
+
+    path = Path(store.removeprefix("sqlite://").removeprefix("/")).expanduser()
+    return writable_folder(path.parent)
+
+
+def learn_routes(options: ServeOptions, config: ToolCallConfig) -> tuple[RouteMap, ToolCallConfig]:
+    """Which API routes the upstream serves (`upstream_routes`), and the configuration with a
+    missing Responses or Messages route bridged through Chat, unless `--bridge` chose."""
+    from .proxy import ProxyApp
+    from .upstream_routes import RouteMap, probe_sync, with_default_bridges
+
+    url_for = ProxyApp(str(options.upstream)).url_for
+    served = probe_sync(url_for, RouteMap.of(config), timeout=options.timeout)
+    config = with_default_bridges(config, served)
+    routes = RouteMap.of(config)
+    routes.served = served
+    return routes, config
+
+
 def _fresh_registry() -> Any:
     from prometheus_client import CollectorRegistry
 
@@ -274,20 +307,6 @@ def log_to_stderr(level: str) -> None:
     library.handlers = [handler]
     library.setLevel(level.upper())
     library.propagate = False
-
-
-def _forwarding(options: ServeOptions, config: ToolCallConfig) -> str:
-    """Where the API routes go, said once at start: a wrong base URL shows before any request."""
-    from .proxy import ProxyApp
-
-    proxy = ProxyApp(str(options.upstream))
-    lines = []
-    for api in (api for api in APIS if spec_for(api).output is not None):  # (the APIs rewritten)
-        first = config.routes_for(api)[0]
-        route = config.route(first)
-        if route is not None:
-            lines.append(f"  POST {first} -> {proxy.url_for(route.path.encode())}")
-    return "toolcall-middleware: forwarding\n" + "\n".join(lines)
 
 
 def add_serve_command(sub: Any) -> None:
@@ -308,10 +327,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"toolcall-middleware serve: invalid configuration:\n{e}", file=sys.stderr)
         return 2
+    store = config.store or default_store(options)
+    problem = store_folder_problem(store) if not config.stateful_host else None
+    if problem is not None:
+        flag = "--store" if config.store else "--data-dir"
+        print(f"toolcall-middleware serve: {flag}: {problem}", file=sys.stderr)
+        return 2
+    routes: RouteMap | None = None
     try:
         import uvicorn
 
-        app = build_app(options, config)
+        if options.upstream:
+            routes, config = learn_routes(options, config)
+        app = build_app(options, config, routes)
     except ImportError as e:
         print(f"toolcall-middleware serve: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
         return 2
@@ -319,14 +347,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}", file=sys.stderr)
         return 2
     what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
-    store = config.store or default_store(options)
     print(
         f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on http://{options.host}:{options.port}",
         file=sys.stderr,
         flush=True,
     )
-    if options.upstream:
-        print(_forwarding(options, config), file=sys.stderr, flush=True)
+    if routes is not None:
+        from .proxy import ProxyApp
+        from .upstream_routes import route_map
+
+        print(route_map(config, routes, ProxyApp(str(options.upstream)).url_for), file=sys.stderr, flush=True)
     if store != "none" and not config.stateful_host:
         print(f"toolcall-middleware: responses stored in {store.rpartition('@')[2]}", file=sys.stderr, flush=True)
     log_to_stderr(options.log_level)
