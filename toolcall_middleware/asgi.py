@@ -34,6 +34,8 @@ logger = logging.getLogger("toolcall_middleware")
 
 __all__ = ["ToolCallMiddleware", "settings_from"]
 
+CLIENT_SAYS = "toolcall-middleware: invalid configuration"
+
 
 class ToolCallMiddleware:
     """Pure ASGI middleware; keyword options are `ToolCallConfig` fields, validated here, once.
@@ -55,7 +57,7 @@ class ToolCallMiddleware:
         except ValueError as e:  # (pydantic's ValidationError is one)
             if not _serving():
                 raise
-            self.misconfigured = f"toolcall-middleware: invalid configuration: {e}"
+            self.misconfigured = f"{CLIENT_SAYS}: {e}"
             logger.error("%s", self.misconfigured)
             self.config = ToolCallConfig()
         # A proxy's upstream is another process: an answer that is not its API's is the client's
@@ -113,7 +115,8 @@ class ToolCallMiddleware:
             await receive()  # lifespan.startup
             await send({"type": "lifespan.startup.failed", "message": message})
         elif scope["type"] == "http":
-            body = openai_error(message, 500)
+            # The client is told that, not the validator's text (the server's log has it, once).
+            body = openai_error(f"{CLIENT_SAYS}: the server's log names the option", 500)
             await respond(send, 500, json_head(body), body)
 
     def _route(self, path: str) -> RouteMatch | None:

@@ -149,6 +149,8 @@ def flag_values(args: argparse.Namespace, model: type[BaseModel]) -> dict[str, A
 def load_config_file(path: str) -> dict[str, Any]:
     """A JSON or TOML file (by its suffix; TOML unless it ends in `.json`) as a dict."""
     file = Path(path)
+    if file.suffix.lower() in (".yaml", ".yml"):
+        raise ConfigError(f"--config {path}: a config file is TOML or JSON (.toml, .json), not YAML")
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as e:
@@ -159,7 +161,8 @@ def load_config_file(path: str) -> dict[str, Any]:
         else:
             value = _toml_loads(text)
     except ValueError as e:
-        raise ConfigError(f"--config {path}: not valid {'JSON' if file.suffix == '.json' else 'TOML'}: {e}") from None
+        kind = "JSON" if file.suffix.lower() == ".json" else "TOML"
+        raise ConfigError(f"--config {path}: not valid {kind} (a config file is TOML or JSON): {e}") from None
     if not isinstance(value, dict):
         raise ConfigError(f"--config {path}: expected an object of options")
     return {k.replace("-", "_"): v for k, v in value.items()}
