@@ -69,6 +69,13 @@ class ToolCallMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._entry(scope, receive, send)
 
+    def use_bridges(self, bridge: frozenset[str]) -> None:
+        """Serve these client APIs through their bridges from now on (`serve` calls it when it
+        finds, while running, that its upstream lacks a route, or has it back); a request under
+        way keeps its route."""
+        self.config = self.config.model_copy(update={"bridge": bridge})
+        self._routes = {}
+
     @property
     def store(self) -> Store | None:
         """The Responses state's store (None: no store, or a host that keeps state itself)."""

@@ -225,10 +225,14 @@ def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
     return options, config
 
 
-def build_app(options: ServeOptions, config: ToolCallConfig, routes: RouteMap | None = None) -> Any:
+def build_app(
+    options: ServeOptions, config: ToolCallConfig, routes: RouteMap | None = None, pinned: ToolCallConfig | None = None
+) -> Any:
     """The ASGI app to serve: the middleware over the proxy, or over the demo model; with
     `GET /metrics` where prometheus-client is installed (a registry of its own). `routes`: what
-    the upstream was found to serve (`learn_routes`), which the proxy keeps up to date."""
+    the upstream was found to serve (`learn_routes`), which the proxy keeps up to date, bridging
+    anew what `pinned` (the configuration as given) leaves to probing."""
+    pinned = pinned or config
     from .asgi import ToolCallMiddleware
     from .metrics import MetricsRoute, PrometheusMetrics, observers
 
@@ -247,6 +251,8 @@ def build_app(options: ServeOptions, config: ToolCallConfig, routes: RouteMap | 
 
         proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout, routes=routes)
         middleware = ToolCallMiddleware(proxy, config)
+        if routes is not None:
+            routes.on_change = lambda: rebridge(middleware, routes, pinned)
         store = middleware.store
         if store is not None:
             from .store.health import store_problem
@@ -295,6 +301,21 @@ def learn_routes(options: ServeOptions, config: ToolCallConfig) -> tuple[RouteMa
     return routes, config
 
 
+def rebridge(middleware: Any, routes: RouteMap, pinned: ToolCallConfig) -> None:
+    """The upstream was found to serve other routes while running: the bridges the routes now
+    call for, unless `--bridge` chose (`pinned`), and the routes in use with them."""
+    from .upstream_routes import RouteMap, with_default_bridges
+
+    config = with_default_bridges(pinned, routes.served)
+    if config.bridge == middleware.config.bridge:
+        return
+    middleware.use_bridges(config.bridge)
+    routes.in_use = RouteMap.of(config).in_use
+    bridges = ", ".join(sorted(config.bridge)) or "none"
+    logger = logging.getLogger("toolcall_middleware")
+    logger.warning("toolcall-middleware: the upstream's routes changed; bridges now: %s", bridges)
+
+
 def _fresh_registry() -> Any:
     from prometheus_client import CollectorRegistry
 
@@ -340,9 +361,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
+        given = config
         if options.upstream:
             routes, config = learn_routes(options, config)
-        app = build_app(options, config, routes)
+        app = build_app(options, config, routes, pinned=given)
     except ImportError as e:
         print(f"toolcall-middleware serve: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
         return 2

@@ -103,6 +103,8 @@ class RouteMap:
     paths: dict[Api, str]
     in_use: frozenset[Api]
     served: Served = field(default_factory=dict)
+    # Called when a probe finds that `served` changed (`serve` bridges anew, and sets `in_use`).
+    on_change: Callable[[], None] | None = None
 
     @classmethod
     def of(cls, config: ToolCallConfig) -> RouteMap:
@@ -116,28 +118,39 @@ class RouteMap:
         return None
 
     def missing_message(self, api: Api, upstream: str) -> str:
-        return f"The upstream {upstream} does not serve POST {self.paths[api]}: {remedy(api, self.served)}."
+        said = f"The upstream {upstream} does not serve POST {self.paths[api]}"
+        if api not in self.in_use:  # bridged since: the next request goes another way
+            return f"{said}: from now on such requests go through the bridge to a route it serves; send it again."
+        return f"{said}: {remedy(api, self.served)}."
+
+    def _learn(self, api: Api, found: bool | None) -> None:
+        if found is None or self.served.get(api) is found:
+            return
+        self.served[api] = found
+        if self.on_change is not None:
+            self.on_change()
 
     async def recheck(self, client: httpx.AsyncClient, url: httpx.URL, api: Api, timeout: float) -> bool:
         """A request to `api`'s route was answered 404 / 405: probe it again; whether it is gone."""
         found = await probe(client, url, timeout)
-        if found is not None:
-            self.served[api] = found
+        self._learn(api, found)
         return found is False
 
     async def problems(
         self, client: httpx.AsyncClient, url_for: Callable[[bytes], httpx.URL], timeout: float
     ) -> list[str]:
-        """What `/readyz` says of the routes in use: each that answers the probe 404 / 405."""
-        out = []
-        for api in sorted(self.in_use):
-            url = url_for(self.paths[api].encode())
-            found = await probe(client, url, timeout)
-            if found is not None:
-                self.served[api] = found
-            if found is False:
-                out.append(f"POST {self.paths[api]} answers 404/405: {remedy(api, self.served)}")
-        return out
+        """What `/readyz` says of the routes in use: each that answers the probe 404 / 405 (a route
+        found gone may be bridged at once, `on_change`: then the routes in use are probed anew)."""
+        probed: dict[Api, bool | None] = {}
+        for _ in range(2):
+            in_use = self.in_use
+            for api in sorted(in_use - probed.keys()):
+                probed[api] = await probe(client, url_for(self.paths[api].encode()), timeout)
+                self._learn(api, probed[api])
+            if self.in_use == in_use:
+                break
+        missing = sorted(api for api in self.in_use if probed.get(api) is False)
+        return [f"POST {self.paths[api]} answers 404/405: {remedy(api, self.served)}" for api in missing]
 
 
 def route_map(config: ToolCallConfig, routes: RouteMap, url_for: Callable[[bytes], Any]) -> str:

@@ -106,7 +106,7 @@ def test_readyz_fails_when_no_route_is_served() -> None:
         assert healthy.status_code == 200  # liveness only
 
 
-def test_a_route_gone_while_running_is_found_again(both: str) -> None:
+def test_a_route_gone_while_running_is_found_and_bridged(both: str) -> None:
     serving = Serving(both)
     try:
         assert httpx.get(serving.base + "/readyz", timeout=10).status_code == 200
@@ -117,14 +117,27 @@ def test_a_route_gone_while_running_is_found_again(both: str) -> None:
         httpx.post(both + "/drop?api=responses", timeout=10)
         with pytest.raises(openai.NotFoundError) as gone:
             client.responses.create(model="m", input="Weather?")
+        again = client.responses.create(model="m", input="Weather in Paris?", tools=RESPONSES_TOOLS)
         ready = httpx.get(serving.base + "/readyz", timeout=10)
     finally:
         said = serving.stop()
     assert "does not exist" in unknown.value.message
-    assert "does not serve POST /v1/responses" in gone.value.message
-    assert "--bridge responses-to-chat" in gone.value.message
+    assert "does not serve POST /v1/responses" in gone.value.message and "send it again" in gone.value.message
+    assert again.status == "completed" and again.output  # through the Chat bridge now
+    assert ready.status_code == 200
+    assert "does not serve POST /v1/responses" in said and "bridges now: messages-to-chat, responses-to-chat" in said
+
+
+def test_readyz_finds_a_route_gone_under_a_pinned_bridge(both: str) -> None:
+    serving = Serving(both, "--bridge", "messages-to-chat")
+    try:
+        assert httpx.get(serving.base + "/readyz", timeout=10).status_code == 200
+        httpx.post(both + "/drop?api=responses", timeout=10)
+        ready = httpx.get(serving.base + "/readyz", timeout=10)
+    finally:
+        serving.stop()
     assert ready.status_code == 503 and "POST /v1/responses answers 404/405" in ready.json()["error"]
-    assert "does not serve POST /v1/responses" in said  # logged
+    assert "--bridge responses-to-chat" in ready.json()["error"]
 
 
 def test_the_start_up_map_of_a_host_that_serves_everything_is_unchanged(both: str) -> None:
