@@ -83,3 +83,21 @@ def test_readyz_fails_while_redis_is_down(upstream: str) -> None:
         proc.communicate(timeout=10)
     assert up.status_code == 200
     assert down.status_code == 503 and "store cannot be reached" in down.json()["error"]
+
+
+def test_a_store_that_refuses_the_answer_is_a_503_and_the_record_says_so(upstream: str) -> None:
+    """The record used to say the host's 200 while the client got the store's 503."""
+    argv, port = command(upstream, "--store", "memory", "--store-max-bytes", "300", "--log-format", "json")
+    argv[argv.index("warning")] = "info"
+    proc = running(argv, port)
+    try:
+        client = openai.OpenAI(api_key="sk-test", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as caught:
+            client.responses.create(model="m", input="Hello there, a response too large to store.")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert caught.value.status_code == 503
+    assert caught.value.response.json()["error"]["code"] == "store_unavailable"
+    [line] = [line for line in err.splitlines() if "toolcall-middleware exchange" in line]
+    assert '"status": 503' in line and '"status": 200' not in line

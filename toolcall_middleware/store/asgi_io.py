@@ -45,12 +45,19 @@ def with_body(scope: Scope, body: bytes) -> Scope:
     return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
 
 
+# The scope key under which the state layer gives the pipeline below it a callable that says the
+# status the client got, where the layer answered in the pipeline's stead (a store that failed as
+# the answer was stored: 503), else None: the exchange's record then says what the client got.
+ANSWERED = "toolcall.answered"
+
+
 async def answer(send: Send, status: int, body: Any) -> None:
     data = json_bytes(body)
     await respond(send, status, json_head(data), data)
 
 
 __all__ = [
+    "ANSWERED",
     "SSE_HEAD",
     "ASGIApp",
     "Disconnected",
