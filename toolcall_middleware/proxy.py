@@ -238,7 +238,7 @@ class ProxyApp:
         api = self.routes.api_at(scope.get("path", "")) if self.routes is not None else None
         if api is None or self.routes is None or scope.get("method") != "POST":
             return False
-        if not await self.routes.recheck(self.client, response.url, api, self.timeout.connect or 10.0):
+        if not await self.routes.recheck(self.client, self.url_for, api, self.timeout.connect or 10.0):
             return False
         message = self.routes.missing_message(api, str(self.upstream))
         logger.warning("toolcall-middleware: %s", message)

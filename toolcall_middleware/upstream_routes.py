@@ -130,9 +130,16 @@ class RouteMap:
         if self.on_change is not None:
             self.on_change()
 
-    async def recheck(self, client: httpx.AsyncClient, url: httpx.URL, api: Api, timeout: float) -> bool:
-        """A request to `api`'s route was answered 404 / 405: probe it again; whether it is gone."""
-        found = await probe(client, url, timeout)
+    async def recheck(
+        self, client: httpx.AsyncClient, url_for: Callable[[bytes], httpx.URL], api: Api, timeout: float
+    ) -> bool:
+        """A request to `api`'s route was answered 404 / 405: probe it again; whether it is gone.
+        A route gone, the routes not known yet (the upstream was down at start) are probed too,
+        so that a bridge to one of them can be chosen."""
+        found = await probe(client, url_for(self.paths[api].encode()), timeout)
+        if found is False:
+            for other in [other for other in self.paths if other != api and self.served.get(other) is None]:
+                self.served[other] = await probe(client, url_for(self.paths[other].encode()), timeout)
         self._learn(api, found)
         return found is False
 

@@ -140,6 +140,21 @@ def test_readyz_finds_a_route_gone_under_a_pinned_bridge(both: str) -> None:
     assert "--bridge responses-to-chat" in ready.json()["error"]
 
 
+def test_an_upstream_down_at_start_is_learnt_when_it_answers() -> None:
+    command, port = uvicorn("tests.served.partial_upstream:app")
+    serving = Serving(f"http://127.0.0.1:{port}")  # nothing listens there yet: no route known
+    try:
+        with serve(["env", "ROUTES=chat", "DEMO_DIALECT=hermes", *command], port):
+            client = serving.openai()
+            with pytest.raises(openai.NotFoundError) as gone:
+                client.responses.create(model="m", input="Weather?")
+            again = client.responses.create(model="m", input="Weather in Paris?", tools=RESPONSES_TOOLS)
+    finally:
+        serving.stop()
+    assert "send it again" in gone.value.message
+    assert again.status == "completed" and again.output
+
+
 def test_the_start_up_map_of_a_host_that_serves_everything_is_unchanged(both: str) -> None:
     said = said_at_start(proxy(both, "--dialect", "hermes")[0])
     assert f"POST /v1/responses -> {both}/v1/responses\n" in said
