@@ -294,7 +294,7 @@ def learn_routes(options: ServeOptions, config: ToolCallConfig) -> tuple[RouteMa
     from .upstream_routes import RouteMap, probe_sync, with_default_bridges
 
     url_for = ProxyApp(str(options.upstream)).url_for
-    served = probe_sync(url_for, RouteMap.of(config), timeout=options.timeout)
+    served = probe_sync(url_for, RouteMap.of(config), timeout=min(options.timeout, 5.0))
     config = with_default_bridges(config, served)
     routes = RouteMap.of(config)
     routes.served = served

@@ -59,14 +59,16 @@ async def probe(client: httpx.AsyncClient, url: httpx.URL, timeout: float) -> bo
 
 
 def probe_sync(url_for: Callable[[bytes], httpx.URL], routes: RouteMap, timeout: float = 5.0) -> Served:
-    """Each API's route probed once, in turn (at start, before the server runs)."""
-    served: Served = {}
+    """Each API's route probed once, in turn (at start, before the server runs). An upstream that
+    cannot be reached is not asked again for the next route: all are then unknown (`None`)."""
+    served: Served = dict.fromkeys(routes.paths)
     with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False) as client:
         for api, path in routes.paths.items():
             try:
                 response = client.post(url_for(path.encode()), content=PROBE_BODY, headers=_JSON)
+            except httpx.TransportError:
+                break  # (down, or silent: the routes are learnt when it answers a request)
             except httpx.HTTPError:
-                served[api] = None
                 continue
             served[api] = served_by(response) if response.status_code < 500 else None
     return served
