@@ -35,6 +35,7 @@ from toolcall_middleware.core.body_read import BodyRead
 from toolcall_middleware.core.exchange_state import PASS
 from toolcall_middleware.core.held_response import Head, HeldResponse, Writes
 from toolcall_middleware.core.http import Headers
+from toolcall_middleware.shell_support import refuse_unsupported
 
 from ._extras import require
 
@@ -64,6 +65,7 @@ class ToolCallDjangoMiddleware:
         self.get_response = get_response
         options = getattr(settings, "TOOLCALL_MIDDLEWARE", None) or {}
         self.config = options if isinstance(options, ToolCallConfig) else ToolCallConfig(**options)
+        refuse_unsupported(self.config, "ToolCallDjangoMiddleware", compaction=False)
         self.async_mode = iscoroutinefunction(get_response)
         if self.async_mode:
             markcoroutinefunction(self)

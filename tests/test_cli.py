@@ -91,10 +91,39 @@ def test_standard_input_and_errors() -> None:
         check=False,
     )
     assert bad.returncode == 2 and "no dialect is known" in bad.stderr and "hermes" in bad.stderr
+    # Neither --dialect nor --model: `auto` reads each format by its markers (this was an error).
     none = subprocess.run(
-        [sys.executable, "-m", "toolcall_middleware.cli", "parse", "-"], input="x", capture_output=True, text=True
+        [sys.executable, "-m", "toolcall_middleware.cli", "parse", "-"],
+        input='Hi <tool_call>{"name": "f", "arguments": {}}</tool_call>',
+        capture_output=True,
+        text=True,
     )
-    assert none.returncode == 2 and "--dialect or --model" in none.stderr
+    assert none.returncode == 0 and none.stderr == ""
+    assert json.loads(none.stdout)["dialect"] == "auto" and json.loads(none.stdout)["tool_calls"][0]["name"] == "f"
+
+
+def test_parse_into_a_pipe_that_closes_ends_quietly() -> None:
+    """`parse … | head` used to end in a BrokenPipeError traceback once head had its lines."""
+    text = "Hello there. " * 20000
+    command = f"{sys.executable} -m toolcall_middleware.cli parse --dialect hermes --stream --chunk 1 - | head -n 2"
+    done = subprocess.run(["sh", "-c", command], input=text, capture_output=True, text=True, timeout=120)
+    assert len(done.stdout.splitlines()) == 2
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "pointed_at"),
+    [
+        ("qwen", "its dialects are hermes, qwen3_coder"),
+        ("Qwen/Qwen3-8B", "is a model name, whose dialect is 'hermes'"),
+        ("deepseek", "deepseek_v3, deepseek_v31"),
+    ],
+)
+def test_a_family_or_model_name_as_dialect_is_pointed_at_its_dialects(
+    capsys: pytest.CaptureFixture[str], name: str, pointed_at: str
+) -> None:
+    code, _, err = run(capsys, "parse", "--dialect", name, str(SAMPLES / "kimi_k2.txt"))
+    assert code == 2 and pointed_at in err and "model_dialects" in err
 
 
 def test_dialects_command_lists_every_dialect(capsys: pytest.CaptureFixture[str]) -> None:

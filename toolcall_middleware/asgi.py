@@ -26,12 +26,15 @@ from .core.http import headers_named, json_head
 from .core.replaced import openai_error
 from .exchange import ToolCallExchange, settings_from
 from .inprocess import respond
+from .store.base import Store
 from .store.layer import with_state
 from .websocket import ResponsesSocket, refuse
 
 logger = logging.getLogger("toolcall_middleware")
 
 __all__ = ["ToolCallMiddleware", "settings_from"]
+
+CLIENT_SAYS = "toolcall-middleware: invalid configuration"
 
 
 class ToolCallMiddleware:
@@ -54,16 +57,31 @@ class ToolCallMiddleware:
         except ValueError as e:  # (pydantic's ValidationError is one)
             if not _serving():
                 raise
-            self.misconfigured = f"toolcall-middleware: invalid configuration: {e}"
+            self.misconfigured = f"{CLIENT_SAYS}: {e}"
             logger.error("%s", self.misconfigured)
             self.config = ToolCallConfig()
-        self._settings = settings_from(self.config)
+        # A proxy's upstream is another process: an answer that is not its API's is the client's
+        # 502 there, while an app in process (the user's own code) is passed on with a warning.
+        self._settings = settings_from(self.config, remote_host=getattr(app, "remote_host", False) is True)
         self._routes: dict[str, RouteMatch | None] = {}  # what `ToolCallExchange.route` says of a path
         self._entry: ASGIApp = with_state(self._stateless, self.config)  # the Responses state, with a store
         self._sockets = 0  # WebSocket mode sockets open (`limits.max_websockets`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._entry(scope, receive, send)
+
+    def use_bridges(self, bridge: frozenset[str]) -> None:
+        """Serve these client APIs through their bridges from now on (`serve` calls it when it
+        finds, while running, that its upstream lacks a route, or has it back); a request under
+        way keeps its route."""
+        self.config = self.config.model_copy(update={"bridge": bridge})
+        self._routes = {}
+
+    @property
+    def store(self) -> Store | None:
+        """The Responses state's store (None: no store, or a host that keeps state itself)."""
+        found = getattr(self._entry, "store", None)
+        return found if isinstance(found, Store) else None
 
     async def _stateless(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.misconfigured is not None:
@@ -112,7 +130,8 @@ class ToolCallMiddleware:
             await receive()  # lifespan.startup
             await send({"type": "lifespan.startup.failed", "message": message})
         elif scope["type"] == "http":
-            body = openai_error(message, 500)
+            # The client is told that, not the validator's text (the server's log has it, once).
+            body = openai_error(f"{CLIENT_SAYS}: the server's log names the option", 500)
             await respond(send, 500, json_head(body, final=True), body)  # (a retry meets the same options)
 
     def _route(self, path: str) -> RouteMatch | None:

@@ -26,7 +26,7 @@ from .exchange import ToolCallExchange
 from .inprocess import ASGIApp, Message, Receive, Scope, receive_body, replay, respond
 from .inprocess import Sink as Send
 from .keepalive import KeepAlive, ping_for
-from .store.asgi_io import with_body
+from .store.asgi_io import ANSWERED, with_body
 
 logger = logging.getLogger("toolcall_middleware")
 
@@ -104,6 +104,10 @@ class HTTPExchange:
             try:
                 await self._quiet()  # (a cancelled request may be cancelled here too)
             finally:
+                answered = self.scope.get(ANSWERED)
+                status = answered() if answered is not None else None
+                if status is not None:
+                    self.exchange.record.status = status  # the state layer answered instead (a 503)
                 self.exchange.report()
 
     def _send(self, message: Message) -> Awaitable[None]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
@@ -106,9 +107,11 @@ def _load_tools(path: str | None) -> list[Any] | None:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    # Neither a dialect nor a model: `auto` reads each format by its markers.
+    dialect = args.dialect if args.dialect is not None or args.model is not None else "auto"
     try:
         parser = StreamParser(
-            args.dialect,
+            dialect,
             model=args.model,
             tools=_load_tools(args.tools),
             generation_prompt=args.generation_prompt,
@@ -151,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("parse", help="parse raw model output into content, reasoning and tool calls (JSON)")
     p.add_argument("file", help="a file of raw model output, or - for standard input")
-    p.add_argument("--dialect", help="the format (see `toolcall-middleware dialects`)")
+    p.add_argument("--dialect", help="the format (see `toolcall-middleware dialects`); neither it nor --model: auto")
     p.add_argument("--model", help="a served model name that selects the dialect, e.g. Qwen/Qwen3-8B")
     p.add_argument("--stream", action="store_true", help="print the events as they come, one JSON object a line")
     p.add_argument("--tools", help="a JSON file with the request's tools (types parameter values)")
@@ -178,14 +181,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    if args.command == "parse" and args.dialect is None and args.model is None:
-        print("toolcall-middleware parse: give --dialect or --model", file=sys.stderr)
-        return 2
     try:
         result: int = args.func(args)
     except CommandError as e:
         print(f"toolcall-middleware {args.command}: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader left (`parse … | head`): nothing more to say, and nothing to say it to. What
+        # Python would flush to the closed pipe at exit goes nowhere instead of to a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return result
 
 

@@ -207,6 +207,13 @@ class ToolCallConfig(BaseModel):
                 )
         return value
 
+    @field_validator(
+        "chat_routes", "responses_routes", "completions_routes", "messages_routes", "route_prefixes", mode="before"
+    )
+    @classmethod
+    def _one_path(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value  # `route_prefixes="/api"`: one prefix, not four
+
     @field_validator("bridge", mode="before")
     @classmethod
     def _one_bridge(cls, value: Any) -> Any:

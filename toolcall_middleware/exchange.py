@@ -79,8 +79,9 @@ class Forward:
     refusal: tuple[int, Headers, bytes] | None = None
 
 
-def settings_from(config: ToolCallConfig) -> Settings:
-    """What the sans-IO pipeline needs of a configuration (build it once per middleware)."""
+def settings_from(config: ToolCallConfig, *, remote_host: bool = False) -> Settings:
+    """What the sans-IO pipeline needs of a configuration (build it once per middleware);
+    `remote_host`: the app is a proxy to another process (`ProxyApp.remote_host`)."""
     return Settings(
         dialect_for=config.dialect_for,
         generation_prompt=config.generation_prompt,
@@ -104,6 +105,7 @@ def settings_from(config: ToolCallConfig) -> Settings:
         call_ids=config.call_ids,
         expand_compactions=config.compaction == "emulate",
         regenerate=config.regenerate,
+        remote_host=remote_host,
     )
 
 
@@ -295,6 +297,7 @@ class ToolCallExchange(Exchange):
             return Failure(handled=True)  # the client's answer was complete before the failure
         if isinstance(error, UpstreamFailure) and (state is HEAD or state is BUFFER):
             self._move(Trigger.FAIL)  # nothing had gone out (a buffered body's head is held)
+            self.record.status = error.status
             return Failure(handled=True, answer=self.failure_response(error))
         if state is STREAM and head_sent:
             out = self.abort(self.failure_message(error))
@@ -309,6 +312,14 @@ class ToolCallExchange(Exchange):
             return  # no JSON request object of ours: no exchange to report
         self._reported = True
         self._warn_surprises()
+        if self.record.unreadable is not None:
+            logger.warning(
+                "toolcall-middleware: the host's answer to %s is not a %s answer: the client got the API's error; "
+                "it sent %s",
+                self.record.path,
+                self.upstream,
+                self.record.unreadable,
+            )
         callback = self.config.on_report
         logged = logger.isEnabledFor(logging.INFO)
         tracing = self.config.tracing

@@ -43,6 +43,7 @@ from .core.pipeline import PROXY_ERROR
 from .exchange import UpstreamFailure
 from .inprocess import respond
 from .redact import redact
+from .upstream_routes import MISSING, RouteMap
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -90,6 +91,10 @@ class ProxyApp:
     `httpx.AsyncClient` to use instead of the proxy's own (then the caller closes it).
     """
 
+    # The host is another process: an answer of its that is not its API's is broken, and the
+    # middleware over this app answers 502 instead of passing it on (`Settings.remote_host`).
+    remote_host = True
+
     def __init__(
         self,
         upstream: str,
@@ -97,6 +102,7 @@ class ProxyApp:
         timeout: float = 10.0,
         read_timeout: float | None = 600.0,
         client: httpx.AsyncClient | None = None,
+        routes: RouteMap | None = None,
     ) -> None:
         url = httpx.URL(upstream)
         if url.scheme not in ("http", "https") or not url.host:
@@ -105,6 +111,11 @@ class ProxyApp:
         self.timeout = httpx.Timeout(timeout, read=read_timeout)
         self._client = client
         self._own_client = client is None
+        # Which API routes the upstream serves (`upstream_routes`): a route answering 404 / 405
+        # is probed again, and `/readyz` probes those in use. None: the proxy knows no routes.
+        self.routes = routes
+        # More of what `/readyz` checks (`serve` adds the store's): each says what is wrong, or None.
+        self.ready_checks: list[Callable[[], Awaitable[str | None]]] = []
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -140,12 +151,27 @@ class ProxyApp:
             problem = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         else:
             if response.status_code < 500:
-                body = {"status": "ready", "upstream": str(self.upstream), "probe": str(url)}
-                await _respond(send, 200, json.dumps(body).encode())
-                return
-            problem = f"status {response.status_code}"
+                problem = "; ".join(await self.not_ready())
+                if not problem:
+                    body = {"status": "ready", "upstream": str(self.upstream), "probe": str(url)}
+                    await _respond(send, 200, json.dumps(body).encode())
+                    return
+            else:
+                problem = f"status {response.status_code}"
         body = {"status": "unavailable", "upstream": str(self.upstream), "probe": str(url), "error": problem}
         await _respond(send, 503, json.dumps(body).encode())
+
+    async def not_ready(self) -> list[str]:
+        """What keeps requests from succeeding though the upstream answers: an API route in use
+        that it answers 404 / 405, and what `ready_checks` find (the store, the data directory)."""
+        problems = []
+        if self.routes is not None:
+            problems += await self.routes.problems(self.client, self.url_for, self.timeout.connect or 10.0)
+        for check in self.ready_checks:
+            problem = await check()
+            if problem:
+                problems.append(problem)
+        return problems
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -201,9 +227,24 @@ class ProxyApp:
             await _respond(send, 502, error_body(message, "upstream_unreachable"), own=True)
             return
         try:
+            if response.status_code in MISSING and await self._gone(scope, response, send):
+                return
             await self._relay(response, receive, send, body_done)
         finally:
             await response.aclose()
+
+    async def _gone(self, scope: Scope, response: httpx.Response, send: Send) -> bool:
+        """A POST to an API route answered 404 / 405: when the route itself is gone (an empty
+        request is refused so too), the client is told what would serve it; True when it was."""
+        api = self.routes.api_at(scope.get("path", "")) if self.routes is not None else None
+        if api is None or self.routes is None or scope.get("method") != "POST":
+            return False
+        if not await self.routes.recheck(self.client, self.url_for, api, self.timeout.connect or 10.0):
+            return False
+        message = self.routes.missing_message(api, str(self.upstream))
+        logger.warning("toolcall-middleware: %s", message)
+        await _respond(send, response.status_code, error_body(message, "route_not_served"), own=True)
+        return True
 
     async def _relay(self, response: httpx.Response, receive: Receive, send: Send, body_done: asyncio.Event) -> None:
         """Stream the upstream response to the client; a client disconnect stops it."""

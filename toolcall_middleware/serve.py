@@ -30,8 +30,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
-from .core.api import APIS, spec_for
 from .redact import redact
+
+if typing.TYPE_CHECKING:
+    from .upstream_routes import RouteMap
 
 
 class ServeOptions(BaseModel):
@@ -149,6 +151,8 @@ def flag_values(args: argparse.Namespace, model: type[BaseModel]) -> dict[str, A
 def load_config_file(path: str) -> dict[str, Any]:
     """A JSON or TOML file (by its suffix; TOML unless it ends in `.json`) as a dict."""
     file = Path(path)
+    if file.suffix.lower() in (".yaml", ".yml"):
+        raise ConfigError(f"--config {path}: a config file is TOML or JSON (.toml, .json), not YAML")
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as e:
@@ -159,7 +163,8 @@ def load_config_file(path: str) -> dict[str, Any]:
         else:
             value = _toml_loads(text)
     except ValueError as e:
-        raise ConfigError(f"--config {path}: not valid {'JSON' if file.suffix == '.json' else 'TOML'}: {e}") from None
+        kind = "JSON" if file.suffix.lower() == ".json" else "TOML"
+        raise ConfigError(f"--config {path}: not valid {kind} (a config file is TOML or JSON): {e}") from None
     if not isinstance(value, dict):
         raise ConfigError(f"--config {path}: expected an object of options")
     return {k.replace("-", "_"): v for k, v in value.items()}
@@ -222,9 +227,14 @@ def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
     return options, config
 
 
-def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
+def build_app(
+    options: ServeOptions, config: ToolCallConfig, routes: RouteMap | None = None, pinned: ToolCallConfig | None = None
+) -> Any:
     """The ASGI app to serve: the middleware over the proxy, or over the demo model; with
-    `GET /metrics` where prometheus-client is installed (a registry of its own)."""
+    `GET /metrics` where prometheus-client is installed (a registry of its own). `routes`: what
+    the upstream was found to serve (`learn_routes`), which the proxy keeps up to date, bridging
+    anew what `pinned` (the configuration as given) leaves to probing."""
+    pinned = pinned or config
     from .asgi import ToolCallMiddleware
     from .metrics import MetricsRoute, PrometheusMetrics, observers
 
@@ -241,8 +251,16 @@ def build_app(options: ServeOptions, config: ToolCallConfig) -> Any:
     if options.upstream:
         from .proxy import Guarded, ProxyApp
 
-        proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout)
-        app = Guarded(ToolCallMiddleware(proxy, config))
+        proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout, routes=routes)
+        middleware = ToolCallMiddleware(proxy, config)
+        if routes is not None:
+            routes.on_change = lambda: rebridge(middleware, routes, pinned)
+        store = middleware.store
+        if store is not None:
+            from .store.health import store_problem
+
+            proxy.ready_checks.append(lambda: store_problem(store))  # `/readyz`: the store too
+        app = Guarded(middleware)
     else:
         from .demo import DemoApp
 
@@ -259,6 +277,45 @@ def default_store(options: ServeOptions) -> str:
     else:
         folder = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "toolcall-middleware"
     return f"sqlite:///{(folder / 'state.db').absolute()}"
+
+
+def store_folder_problem(store: str) -> str | None:
+    """Why a SQLite store's folder (the data directory, by default) cannot be used, or None."""
+    if not store.startswith("sqlite://"):
+        return None
+    from .store.health import writable_folder
+
+    path = Path(store.removeprefix("sqlite://").removeprefix("/")).expanduser()
+    return writable_folder(path.parent)
+
+
+def learn_routes(options: ServeOptions, config: ToolCallConfig) -> tuple[RouteMap, ToolCallConfig]:
+    """Which API routes the upstream serves (`upstream_routes`), and the configuration with a
+    missing Responses or Messages route bridged through Chat, unless `--bridge` chose."""
+    from .proxy import ProxyApp
+    from .upstream_routes import RouteMap, probe_sync, with_default_bridges
+
+    url_for = ProxyApp(str(options.upstream)).url_for
+    served = probe_sync(url_for, RouteMap.of(config), timeout=min(options.timeout, 5.0))
+    config = with_default_bridges(config, served)
+    routes = RouteMap.of(config)
+    routes.served = served
+    return routes, config
+
+
+def rebridge(middleware: Any, routes: RouteMap, pinned: ToolCallConfig) -> None:
+    """The upstream was found to serve other routes while running: the bridges the routes now
+    call for, unless `--bridge` chose (`pinned`), and the routes in use with them."""
+    from .upstream_routes import RouteMap, with_default_bridges
+
+    config = with_default_bridges(pinned, routes.served)
+    if config.bridge == middleware.config.bridge:
+        return
+    middleware.use_bridges(config.bridge)
+    routes.in_use = RouteMap.of(config).in_use
+    bridges = ", ".join(sorted(config.bridge)) or "none"
+    logger = logging.getLogger("toolcall_middleware")
+    logger.warning("toolcall-middleware: the upstream's routes changed; bridges now: %s", bridges)
 
 
 def _fresh_registry() -> Any:
@@ -284,20 +341,6 @@ def announce(text: str) -> None:
     print(redact(text), file=sys.stderr, flush=True)
 
 
-def _forwarding(options: ServeOptions, config: ToolCallConfig) -> str:
-    """Where the API routes go, said once at start: a wrong base URL shows before any request."""
-    from .proxy import ProxyApp
-
-    proxy = ProxyApp(str(options.upstream))
-    lines = []
-    for api in (api for api in APIS if spec_for(api).output is not None):  # (the APIs rewritten)
-        first = config.routes_for(api)[0]
-        route = config.route(first)
-        if route is not None:
-            lines.append(f"  POST {first} -> {proxy.url_for(route.path.encode())}")
-    return "toolcall-middleware: forwarding\n" + "\n".join(lines)
-
-
 def add_serve_command(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
@@ -316,10 +359,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(redact(f"toolcall-middleware serve: invalid configuration:\n{e}"), file=sys.stderr)
         return 2
+    store = config.store or default_store(options)
+    problem = store_folder_problem(store) if not config.stateful_host else None
+    if problem is not None:
+        flag = "--store" if config.store else "--data-dir"
+        print(redact(f"toolcall-middleware serve: {flag}: {problem}"), file=sys.stderr)
+        return 2
+    routes: RouteMap | None = None
     try:
         import uvicorn
 
-        app = build_app(options, config)
+        given = config
+        if options.upstream:
+            routes, config = learn_routes(options, config)
+        app = build_app(options, config, routes, pinned=given)
     except ImportError as e:
         print(f"toolcall-middleware serve: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
         return 2
@@ -327,11 +380,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(redact(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}"), file=sys.stderr)
         return 2
     what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
-    store = config.store or default_store(options)
-    where = f"http://{options.host}:{options.port}"
-    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on {where}")
-    if options.upstream:
-        announce(_forwarding(options, config))
+    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on http://{options.host}:{options.port}")
+    if routes is not None:
+        from .proxy import ProxyApp
+        from .upstream_routes import route_map
+
+        announce(route_map(config, routes, ProxyApp(str(options.upstream)).url_for))
     if store != "none" and not config.stateful_host:
         announce(f"toolcall-middleware: responses stored in {store}")
     log_to_stderr(options.log_level)

@@ -21,16 +21,19 @@ from .core.framing.utf8 import json_bytes
 from .core.http import json_head
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
+from .shell_support import refuse_unsupported
 from .wsgi_exchange import WSGIExchange
 from .wsgi_io import Environ, StartResponse, WSGIApp, read_body, respond
 
 
 class ToolCallWSGIMiddleware:
-    """WSGI middleware; keyword options are `ToolCallConfig` fields, validated here, once."""
+    """WSGI middleware; keyword options are `ToolCallConfig` fields, validated here, once. An
+    option WSGI cannot honour (`store=`, `keepalive_interval=`) raises here (`shell_support`)."""
 
     def __init__(self, app: WSGIApp, config: ToolCallConfig | None = None, **options: Any) -> None:
         self.app = app
         self.config = config if config is not None else ToolCallConfig(**options)
+        refuse_unsupported(self.config, "ToolCallWSGIMiddleware")
         self._settings = settings_from(self.config)
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:

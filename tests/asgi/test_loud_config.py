@@ -60,5 +60,15 @@ def test_without_a_lifespan_each_request_says_why_and_it_is_logged_once() -> Non
         _, err = proc.communicate(timeout=10)
     for answer in answers:
         assert answer.status_code == 500
-        assert answer.json()["error"]["message"].startswith(SAID)
+        # A short message: pydantic's text (its URL, its error count) stays in the server's log.
+        assert answer.json()["error"]["message"] == f"{SAID}: the server's log names the option"
+    assert "did you mean 'hermes'" in err
     assert err.count(SAID) == 1 and "Traceback" not in err
+
+
+def test_one_route_prefix_given_as_a_string_is_one_prefix() -> None:
+    """`route_prefixes="/api"` was read as four prefixes, "/", "a", "p", "i", and matched nothing."""
+    config = ToolCallConfig(dialect="hermes", route_prefixes="/api", chat_routes="/v1/chat/completions")
+    assert config.route_prefixes == ("/api",) and config.chat_routes == ("/v1/chat/completions",)
+    found = config.route("/api/v1/chat/completions")
+    assert found is not None and found.api == "chat"

@@ -256,3 +256,23 @@ def test_a_status_the_exchange_chose_reaches_the_client() -> None:
     # The host's 404 is answered with an estimate: "user" and "Hi", at four characters a token.
     assert response.status_code == 200 and response.json() == {"input_tokens": 2}
     assert response["Content-Length"] == str(len(response.content))
+
+
+@pytest.mark.parametrize(
+    ("option", "where"),
+    [
+        ({"store": "memory"}, "wrap_asgi"),
+        ({"keepalive_interval": 5}, "ASGI middleware"),
+        ({"compaction": "emulate"}, "wrap_wsgi"),
+    ],
+)
+def test_an_option_the_middleware_entry_cannot_honour_fails_at_construction(
+    option: dict[str, Any], where: str
+) -> None:
+    with override_settings(TOOLCALL_MIDDLEWARE={"dialect": "hermes", **option}):
+        with pytest.raises(ValueError, match="ToolCallDjangoMiddleware cannot honour") as caught:
+            ToolCallDjangoMiddleware(lambda request: HttpResponse())
+    assert where in str(caught.value)
+    with pytest.raises(ValueError, match="ToolCallWSGIMiddleware cannot honour"):
+        wrap_wsgi(lambda environ, start_response: [], dialect="hermes", store="memory")
+    wrap_asgi(echo, dialect="hermes", store="memory")  # the ASGI one keeps a store

@@ -95,3 +95,16 @@ def test_init_app_reads_the_apps_config() -> None:
     app.config["TOOLCALL_MIDDLEWARE"] = {"dialect": "nope"}
     with pytest.raises(ValueError, match="unknown dialect 'nope'"):
         init_app(app)
+
+
+@pytest.mark.parametrize(
+    ("option", "where"),
+    [({"store": "memory"}, "toolcall-middleware serve"), ({"keepalive_interval": 5}, "ASGI middleware")],
+)
+def test_an_option_wsgi_cannot_honour_fails_at_construction(option: dict[str, object], where: str) -> None:
+    """`store=` was accepted and ignored: `previous_response_id` then found nothing, silently."""
+    app = Flask(__name__)
+    with pytest.raises(ValueError, match="ToolCallWSGIMiddleware cannot honour") as caught:
+        init_app(app, dialect="hermes", **option)
+    assert where in str(caught.value)
+    init_app(Flask(__name__), dialect="hermes", store="none", keepalive_interval=0)  # what it does honour

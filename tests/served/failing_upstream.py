@@ -10,7 +10,9 @@ request asks for one, else a JSON body with its full `Content-Length` declared:
 - `reset`: the same, then a TCP reset (`SO_LINGER` 0);
 - `silent`: the same, then nothing for 60 s (the proxy's read timeout fires first);
 - `two-calls`: two whole tool calls (one past `--max-calls 1`), then text every 20 ms until the
-  client goes.
+  client goes;
+- `html`: a whole `200 text/html` page (a proxy's error page), streamed or not;
+- `html-as-sse`: the same page under `content-type: text/event-stream` (a stream that is no SSE).
 
 `GET /stats` tells how many `two-calls` answers started and how many saw their connection close.
 
@@ -90,8 +92,18 @@ async def fail(writer: asyncio.StreamWriter, how: str) -> None:
     writer.close()
 
 
+PAGE = b"<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>\n"
+
+
 async def answer(writer: asyncio.StreamWriter, path: str, payload: dict[str, Any]) -> None:
     api, how = api_of(path), str(payload.get("model"))
+    if how in ("html", "html-as-sse"):
+        ctype = b"text/html" if how == "html" else b"text/event-stream"
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: %s\r\ncontent-length: %d\r\n\r\n" % (ctype, len(PAGE)))
+        writer.write(PAGE)
+        await writer.drain()
+        writer.close()
+        return
     if not payload.get("stream"):
         whole = whole_answer(api, "Let me check. " + WEATHER_CALL)
         head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(whole)

@@ -64,6 +64,17 @@ def test_bad_config_file_names_the_field(capsys: pytest.CaptureFixture[str], tmp
     assert "No such file" in serve_error(capsys, "--config", str(tmp_path / "missing.toml"))
 
 
+def test_a_yaml_config_file_is_told_toml_or_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """YAML was read as TOML, and its error spoke only of TOML."""
+    for name in ("toolcall.yaml", "toolcall.yml"):
+        yaml = tmp_path / name
+        yaml.write_text("dialect: hermes\nstrict: true\n")
+        assert "a config file is TOML or JSON (.toml, .json), not YAML" in serve_error(capsys, "--config", str(yaml))
+    other = tmp_path / "toolcall.conf"
+    other.write_text("dialect: hermes\n")
+    assert "(a config file is TOML or JSON)" in serve_error(capsys, "--config", str(other))
+
+
 def test_flags_override_the_config_file(tmp_path: Path) -> None:
     toml = tmp_path / "toolcall.toml"
     toml.write_text(

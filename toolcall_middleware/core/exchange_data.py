@@ -41,6 +41,9 @@ class Settings:
     call_ids: Literal["openai", "model"] = "openai"
     expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
     regenerate: int = 0  # times a whole answer that broke a rule another may keep is asked again
+    # The host is another process (the reverse proxy's upstream): a 2xx answer on a rewritten route
+    # that is not its API's JSON or SSE is the client's 502 (a stream: its API's error), not passed on.
+    remote_host: bool = False
 
 
 @dataclass
@@ -57,7 +60,8 @@ class Report:
     rewritten_request: bool = False
     rewritten_response: bool = False
     passthrough_reason: str | None = None
-    status: int | None = None  # the host's
+    status: int | None = None  # the client's (the host's, unless the middleware answered another)
+    unreadable: str | None = None  # what a host sent instead of its API's answer (type, first bytes)
     unknown_tools: list[str] = field(default_factory=list)  # names the model called, not offered
     calls_found: int = 0
     calls_emitted: int = 0
@@ -76,10 +80,13 @@ class Report:
 
     @property
     def outcome(self) -> str:
-        """`refused` (the request), `policy_error` (the answer broke the rules), `truncated` (cut off
-        inside a call), `rewritten`, or `passthrough` (not ours: the host's answer as it came)."""
+        """`refused` (the request), `unreadable` (the host's answer was not its API's),
+        `policy_error` (the answer broke the rules), `truncated` (cut off inside a call),
+        `rewritten`, or `passthrough` (not ours: the host's answer as it came)."""
         if self.refused is not None:
             return "refused"
+        if self.unreadable is not None:
+            return "unreadable"
         if self.policy_error is not None:
             return "policy_error"
         if self.rewritten_response:

@@ -73,10 +73,7 @@ def no_retry(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
 
 def classify(method: str, status: int, headers: Iterable[tuple[bytes, bytes]]) -> Body:
     """Rewrite a JSON body, rewrite an SSE stream, or pass the response through untouched."""
-    if method.upper() == "HEAD" or not 200 <= status < 300 or status in (204, 206, 304):
-        return Body.PASS
-    coding = (header(headers, b"content-encoding") or b"identity").strip().lower()
-    if coding not in (b"identity", b"", b"gzip", b"x-gzip", b"deflate"):
+    if not answerable(method, status, headers):
         return Body.PASS
     ctype = (header(headers, b"content-type") or b"").split(b";")[0].strip().lower()
     if ctype == b"text/event-stream":
@@ -84,6 +81,15 @@ def classify(method: str, status: int, headers: Iterable[tuple[bytes, bytes]]) -
     if ctype == b"application/json" or ctype.endswith(b"+json"):
         return Body.JSON
     return Body.PASS
+
+
+def answerable(method: str, status: int, headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """A response whose body should be an answer (a 2xx with a body, in a coding we decode),
+    whatever its content type says: `classify` passes it when the type is not JSON or SSE."""
+    if method.upper() == "HEAD" or not 200 <= status < 300 or status in (204, 206, 304):
+        return False
+    coding = (header(headers, b"content-encoding") or b"identity").strip().lower()
+    return coding in (b"identity", b"", b"gzip", b"x-gzip", b"deflate")
 
 
 class ContentDecoder:
@@ -123,6 +129,7 @@ __all__ = [
     "Body",
     "ContentDecoder",
     "Headers",
+    "answerable",
     "classify",
     "header",
     "headers_named",

@@ -49,7 +49,7 @@ from .exchange_state import (
 )
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
-from .http import Body, ContentDecoder, Headers, classify, header, without
+from .http import Body, ContentDecoder, Headers, answerable, classify, header, without
 from .inbound import UpstreamDone, detect, kind_of
 from .inbound.base import decode_data
 from .policy.errors import REGENERABLE
@@ -78,6 +78,10 @@ class Exchange:
         self.spec = spec_for(api)  # what differs by the client's API
         # A bridged client does not speak the host's API: nothing of the host's goes to it as it came.
         self.bridged = self.upstream != api
+        # An answer that is not the API's is the client's error, not passed on: a bridged client
+        # would not read the host's API, and a host in another process (`remote_host`) that sends
+        # a page of HTML is broken, not the user's own code speaking.
+        self._answer_required = self.bridged or settings.remote_host
         self.count_tokens = count_tokens
         self._counted: Mapping[str, Any] | None = None  # a count request's body as the host gets it
         self.settings = settings
@@ -173,6 +177,13 @@ class Exchange:
             )
             return [*kept, (b"content-type", b"application/json")]
         self._mode = classify(method, status, headers)
+        sniffed = self._answer_required and self._mode is Body.PASS and answerable(method, status, headers)
+        if sniffed and not self.count_tokens and self.spec.output is not None:
+            # A 2xx of a content type no answer has: read as JSON, so an answer is still taken and
+            # anything else becomes the client's 502 (`_whole`), never its bytes.
+            self._mode = Body.JSON
+            self.record.notes.append(f"the host answered {header(headers, b'content-type')!r}: read as JSON")
+            headers = [*without(headers, b"content-type"), (b"content-type", b"application/json")]
         if self.count_tokens or self._mode is Body.PASS or not self.record.dialect:
             self._move(Trigger.PASS)
             self.record.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
@@ -307,6 +318,8 @@ class Exchange:
             return b""
         if self.state is not PASS and self.state is not AGAIN:
             self._move(Trigger.END)
+        if self.status is not None:
+            self.record.status = self.status  # the record says what the client got
         return out
 
     def _close(self) -> bytes:
@@ -327,15 +340,16 @@ class Exchange:
             unterminated = self._sse.flush()
             depth = self.settings.max_depth
             held = [e for e in unterminated if e.data is not None and decode_data(e.data, depth) is not None]
-            if self._stream is None and not self.bridged and not held:
+            if self._stream is None and not self._answer_required and not held:
                 held = unterminated
             elif len(held) < len(unterminated):
                 self.record.notes.append("the host's stream ended inside an event: its unterminated tail was dropped")
             self._held = bytearray(b"".join(e.raw for e in held))
             if held:
                 out += self._sse_events(held)
-        if self._stream is None and not self.passthrough and self.bridged and not self._ended_first:
-            # A bridged client whose host's stream ended before any answer: its API's error.
+        if self._stream is None and not self.passthrough and self._answer_required and not self._ended_first:
+            # A bridged client (or a remote host's) whose stream ended before any answer: its API's error.
+            self.record.unreadable = self.record.unreadable or "text/event-stream with no answer"
             self._stream = self._answer(stream=True, kind=self.upstream)
             return out + (self._stream.abort(f"The host's stream ended before any {self.upstream} answer.") or b"")
         if self._stream is not None and not self.passthrough and not self._stream.verdict.done:
@@ -400,15 +414,19 @@ class Exchange:
 
     def _sse_event(self, event: SSEEvent) -> bytes:
         if event.data is None:
-            if self.bridged and not event.raw.startswith(b":"):
-                return b""  # a field of the host's API that a bridged client does not speak
+            if self._answer_required and not event.raw.startswith(b":"):
+                # A field of the host's API that a bridged client does not speak; before any
+                # answer from a remote host, a line that is no SSE (its stream's error ends it).
+                return b""
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
             obj = decode_data(event.data, self.settings.max_depth)
             kind = self._answer_kind(obj)
             if kind is None:
-                if self.bridged:
-                    # A bridged client does not speak the host's API: its stream ends in its error.
+                if self._answer_required and not (event.data.strip() == "[DONE]" and not self.bridged):
+                    # A bridged client does not speak the host's API, and a remote host's stream
+                    # that is not its API's is broken: the client's stream ends in its error.
+                    self.record.unreadable = f"text/event-stream: {event.raw[:200]!r}"
                     self.record.notes.append(f"the host's stream is not a {self.upstream} answer")
                     self._stream = self._answer(stream=True, kind=self.upstream)
                     ended = event.data.strip() == "[DONE]"
@@ -434,9 +452,11 @@ class Exchange:
         within = self._buffered <= self.settings.max_response_bytes
         obj = decode_data(raw.decode("utf-8", errors="replace"), self.settings.max_depth) if within else None
         kind = self._answer_kind(obj)
-        if kind is None and self.bridged:
-            # A bridged client does not speak the host's API: the host's bytes would mean nothing.
+        if kind is None and self._answer_required:
+            # A bridged client does not speak the host's API, and a remote host's body that is not
+            # its API's is broken (a proxy's error page): the host's bytes would mean nothing.
             self.record.notes.append(f"the host's answer is not a {self.upstream} answer")
+            self.record.unreadable = repr(raw[:200])
             self.status = 502
             return self.spec.error_body(f"The host's answer could not be read as a {self.upstream} answer.", 502)
         if kind is None:

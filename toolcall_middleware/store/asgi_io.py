@@ -45,6 +45,12 @@ def with_body(scope: Scope, body: bytes) -> Scope:
     return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
 
 
+# The scope key under which the state layer gives the pipeline below it a callable that says the
+# status the client got, where the layer answered in the pipeline's stead (a store that failed as
+# the answer was stored: 503), else None: the exchange's record then says what the client got.
+ANSWERED = "toolcall.answered"
+
+
 async def answer(send: Send, status: int, body: Any, *, final: bool = False) -> None:
     """`body` as JSON with `status`; `final`: an error a repeat would meet again (`json_head`)."""
     data = json_bytes(body)
@@ -52,6 +58,7 @@ async def answer(send: Send, status: int, body: Any, *, final: bool = False) -> 
 
 
 __all__ = [
+    "ANSWERED",
     "SSE_HEAD",
     "ASGIApp",
     "Disconnected",

@@ -33,7 +33,19 @@ from ..core.request.depth import MAX_DEPTH
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from . import api
-from .asgi_io import ASGIApp, Disconnected, Receive, Scope, Send, answer, query_of, read_body, replay, with_body
+from .asgi_io import (
+    ANSWERED,
+    ASGIApp,
+    Disconnected,
+    Receive,
+    Scope,
+    Send,
+    answer,
+    query_of,
+    read_body,
+    replay,
+    with_body,
+)
 from .background import BackgroundRuns, Stop
 from .base import Store, StoreError, StoreLimits
 from .chain import MAX_CHAIN, Context, ContextCache, stored_records
@@ -216,7 +228,8 @@ class ResponsesState:
         tee = Tee(
             turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2, max_depth=self.max_depth
         )
-        await self.app(with_body(scope, new_body), replay([new_body], receive), tee.send)
+        scope = {**with_body(scope, new_body), ANSWERED: lambda: tee.answered}
+        await self.app(scope, replay([new_body], receive), tee.send)
 
     async def finish(self, turn: Turn, response: dict[str, Any], events: list[str] | None) -> None:
         """Store a finished response and add its items to its conversation (raises StoreError)."""

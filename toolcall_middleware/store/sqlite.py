@@ -54,7 +54,7 @@ class SQLiteStore(Store):
 
         try:
             return await asyncio.to_thread(locked)
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:  # (OSError: its folder could not be made)
             raise StoreUnavailable(f"the SQLite store {self.path} failed: {e}") from e
 
     def _expires(self, expires: bool = True, lifetime: float | None = None) -> float | None:

@@ -79,6 +79,7 @@ class Tee:
         self.kept_bytes = 0
         self.latest: dict[str, Any] | None = None  # the last response object seen
         self.ended = False  # the response reached its end (and was handed to `finish`)
+        self.answered: int | None = None  # our status instead of the pipeline's (a store failure: 503)
 
     async def send(self, message: Message) -> None:
         kind = message["type"]
@@ -130,6 +131,7 @@ class Tee:
                 await self.finish(self.turn, response, None)
             except StoreError as error:
                 logger.error("toolcall-middleware: store: %s", error)
+                self.answered = 503
                 return await answer(self.downstream, 503, unavailable(error).body())
             body = json_bytes(response)
         headers = without(self.start.get("headers") or [], b"content-length")

@@ -71,11 +71,36 @@ def get_dialect(name: str) -> Dialect:
     try:
         return _registry()[name]
     except KeyError:
-        close = difflib.get_close_matches(str(name), list_dialects(), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        # A near miss is a typo (`qwen3coder`); a model or family name is pointed at its dialects.
+        typo = difflib.get_close_matches(str(name), list_dialects(), n=1, cutoff=0.9)
+        hint = "" if typo else _family_hint(str(name))
+        if not hint:
+            close = typo or difflib.get_close_matches(str(name), list_dialects(), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
         raise UnknownDialectError(
             f"unknown dialect {name!r}; {hint}the dialects are: {', '.join(list_dialects())}"
         ) from None
+
+
+def _family_hint(name: str) -> str:
+    """For a model name (`Qwen/Qwen3-8B`) or a family's (`qwen`, `deepseek`) given as a dialect:
+    the dialect it selects, or the family's dialects, and `model_dialects`; else nothing."""
+    found = dialect_for_model(name) if name.strip() else None
+    if found is not None and found.name != "auto":
+        return (
+            f"{name!r} is a model name, whose dialect is {found.name!r}: give that, or leave the dialect unset "
+            f"so each request's model selects it, or map the name in model_dialects; "
+        )
+    family = normalize_model(name).strip("-_ ")
+    if len(family) < 3:
+        return ""
+    related = [d.name for d in _registry().values() if family in d.name or any(family in p for p in d.models)]
+    if not related:
+        return ""
+    return (
+        f"{name!r} names a model family, not a dialect; its dialects are {', '.join(sorted(related))} "
+        f"(model_dialects maps each served model name to one); "
+    )
 
 
 def normalize_model(model: str) -> str:
