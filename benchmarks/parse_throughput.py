@@ -72,26 +72,32 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
         + "</function>\n</tool_call>\n"
         for n, a in calls
     ),
-    "kimi_k2": lambda calls: "<|tool_calls_section_begin|>"
-    + "".join(
-        f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{_json(a)}<|tool_call_end|>"
-        for i, (n, a) in enumerate(calls)
-    )
-    + "<|tool_calls_section_end|>",
-    "kimi_k3": lambda calls: "<|open|>tools<|sep|>"
-    + "".join(
-        f'<|open|>call tool="{n}" index="{i + 1}"<|sep|>'
-        + _xml_params(a, '<|open|>argument key="{k}" type="string"<|sep|>{v}<|close|>argument<|sep|>')
-        + "<|close|>call<|sep|>"
-        for i, (n, a) in enumerate(calls)
-    )
-    + "<|close|>tools<|sep|>",
-    "deepseek_v3": lambda calls: DS_BEGIN
-    + "".join(f"{DS_CALL}function{DS_SEP}{n}\n```json\n{_json(a)}\n```{DS_END}" for n, a in calls)
-    + DS_CALLS_END,
-    "deepseek_v31": lambda calls: DS_BEGIN
-    + "".join(f"{DS_CALL}{n}{DS_SEP}{_json(a)}{DS_END}" for n, a in calls)
-    + DS_CALLS_END,
+    "kimi_k2": lambda calls: (
+        "<|tool_calls_section_begin|>"
+        + "".join(
+            f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{_json(a)}<|tool_call_end|>"
+            for i, (n, a) in enumerate(calls)
+        )
+        + "<|tool_calls_section_end|>"
+    ),
+    "kimi_k3": lambda calls: (
+        "<|open|>tools<|sep|>"
+        + "".join(
+            f'<|open|>call tool="{n}" index="{i + 1}"<|sep|>'
+            + _xml_params(a, '<|open|>argument key="{k}" type="string"<|sep|>{v}<|close|>argument<|sep|>')
+            + "<|close|>call<|sep|>"
+            for i, (n, a) in enumerate(calls)
+        )
+        + "<|close|>tools<|sep|>"
+    ),
+    "deepseek_v3": lambda calls: (
+        DS_BEGIN
+        + "".join(f"{DS_CALL}function{DS_SEP}{n}\n```json\n{_json(a)}\n```{DS_END}" for n, a in calls)
+        + DS_CALLS_END
+    ),
+    "deepseek_v31": lambda calls: (
+        DS_BEGIN + "".join(f"{DS_CALL}{n}{DS_SEP}{_json(a)}{DS_END}" for n, a in calls) + DS_CALLS_END
+    ),
     "deepseek_v32": _dsml("function_calls"),
     "deepseek_v4": _dsml("tool_calls"),
     "glm45": lambda calls: "".join(
@@ -111,17 +117,20 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
         f"<|tool_call>call:{n}{{" + ",".join(f'{k}:<|"|>{v}<|"|>' for k, v in a.items()) + "}<tool_call|>"
         for n, a in calls
     ),
-    "llama3_json": lambda calls: "<|python_tag|>"
-    + "; ".join(json.dumps({"name": n, "parameters": a}, ensure_ascii=False) for n, a in calls),
-    "pythonic": lambda calls: "["
-    + ", ".join(f"{n}(" + ", ".join(f"{k}={v!r}" for k, v in a.items()) + ")" for n, a in calls)
-    + "]",
-    "minimax_m2": lambda calls: "<minimax:tool_call>\n"
-    + "".join(
-        f'<invoke name="{n}">\n' + _xml_params(a, '<parameter name="{k}">{v}</parameter>\n') + "</invoke>\n"
-        for n, a in calls
-    )
-    + "</minimax:tool_call>",
+    "llama3_json": lambda calls: (
+        "<|python_tag|>" + "; ".join(json.dumps({"name": n, "parameters": a}, ensure_ascii=False) for n, a in calls)
+    ),
+    "pythonic": lambda calls: (
+        "[" + ", ".join(f"{n}(" + ", ".join(f"{k}={v!r}" for k, v in a.items()) + ")" for n, a in calls) + "]"
+    ),
+    "minimax_m2": lambda calls: (
+        "<minimax:tool_call>\n"
+        + "".join(
+            f'<invoke name="{n}">\n' + _xml_params(a, '<parameter name="{k}">{v}</parameter>\n') + "</invoke>\n"
+            for n, a in calls
+        )
+        + "</minimax:tool_call>"
+    ),
     "seed_oss": lambda calls: "".join(
         f"<seed:tool_call>\n<function={n}>\n"
         + _xml_params(a, "<parameter={k}>\n{v}\n</parameter>\n")
@@ -136,46 +145,53 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
     "granite_20b_fc": lambda calls: "".join(
         f'<function_call> {{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls
     ),
+    "gigachat3": lambda calls: "".join(
+        f'<|message_sep|>\n\nfunction call<|role_sep|>\n{{"name": "{n}", "arguments": {_json(a)}}}' for n, a in calls
+    ),
     "jamba": lambda calls: f"<tool_calls>{_array(calls)}</tool_calls>",
     "nemotron": lambda calls: f"<TOOLCALL>{_array(calls)}</TOOLCALL>",
     "hunyuan_a13b": lambda calls: f"<answer>\n<tool_calls>{_array(calls)}</tool_calls>\n</answer>",
     "phi4_mini": lambda calls: "functools" + _array(calls),
     "firefunction_v2": lambda calls: " functools" + _array(calls),
-    "minimax_m1": lambda calls: "<tool_calls>\n"
-    + "".join(f'{{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls)
-    + "</tool_calls>",
-    "cohere_command": lambda calls: "<|START_ACTION|>"
-    + json.dumps(
-        [{"tool_call_id": str(i), "tool_name": n, "parameters": a} for i, (n, a) in enumerate(calls)],
-        ensure_ascii=False,
-    )
-    + "<|END_ACTION|>",
-    "apertus": lambda calls: "<|tools_prefix|>"
-    + json.dumps([{n: a} for n, a in calls], ensure_ascii=False)
-    + "<|tools_suffix|>",
+    "minimax_m1": lambda calls: (
+        "<tool_calls>\n" + "".join(f'{{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls) + "</tool_calls>"
+    ),
+    "cohere_command": lambda calls: (
+        "<|START_ACTION|>"
+        + json.dumps(
+            [{"tool_call_id": str(i), "tool_name": n, "parameters": a} for i, (n, a) in enumerate(calls)],
+            ensure_ascii=False,
+        )
+        + "<|END_ACTION|>"
+    ),
+    "apertus": lambda calls: (
+        "<|tools_prefix|>" + json.dumps([{n: a} for n, a in calls], ensure_ascii=False) + "<|tools_suffix|>"
+    ),
     "longcat": lambda calls: "".join(
         f'<longcat_tool_call>{{"name": "{n}", "arguments": {_json(a)}}}</longcat_tool_call>\n' for n, a in calls
     ),
     "xlam": lambda calls: _array(calls),
-    "olmo3": lambda calls: "<function_calls>\n"
-    + "".join(f"{_python_call(n, a)}\n" for n, a in calls)
-    + "</function_calls>",
-    "lfm2": lambda calls: "<|tool_call_start|>["
-    + ", ".join(_python_call(n, a) for n, a in calls)
-    + "]<|tool_call_end|>",
+    "olmo3": lambda calls: (
+        "<function_calls>\n" + "".join(f"{_python_call(n, a)}\n" for n, a in calls) + "</function_calls>"
+    ),
+    "lfm2": lambda calls: (
+        "<|tool_call_start|>[" + ", ".join(_python_call(n, a) for n, a in calls) + "]<|tool_call_end|>"
+    ),
     "functiongemma": lambda calls: "".join(
         f"<start_function_call>call:{n}{{" + ",".join(f"{k}:<escape>{v}<escape>" for k, v in a.items()) + "}"
         "<end_function_call>"
         for n, a in calls
     ),
-    "step3": lambda calls: "<｜tool_calls_begin｜>\n"
-    + "".join(
-        f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{n}">\n'
-        + _xml_params(a, '<steptml:parameter name="{k}">{v}</steptml:parameter>\n')
-        + "</steptml:invoke><｜tool_call_end｜>\n"
-        for n, a in calls
-    )
-    + "<｜tool_calls_end｜>",
+    "step3": lambda calls: (
+        "<｜tool_calls_begin｜>\n"
+        + "".join(
+            f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{n}">\n'
+            + _xml_params(a, '<steptml:parameter name="{k}">{v}</steptml:parameter>\n')
+            + "</steptml:invoke><｜tool_call_end｜>\n"
+            for n, a in calls
+        )
+        + "<｜tool_calls_end｜>"
+    ),
     "functionary_v3_2": lambda calls: "".join(f">>>{n}\n{_json(a)}" for n, a in calls),
     "internlm2": lambda calls: "".join(
         f'<|action_start|><|plugin|>\n{{"name": "{n}", "parameters": {_json(a)}}}<|action_end|>' for n, a in calls

@@ -143,6 +143,10 @@ TEMPLATE_WORDS = {
     ],
     "functionary_v3_2": ["Respond in this format:\n>>>${recipient}\n${content}"],
     "internlm2": ["<|action_start|><|plugin|>\n", json.dumps([WEATHER["function"]])[:40]],
+    "gigachat3": [
+        "namespace functions {\n// Get the weather\ntype get_weather = (_: {\ncity: string, days?: number}) => any;",
+        "function call<|role_sep|>",
+    ],
 }
 
 

@@ -34,6 +34,7 @@ _MODULES = (
     "xlam",
     "functionary",
     "glm",
+    "gigachat",
     "harmony",
     "gemma4",
     "mistral",
@@ -107,6 +108,7 @@ FAMILIES = (
     "ernie",
     "hermes",
     "gpt-oss",
+    "gigachat",
 )
 
 
