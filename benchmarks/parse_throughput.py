@@ -145,6 +145,16 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
     "granite_20b_fc": lambda calls: "".join(
         f'<function_call> {{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls
     ),
+    "hunyuan_v3": lambda calls: (
+        "<tool_calls>\n"
+        + "".join(
+            f"<tool_call>{n}<tool_sep>\n"
+            + _xml_params(a, "<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n")
+            + "</tool_call>\n"
+            for n, a in calls
+        )
+        + "</tool_calls>"
+    ),
     "gigachat3": lambda calls: "".join(
         f'<|message_sep|>\n\nfunction call<|role_sep|>\n{{"name": "{n}", "arguments": {_json(a)}}}' for n, a in calls
     ),

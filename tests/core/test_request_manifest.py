@@ -143,6 +143,7 @@ TEMPLATE_WORDS = {
     ],
     "functionary_v3_2": ["Respond in this format:\n>>>${recipient}\n${content}"],
     "internlm2": ["<|action_start|><|plugin|>\n", json.dumps([WEATHER["function"]])[:40]],
+    "hunyuan_v3": ["<tool_call>{function-name}<tool_sep>\n<arg_key>{arg-key-1}</arg_key>"],
     "gigachat3": [
         "namespace functions {\n// Get the weather\ntype get_weather = (_: {\ncity: string, days?: number}) => any;",
         "function call<|role_sep|>",

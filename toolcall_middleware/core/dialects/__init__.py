@@ -35,6 +35,7 @@ _MODULES = (
     "functionary",
     "glm",
     "gigachat",
+    "hunyuan",
     "harmony",
     "gemma4",
     "mistral",

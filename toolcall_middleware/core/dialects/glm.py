@@ -71,6 +71,7 @@ _PY_CONSTANTS = ("True", "False", "None")
 
 class _State(Enum):
     NAME = "name"
+    NAME_END = "name_end"  # the marker after the name, in a format that writes one (`<tool_sep>`)
     AFTER_NAME = "after_name"  # `<arg_key>` or `</tool_call>` comes next
     KEY = "key"
     AFTER_KEY = "after_key"  # `<arg_value>` must come next
@@ -105,11 +106,21 @@ def typed_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
     return raw
 
 
-class GlmBlock:
-    """One call, after its `<tool_call>`; every piece is scanned once (bar a held-back marker)."""
+Typing = Callable[[str, Mapping[str, Any] | None], Any]
 
-    def __init__(self, ctx: ParseContext) -> None:
+
+class GlmBlock:
+    """One call, after its `<tool_call>`; every piece is scanned once (bar a held-back marker).
+
+    `name_end`: the marker a format writes between the name and the arguments (Hunyuan's
+    `<tool_sep>`), `""` for GLM's none. `typing`: a raw value and its property schema to the
+    JSON value (`typed_value`, GLM's JSON-decoding default).
+    """
+
+    def __init__(self, ctx: ParseContext, *, name_end: str = "", typing: Typing = typed_value) -> None:
         self._ctx = ctx
+        self._name_end = name_end
+        self._typing = typing
         self._state = _State.NAME
         self._carry = ""  # an unfinished marker, scanned again with the next piece
         self._raw: list[str] = []  # everything fed: the text of a malformed or unfinished call
@@ -179,10 +190,22 @@ class GlmBlock:
                     return None
                 if not self._name or s[i] == ">":
                     return self._malformed(s, i)  # `<tool_call>` not followed by a name
-                self._state = _State.AFTER_NAME
-                if self._ctx.incremental:
-                    self._streaming = True
-                    self._items.append(Opened("".join(self._name)))
+                if self._name_end:
+                    self._state = _State.NAME_END
+                    continue
+                self._named()
+            elif state is _State.NAME_END:
+                i = self._skip_ws(s, i, keep=False)
+                if i == n:
+                    return None
+                verdict, marker = _expect(s, i, (self._name_end,))
+                if verdict is Match.MAYBE:
+                    self._carry = s[i:]
+                    return None
+                if verdict is Match.NO:
+                    return self._malformed(s, i)
+                i += len(marker)
+                self._named()
             elif state is _State.AFTER_NAME or state is _State.AFTER_KEY:
                 i = self._skip_ws(s, i, keep=False)
                 if i == n:
@@ -258,6 +281,13 @@ class GlmBlock:
                 return self._malformed(s, pos + len(CLOSE))
         return None
 
+    def _named(self) -> None:
+        """The name is read: the arguments (or the call's end) come next."""
+        self._state = _State.AFTER_NAME
+        if self._ctx.incremental:
+            self._streaming = True
+            self._items.append(Opened("".join(self._name)))
+
     def _skip_ws(self, s: str, i: int, *, keep: bool) -> int:
         run = _WS.match(s, i)
         end = run.end() if run else i
@@ -282,7 +312,7 @@ class GlmBlock:
     def _commit(self) -> None:
         name = "".join(self._name)
         raw = "".join(self._text)
-        typed = typed_value(raw, self._ctx.property_schema(name, self._key))
+        typed = self._typing(raw, self._ctx.property_schema(name, self._key))
         if self._streaming:
             piece = member_fragment(self._args, self._key, typed)
             self._streaming = piece is not None  # a repeated key: abandoned at the call's end
