@@ -45,6 +45,12 @@ SHAPES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
     ),
     "glm45": (("<tool_call>",), "f\n<arg_key>a</arg_key>\n<arg_value>", "</tool_call>", ("<arg_key>", "<arg_value>")),
     "glm47": (("<tool_call>",), "f<arg_key>a</arg_key><arg_value>", "</tool_call>", ("<arg_key>", "<arg_value>")),
+    "poolside_v1": (
+        ("<tool_call>",),
+        "f\n<arg_key>a</arg_key>\n<arg_value>",
+        "</tool_call>",
+        ("<arg_key>", "<arg_value>"),
+    ),
     "hunyuan_v3": (
         ("<tool_calls>",),
         "<tool_call>f<tool_sep>\n<arg_key>a</arg_key>\n<arg_value>",

@@ -1,4 +1,4 @@
-"""`glm45` and `glm47`: GLM's `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
+"""`glm45`, `glm47` and `poolside_v1`: GLM's `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
 
 GLM-4.5, 4.5-Air and 4.6 (`glm45`) put the name, each key and each value on a line of its own;
 GLM-4.7, 4.7-Flash and 5.x (`glm47`) write the same markup without newlines, and a call with no
@@ -12,8 +12,9 @@ arguments as `<tool_call>NAME</tool_call>`:
 ```
 `<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>` (glm47).
 
-Both dialects read both layouts: whitespace between the markers is layout. A value is raw text
-(newlines, quotes and backslashes as written, surrounding whitespace kept). Unlike qwen3_coder it
+Poolside's Laguna models (`poolside_v1`) write GLM-4.5's layout. The dialects read both layouts:
+whitespace between the markers is layout. A value is raw text (newlines, quotes and backslashes
+as written, surrounding whitespace kept). Unlike qwen3_coder it
 is JSON-decoded by default: a property the schema types is typed by it (`schema.coerce_value`, so
 a string property keeps `0042` and `{"a": 1}` as text); an untyped one is JSON, else a Python
 literal (`{'a': True}`, `'x'`, `None`), else the text.
@@ -430,6 +431,17 @@ DIALECTS = [
         models=(r"glm-?4[.p]7", r"glm-?(?:[5-9]|[1-9][0-9])(?![0-9])"),
         reasoning=_SYNTAX,
         prefills_reasoning=_template_opens_think,
+    ),
+    # Poolside's Laguna models (vLLM and SGLang `poolside_v1`) write GLM-4.5's layout, and the
+    # engines read it as GLM's: a string property's value verbatim, any other JSON-decoded.
+    Dialect(
+        name="poolside_v1",
+        description="<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>: Poolside Laguna",
+        machine=GlmParser,
+        renderer=GLM45,
+        incremental=True,
+        models=(r"laguna", r"poolside"),
+        reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
     ),
 ]
 
