@@ -145,6 +145,9 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
     "granite_20b_fc": lambda calls: "".join(
         f'<function_call> {{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls
     ),
+    "minicpm5": lambda calls: "".join(
+        f'<function name="{n}">' + _xml_params(a, '<param name="{k}">{v}</param>') + "</function>\n" for n, a in calls
+    ),
     "poolside_v1": lambda calls: RENDER["glm45"](calls),
     "hunyuan_v3": lambda calls: (
         "<tool_calls>\n"

@@ -40,6 +40,7 @@ _MODULES = (
     "gemma4",
     "mistral",
     "minimax",
+    "minicpm",
     "seed_oss",
     "llama3",
     "pythonic",

@@ -68,6 +68,7 @@ UNIQUE: dict[str, str] = {
     "function call<|role_sep|>": "gigachat3",
     "<|message_sep|>": "gigachat3",
     "<|function_call|>": "gigachat3",
+    "<function name=": "minicpm5",
 }
 
 

@@ -34,7 +34,7 @@ from ..schema import coerce_value
 from ..textscan import WHITESPACE
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext
 from .glm import OPEN, GlmBlock
-from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, value_text
+from .rendering import CallToRender, Renderer, join_turn, results_joined, tools_in_tags, value_text
 
 if TYPE_CHECKING:
     from ..request.tools import ToolSpec
@@ -151,15 +151,12 @@ def _calls(calls: Sequence[CallToRender]) -> str:
 
 
 def _tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
-    # Hy3's own template was not available to copy; this states the tools and the format the
-    # engines' parsers read, in the layout of the other `<arg_key>` templates.
-    return (
-        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
-        + "\n".join(dumps(t.chat_shape()) for t in tools)
-        + f"\n</tools>\n\nFor function calls, write them within {SECTION}{SECTION_END}, each in this format:\n"
+    # Hy3's own template was not available to copy: the tools, and the format the engines read.
+    return tools_in_tags(
+        tools,
+        f"For function calls, write them within {SECTION}{SECTION_END}, each in this format:\n"
         f"<tool_call>{{function-name}}{TOOL_SEP}\n<arg_key>{{arg-key-1}}</arg_key>\n"
-        "<arg_value>{arg-value-1}</arg_value>\n...\n</tool_call>"
+        "<arg_value>{arg-value-1}</arg_value>\n...\n</tool_call>",
     )
 
 
