@@ -145,6 +145,12 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
     "granite_20b_fc": lambda calls: "".join(
         f'<function_call> {{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls
     ),
+    "inkling": lambda calls: "".join(
+        f"<|message_model|>{n}<|content_invoke_tool_json|>"
+        + json.dumps({"name": n, "args": a}, ensure_ascii=False)
+        + "<|end_message|>"
+        for n, a in calls
+    ),
     "minicpm5": lambda calls: "".join(
         f'<function name="{n}">' + _xml_params(a, '<param name="{k}">{v}</param>') + "</function>\n" for n, a in calls
     ),

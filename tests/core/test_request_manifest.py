@@ -58,6 +58,7 @@ TEMPLATE_WORDS = {
         "For each function call, output the function name and arguments within the following XML format:\n"
         "<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>{arg-value-1}</arg_value>"
     ],
+    "inkling": ['<|message_model|>function-name<|content_invoke_tool_json|>{"name": "function-name", "args": '],
     "minicpm5": ['<function name="function-name"><param name="param-name">value</param>...</function>'],
     "poolside_v1": ["<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>{arg-value-1}</arg_value>"],
     "glm47": ["<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}</arg_value>"],

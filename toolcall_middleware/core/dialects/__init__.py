@@ -36,6 +36,7 @@ _MODULES = (
     "glm",
     "gigachat",
     "hunyuan",
+    "inkling",
     "harmony",
     "gemma4",
     "mistral",

@@ -69,6 +69,9 @@ UNIQUE: dict[str, str] = {
     "<|message_sep|>": "gigachat3",
     "<|function_call|>": "gigachat3",
     "<function name=": "minicpm5",
+    "<|message_model|>": "inkling",
+    "<|content_invoke_tool_json|>": "inkling",
+    "<|content_text|>": "inkling",
 }
 
 

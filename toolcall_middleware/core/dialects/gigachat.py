@@ -41,17 +41,18 @@ FUNCTION_CALL_TOKEN = "<|function_call|>"  # GigaChat 3.1
 END = "</s>"
 
 
-def _read(item: object) -> Call | None:
-    """`{"name": …, "arguments": {…}}`: both keys, and the arguments an object."""
+def strict_call(item: object, arguments_key: str = "arguments") -> Call | None:
+    """`{"name": …, "arguments": {…}}` (the arguments under `arguments_key`): both keys, the name a
+    string and the arguments an object, as the engines require of these formats; else `None`."""
     if not isinstance(item, dict):
         return None
-    name, arguments = item.get("name"), item.get("arguments")
+    name, arguments = item.get("name"), item.get(arguments_key)
     if not isinstance(name, str) or not name or not isinstance(arguments, dict):
         return None
     return Call(name=name, arguments=dump_arguments(arguments))
 
 
-_CALL = JsonCallsSyntax(shape="object", read=_read)
+_CALL = JsonCallsSyntax(shape="object", read=strict_call)
 
 
 class EndToken:
@@ -145,4 +146,5 @@ __all__ = [
     "MESSAGE_SEP",
     "EndToken",
     "GigaChatParser",
+    "strict_call",
 ]
