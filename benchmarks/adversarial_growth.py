@@ -51,6 +51,31 @@ SHAPES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
     ),
     "glm45": (("<tool_call>",), "f\n<arg_key>a</arg_key>\n<arg_value>", "</tool_call>", ("<arg_key>", "<arg_value>")),
     "glm47": (("<tool_call>",), "f<arg_key>a</arg_key><arg_value>", "</tool_call>", ("<arg_key>", "<arg_value>")),
+    "inkling": (
+        ("<|message_model|>", "<|content_invoke_tool_json|>"),
+        '<|message_model|>f<|content_invoke_tool_json|>{"name": "f", "args": {',
+        "<|end_message|>",
+        ("<|content_text|>", "<|end_message|>"),
+    ),
+    "minicpm5": (('<function name="f">',), '<function name="f"><param name="a">', "</function>", ('<param name="a">',)),
+    "poolside_v1": (
+        ("<tool_call>",),
+        "f\n<arg_key>a</arg_key>\n<arg_value>",
+        "</tool_call>",
+        ("<arg_key>", "<arg_value>"),
+    ),
+    "hunyuan_v3": (
+        ("<tool_calls>",),
+        "<tool_call>f<tool_sep>\n<arg_key>a</arg_key>\n<arg_value>",
+        "</tool_calls>",
+        ("<tool_call>", "<arg_key>", "<arg_value>"),
+    ),
+    "gigachat3": (
+        ("function call<|role_sep|>", "<|function_call|>", "<|message_sep|>", "</s>"),
+        _JSON_HEAD,
+        "",
+        (),
+    ),
     "mistral": (("[TOOL_CALLS]",), 'f[ARGS]{"a": ', "", ("[ARGS]", "[CALL_ID]")),
     "gpt_oss": (
         ("<|channel|>", "<|start|>", "<|start|>assistant<|channel|>commentary to=functions.f"),

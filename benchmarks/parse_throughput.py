@@ -156,6 +156,29 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
     "granite_20b_fc": lambda calls: "".join(
         f'<function_call> {{"name": "{n}", "arguments": {_json(a)}}}\n' for n, a in calls
     ),
+    "inkling": lambda calls: "".join(
+        f"<|message_model|>{n}<|content_invoke_tool_json|>"
+        + json.dumps({"name": n, "args": a}, ensure_ascii=False)
+        + "<|end_message|>"
+        for n, a in calls
+    ),
+    "minicpm5": lambda calls: "".join(
+        f'<function name="{n}">' + _xml_params(a, '<param name="{k}">{v}</param>') + "</function>\n" for n, a in calls
+    ),
+    "poolside_v1": lambda calls: RENDER["glm45"](calls),
+    "hunyuan_v3": lambda calls: (
+        "<tool_calls>\n"
+        + "".join(
+            f"<tool_call>{n}<tool_sep>\n"
+            + _xml_params(a, "<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n")
+            + "</tool_call>\n"
+            for n, a in calls
+        )
+        + "</tool_calls>"
+    ),
+    "gigachat3": lambda calls: "".join(
+        f'<|message_sep|>\n\nfunction call<|role_sep|>\n{{"name": "{n}", "arguments": {_json(a)}}}' for n, a in calls
+    ),
     "jamba": lambda calls: f"<tool_calls>{_array(calls)}</tool_calls>",
     "nemotron": lambda calls: f"<TOOLCALL>{_array(calls)}</TOOLCALL>",
     "hunyuan_a13b": lambda calls: f"<answer>\n<tool_calls>{_array(calls)}</tool_calls>\n</answer>",

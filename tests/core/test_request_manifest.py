@@ -58,6 +58,9 @@ TEMPLATE_WORDS = {
         "For each function call, output the function name and arguments within the following XML format:\n"
         "<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>{arg-value-1}</arg_value>"
     ],
+    "inkling": ['<|message_model|>function-name<|content_invoke_tool_json|>{"name": "function-name", "args": '],
+    "minicpm5": ['<function name="function-name"><param name="param-name">value</param>...</function>'],
+    "poolside_v1": ["<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>{arg-value-1}</arg_value>"],
     "glm47": ["<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}</arg_value>"],
     "minimax_m2": [
         "# Tools\nYou may call one or more tools to assist with the user query.\n"
@@ -143,6 +146,11 @@ TEMPLATE_WORDS = {
     ],
     "functionary_v3_2": ["Respond in this format:\n>>>${recipient}\n${content}"],
     "internlm2": ["<|action_start|><|plugin|>\n", json.dumps([WEATHER["function"]])[:40]],
+    "hunyuan_v3": ["<tool_call>{function-name}<tool_sep>\n<arg_key>{arg-key-1}</arg_key>"],
+    "gigachat3": [
+        "namespace functions {\n// Get the weather\ntype get_weather = (_: {\ncity: string, days?: number}) => any;",
+        "function call<|role_sep|>",
+    ],
 }
 
 

@@ -122,13 +122,14 @@ def _strings(value: Any) -> list[str]:
 def carries(dialect: str, name: str, args: Mapping[str, Any]) -> bool:
     """Whether the dialect's format has a way to write these arguments (see the module doc)."""
     texts = [value_text(v) for v in args.values()]
-    if dialect in ("seed_oss", "minimax_m2", "glm45", "glm47", "step3") and any(
-        isinstance(v, str) and v.strip().lower() == "null" for v in args.values()
-    ):
+    parameter_formats = ("seed_oss", "minimax_m2", "glm45", "glm47", "step3", "hunyuan_v3", "poolside_v1", "minicpm5")
+    if dialect in parameter_formats and any(isinstance(v, str) and v.strip().lower() == "null" for v in args.values()):
         return False  # a value that reads `null` is a null in the parameter formats
     if dialect == "gemma4":
         return not any('<|"|>' in s for s in _strings(args))
-    if dialect in ("glm45", "glm47"):
+    if dialect == "minicpm5":
+        return not any("]]>" in t or "</function>" in t for t in texts)
+    if dialect in ("glm45", "glm47", "hunyuan_v3", "poolside_v1"):
         return not any("</arg_value>" in t for t in texts)
     if dialect == "seed_oss":
         return not any(m in t for t in texts for m in ("</parameter>", "<parameter=", "</function>"))

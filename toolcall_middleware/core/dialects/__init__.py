@@ -34,11 +34,15 @@ _MODULES = (
     "xlam",
     "functionary",
     "glm",
+    "gigachat",
+    "hunyuan",
+    "inkling",
     "harmony",
     "gemma4",
     "mistral",
     "minimax_m3",
     "minimax",
+    "minicpm",
     "seed_oss",
     "llama3",
     "pythonic",
@@ -133,6 +137,7 @@ FAMILIES = (
     "ernie",
     "hermes",
     "gpt-oss",
+    "gigachat",
 )
 
 

@@ -66,6 +66,13 @@ UNIQUE: dict[str, str] = {
     "<｜tool_calls_begin｜>": "step3",
     "<|tool_call_start|>": "lfm2",
     "<start_function_call>": "functiongemma",
+    "function call<|role_sep|>": "gigachat3",
+    "<|message_sep|>": "gigachat3",
+    "<|function_call|>": "gigachat3",
+    "<function name=": "minicpm5",
+    "<|message_model|>": "inkling",
+    "<|content_invoke_tool_json|>": "inkling",
+    "<|content_text|>": "inkling",
 }
 
 
@@ -110,7 +117,9 @@ SHARED: dict[str, Lookahead] = {
         re.compile(r"[\w.\-]+>[ \t\r\n]*(?:(?P<llama_function>\{)|(?P<qwen3_coder><parameter=|</function>))"),
         re.compile(r"[\w.\-]"),
     ),
-    "<tool_calls>": Lookahead(re.compile(r"[ \t\r\n]*(?:(?P<jamba>\[)|(?P<minimax_m1>\{))"), re.compile(r"[\[{]")),
+    "<tool_calls>": Lookahead(
+        re.compile(r"[ \t\r\n]*(?:(?P<jamba>\[)|(?P<minimax_m1>\{)|(?P<hunyuan_v3><tool_call>))"), re.compile(r"[\[{<]")
+    ),
     "<answer>": Lookahead(re.compile(r"[ \t\r\n]*<tool_calls>[ \t\r\n]*(?P<hunyuan_a13b>\[)"), re.compile("<")),
     "<function_calls>": Lookahead(re.compile(r"[ \t\r\n]*[A-Za-z_][\w.]*(?P<olmo3>\()"), re.compile(r"[A-Za-z_]")),
     "<function_call>": Lookahead(re.compile(r"[ \t\r\n]*(?P<granite_20b_fc>\{)"), re.compile(r"\{")),

@@ -1,4 +1,4 @@
-"""`glm45` and `glm47`: GLM's `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
+"""`glm45`, `glm47` and `poolside_v1`: GLM's `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
 
 GLM-4.5, 4.5-Air and 4.6 (`glm45`) put the name, each key and each value on a line of its own;
 GLM-4.7, 4.7-Flash and 5.x (`glm47`) write the same markup without newlines, and a call with no
@@ -12,8 +12,9 @@ arguments as `<tool_call>NAME</tool_call>`:
 ```
 `<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>` (glm47).
 
-Both dialects read both layouts: whitespace between the markers is layout. A value is raw text
-(newlines, quotes and backslashes as written, surrounding whitespace kept). Unlike qwen3_coder it
+Poolside's Laguna models (`poolside_v1`) write GLM-4.5's layout. The dialects read both layouts:
+whitespace between the markers is layout. A value is raw text (newlines, quotes and backslashes
+as written, surrounding whitespace kept). Unlike qwen3_coder it
 is JSON-decoded by default: a property the schema types is typed by it (`schema.coerce_value`, so
 a string property keeps `0042` and `{"a": 1}` as text); an untyped one is JSON, else a Python
 literal (`{'a': True}`, `'x'`, `None`), else the text.
@@ -71,6 +72,7 @@ _PY_CONSTANTS = ("True", "False", "None")
 
 class _State(Enum):
     NAME = "name"
+    NAME_END = "name_end"  # the marker after the name, in a format that writes one (`<tool_sep>`)
     AFTER_NAME = "after_name"  # `<arg_key>` or `</tool_call>` comes next
     KEY = "key"
     AFTER_KEY = "after_key"  # `<arg_value>` must come next
@@ -105,11 +107,21 @@ def typed_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
     return raw
 
 
-class GlmBlock:
-    """One call, after its `<tool_call>`; every piece is scanned once (bar a held-back marker)."""
+Typing = Callable[[str, Mapping[str, Any] | None], Any]
 
-    def __init__(self, ctx: ParseContext) -> None:
+
+class GlmBlock:
+    """One call, after its `<tool_call>`; every piece is scanned once (bar a held-back marker).
+
+    `name_end`: the marker a format writes between the name and the arguments (Hunyuan's
+    `<tool_sep>`), `""` for GLM's none. `typing`: a raw value and its property schema to the
+    JSON value (`typed_value`, GLM's JSON-decoding default).
+    """
+
+    def __init__(self, ctx: ParseContext, *, name_end: str = "", typing: Typing = typed_value) -> None:
         self._ctx = ctx
+        self._name_end = name_end
+        self._typing = typing
         self._state = _State.NAME
         self._carry = ""  # an unfinished marker, scanned again with the next piece
         self._raw: list[str] = []  # everything fed: the text of a malformed or unfinished call
@@ -181,10 +193,22 @@ class GlmBlock:
                     return None
                 if not self._name or s[i] == ">":
                     return self._malformed(s, i)  # `<tool_call>` not followed by a name
-                self._state = _State.AFTER_NAME
-                if self._ctx.incremental:
-                    self._streaming = True
-                    self._items.append(Opened("".join(self._name)))
+                if self._name_end:
+                    self._state = _State.NAME_END
+                    continue
+                self._named()
+            elif state is _State.NAME_END:
+                i = self._skip_ws(s, i, keep=False)
+                if i == n:
+                    return None
+                verdict, marker = _expect(s, i, (self._name_end,))
+                if verdict is Match.MAYBE:
+                    self._carry = s[i:]
+                    return None
+                if verdict is Match.NO:
+                    return self._malformed(s, i)
+                i += len(marker)
+                self._named()
             elif state is _State.AFTER_NAME or state is _State.AFTER_KEY:
                 i = self._skip_ws(s, i, keep=False)
                 if i == n:
@@ -260,6 +284,13 @@ class GlmBlock:
                 return self._malformed(s, pos + len(CLOSE))
         return None
 
+    def _named(self) -> None:
+        """The name is read: the arguments (or the call's end) come next."""
+        self._state = _State.AFTER_NAME
+        if self._ctx.incremental:
+            self._streaming = True
+            self._items.append(Opened("".join(self._name)))
+
     def _skip_ws(self, s: str, i: int, *, keep: bool) -> int:
         run = _WS.match(s, i)
         end = run.end() if run else i
@@ -284,7 +315,7 @@ class GlmBlock:
     def _commit(self) -> None:
         name = "".join(self._name)
         raw = "".join(self._text)
-        typed = typed_value(raw, self._ctx.property_schema(name, self._key))
+        typed = self._typing(raw, self._ctx.property_schema(name, self._key))
         if self._streaming:
             piece = member_fragment(self._args, self._key, typed)
             self._streaming = piece is not None  # a repeated key: abandoned at the call's end
@@ -402,6 +433,17 @@ DIALECTS = [
         models=(r"glm-?4[.p]7", r"glm-?(?:[5-9]|[1-9][0-9])(?![0-9])"),
         reasoning=_SYNTAX,
         prefills_reasoning=_template_opens_think,
+    ),
+    # Poolside's Laguna models (vLLM and SGLang `poolside_v1`) write GLM-4.5's layout, and the
+    # engines read it as GLM's: a string property's value verbatim, any other JSON-decoded.
+    Dialect(
+        name="poolside_v1",
+        description="<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>: Poolside Laguna",
+        machine=GlmParser,
+        renderer=GLM45,
+        incremental=True,
+        models=(r"laguna", r"poolside"),
+        reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
     ),
 ]
 

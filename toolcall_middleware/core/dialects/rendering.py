@@ -136,6 +136,18 @@ def tool_lines(tools: Sequence[ToolSpec], indent: int | None = None, sep: str = 
     return sep.join(json.dumps(t.chat_shape(), ensure_ascii=False, indent=indent) for t in tools)
 
 
+def tools_in_tags(tools: Sequence[ToolSpec], rules: str) -> str:
+    """Qwen's tool manifest (the tools as JSON in `<tools>` tags), then a format's calling rules:
+    the words of the formats whose own template was not available to copy."""
+    return (
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+        + tool_lines(tools)
+        + "\n</tools>\n\n"
+        + rules
+    )
+
+
 def tool_response(result: ToolResult) -> str:
     """`<tool_response>…</tool_response>`: Qwen2.5/3, Hermes, Qwen3-Coder and GLM tool results."""
     return f"<tool_response>\n{result.output}\n</tool_response>"
@@ -198,5 +210,6 @@ __all__ = [
     "results_joined",
     "tool_lines",
     "tool_response",
+    "tools_in_tags",
     "value_text",
 ]
