@@ -25,6 +25,7 @@ NAMED_BY_FEATURE = {
     "toolcall_middleware.compact",  # `POST /v1/responses/compact`
     "toolcall_middleware.asgi",  # WebSocket mode on the Responses routes
     "toolcall_middleware.config",  # compaction by the host needs a Responses host
+    "toolcall_middleware.upstream_routes",  # a missing route bridged, unless the host compacts
 }
 
 

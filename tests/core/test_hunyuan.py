@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import calls, check_streams, function_tools
-from toolcall_middleware import dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware import StreamParser, dialect_for_model, parse
+from toolcall_middleware.core.result import ParseResult, merge_events
 
 TOOLS = function_tools(
     {
@@ -103,8 +103,17 @@ def test_values_are_typed_by_the_schema_and_strings_without_one() -> None:
     ids=["no_separator", "key_without_value", "mention"],
 )
 def test_what_is_not_a_call_is_text(raw: str) -> None:
-    result = check(raw)
+    result = check(raw, dialect_mismatch="off")
     assert result.tool_calls == [] and result.content is not None and "<tool_calls>" in result.content
+
+
+def test_a_glm_call_in_a_section_is_read_as_glm_by_the_mismatch_watch() -> None:
+    """Without `<tool_sep>` after its name the call is GLM 4.5's, not Hunyuan's: the watch for
+    another dialect's calls (`dialect_mismatch`, on by default) reads it as such."""
+    raw = "<tool_calls>\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
+    parser = StreamParser(**HY3)
+    result = merge_events([*parser.feed(raw), *parser.close()])
+    assert calls(result) == [("get_weather", {"city": "Paris"})] and parser.dialect_found == "glm45"
 
 
 def test_a_call_cut_off_is_truncated_never_a_call() -> None:

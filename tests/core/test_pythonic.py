@@ -135,13 +135,17 @@ def test_a_dotted_name_is_the_call_s_name() -> None:
     assert [(c.name, c.arguments) for c in r.tool_calls] == [("os.path", '{"a": 1}')]
 
 
-def test_prose_brackets_are_decided_at_once() -> None:
-    parser = StreamParser(model=MODEL)
+@pytest.mark.parametrize("mismatch", ["off", "read"])
+def test_prose_brackets_are_decided_at_once(mismatch: str) -> None:
+    parser = StreamParser(model=MODEL, dialect_mismatch=mismatch)  # type: ignore[arg-type]
     shown = ""
     for ch in "See [the docs] [x](y) [1]":
         shown += "".join(e.text for e in parser.feed(ch) if isinstance(e, TextDelta))
-    assert shown == "See [the docs] [x](y) [1]"
-    assert "".join(e.text for e in parser.feed(" [get") if isinstance(e, TextDelta)) == " "
+    # Watching for another dialect's calls, a `]` at the very end may begin MiniMax-M3's
+    # `]<]minimax[>[` token: it waits for the next character, and only it.
+    held = "]" if mismatch == "read" else ""
+    assert shown + held == "See [the docs] [x](y) [1]"
+    assert "".join(e.text for e in parser.feed(" [get") if isinstance(e, TextDelta)) == held + " "
 
 
 def test_a_rejected_bracket_can_be_followed_by_a_real_list() -> None:

@@ -67,6 +67,11 @@ TEMPLATE_WORDS = {
         "Here are the tools available in JSONSchema format:\n\n<tools>\n<tool>" + json.dumps(WEATHER["function"]),
         "When making tool calls, use XML format to invoke tools and pass parameters:",
     ],
+    "minimax_m3": [
+        "# Tools\nYou may call one or more tools to assist with the user query.\n"
+        "Here are the tools available in JSONSchema format:\n\n<tools>\n<tool>" + json.dumps(WEATHER["function"]),
+        ']<]minimax[>[<invoke name="tool-name">]<]minimax[>[<param-key>param-value]<]minimax[>[</param-key>',
+    ],
     "seed_oss": [
         "Function:\ndef get_weather(city: str, days: int):",
         "- city (str) [必填]: The city",

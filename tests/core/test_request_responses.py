@@ -258,7 +258,9 @@ TEXTS = st.text(
 
 # Formats that write a string parameter bare, as its text: a value that reads `null` (any case) is
 # a null there, as the engines read it (docs/dialects.md), so a string `null` comes back as one.
-PARAMETER_FORMATS = {"glm45", "glm47", "hunyuan_v3", "minicpm5", "minimax_m2", "poolside_v1", "seed_oss", "step3"}
+PARAMETER_FORMATS = {
+    *("glm45", "glm47", "hunyuan_v3", "minicpm5", "minimax_m2", "minimax_m3", "poolside_v1", "seed_oss", "step3"),
+}
 
 
 def as_written(dialect: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -66,7 +66,6 @@ UNIQUE: dict[str, str] = {
     "<｜tool_calls_begin｜>": "step3",
     "<|tool_call_start|>": "lfm2",
     "<start_function_call>": "functiongemma",
-    "function call<|role_sep|>": "gigachat3",
     "<|message_sep|>": "gigachat3",
     "<|function_call|>": "gigachat3",
     "<function name=": "minicpm5",

@@ -93,6 +93,11 @@ class MessageHeader:
         self._items.extend(self._call.take())
         return rest
 
+    @property
+    def end_marker(self) -> str:
+        """The call's end, once its body has begun (`closed_at_stop`); a header alone has none."""
+        return END_MESSAGE if self._call is not None else ""
+
     def take(self) -> list[BlockItem]:
         items, self._items = self._items, []
         return items
