@@ -27,13 +27,27 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ..config import ToolCallConfig
+from ..config import Limits, ToolCallConfig
 from ..core.framing.utf8 import json_bytes
+from ..core.http import json_head
 from ..core.request.depth import MAX_DEPTH
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from . import api
-from .asgi_io import ASGIApp, Disconnected, Receive, Scope, Send, answer, query_of, read_body, replay, with_body
+from .admission import Admission, Refused
+from .asgi_io import (
+    ASGIApp,
+    Disconnected,
+    Receive,
+    Scope,
+    Send,
+    answer,
+    query_of,
+    read_body,
+    replay,
+    respond,
+    with_body,
+)
 from .background import BackgroundRuns, Stop
 from .base import Store, StoreError, StoreLimits
 from .state import (
@@ -69,6 +83,8 @@ class ResponsesState:
         secret: str | None = None,
         max_request_bytes: int = 16 * 1024 * 1024,
         max_depth: int = MAX_DEPTH,
+        admission: Admission | None = None,
+        lease_seconds: float = 10.0,
     ) -> None:
         self.app = app
         self.store = store
@@ -76,15 +92,20 @@ class ResponsesState:
         self.conversations_paths = frozenset(
             p[: -len("responses")] + "conversations" for p in self.responses_paths if p.endswith("responses")
         )
-        self.background = BackgroundRuns(store)
+        admission = admission or admission_for(Limits())
+        self.background = BackgroundRuns(store, admission, lease_seconds=lease_seconds)
         self._secret = secret or os.environ.get(SECRET_ENV) or None
         self._max_request_bytes = max_request_bytes
         self.max_depth = max_depth  # an answer nested deeper is not stored (`Tee`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.background.ensure_upkeep()  # (a server without a lifespan starts it here)
         handled = self._handler(scope.get("method", ""), scope.get("path", "").rstrip("/"))
         if handled is None:
             await self.app(scope, receive, send)
@@ -98,6 +119,18 @@ class ResponsesState:
         except StoreError as error:
             logger.error("toolcall-middleware: store: %s", error)
             await answer(send, 503, unavailable(error).body())
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's lifespan, with the background leases' upkeep from start-up to shut-down (so a
+        dead owner's jobs are ended even before this process serves a request)."""
+        self.background.ensure_upkeep()
+
+        async def sent(message: Any) -> None:
+            if message.get("type") == "lifespan.shutdown.complete":
+                await self.background.stop()
+            await send(message)
+
+        await self.app(scope, receive, sent)
 
     # -- routing -----------------------------------------------------------------------------
 
@@ -197,7 +230,7 @@ class ResponsesState:
         echo = Echo(mint_id("resp"), stored, wanted.previous_response_id, wanted.conversation, background)
         turn = Turn(credential, echo, whole, own)
         if background:
-            await self._start_background(scope, request, forward, turn, send)
+            await self._start_background(scope, request, forward, turn, receive, send)
             return
         # (nothing expanded: the client's own bytes go on)
         new_body = body if forward == request else json_bytes(forward)
@@ -220,17 +253,33 @@ class ResponsesState:
     # -- background responses ------------------------------------------------------------------
 
     async def _start_background(
-        self, scope: Scope, request: Mapping[str, Any], forward: dict[str, Any], turn: Turn, send: Send
+        self,
+        scope: Scope,
+        request: Mapping[str, Any],
+        forward: dict[str, Any],
+        turn: Turn,
+        receive: Receive,
+        send: Send,
     ) -> None:
-        """Store the response as `queued`, start its task, and answer: the queued response, or (for
-        `stream: true`) its events as the task makes them."""
+        """Queue the response (stored as `queued`; its task starts when admitted) and answer: the
+        queued response, or (for `stream: true`) its events as the task makes them; a 429 with
+        `retry-after` when the queue is full."""
         key = response_key(turn.credential, turn.echo.id)
         queued = queued_response(request, turn.echo, int(time.time()))
-        await self.store.put({key: {"response": queued, "input": turn.whole, "events": []}})
         body = json_bytes({**forward, "stream": True})  # (streamed: its progress is visible)
-        self.background.start(key, self._run_background(key, with_body(scope, body), body, turn))
+        record = {"response": queued, "input": turn.whole, "events": []}
+        try:
+            await self.background.submit(
+                turn.credential, key, record, lambda: self._run_background(key, with_body(scope, body), body, turn)
+            )
+        except Refused as refused:
+            error = {"message": str(refused), "type": "requests", "param": None, "code": "rate_limit_exceeded"}
+            data = json_bytes({"error": error})
+            retry = (b"retry-after", str(refused.retry_after).encode())
+            await respond(send, 429, [*json_head(data), retry], data)
+            return
         if request.get("stream") is True:
-            await self.background.follow(key, -1, send)
+            await self.background.follow(key, -1, send, receive)
         else:
             await answer(send, 200, queued)
 
@@ -280,9 +329,19 @@ class ResponsesState:
                 after = int(query.get("starting_after", "-1"))
             except ValueError:
                 raise BadRequest("Invalid 'starting_after': expected an integer.", "starting_after") from None
-            await self.background.follow(response_key(credential, ident), after, send)
+            await self.background.follow(response_key(credential, ident), after, send, receive)
 
         return run
+
+
+def admission_for(limits: Limits) -> Admission:
+    """The bounds on background responses that `limits` set."""
+    return Admission(
+        limits.max_background_jobs,
+        limits.max_background_jobs_per_credential,
+        limits.max_background_queued,
+        limits.max_background_queued_per_credential,
+    )
 
 
 def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:
@@ -295,13 +354,16 @@ def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:
         ttl=config.store_ttl, max_records=config.store_max_records, max_record_bytes=config.store_max_bytes
     )
     paths = tuple(prefix + route for prefix in config.route_prefixes for route in config.responses_routes)
+    bounds = config.limits
     return ResponsesState(
         app,
         open_store(str(config.store), limits),
         responses_paths=paths,
         secret=config.store_secret,
-        max_request_bytes=config.limits.max_request_bytes,
-        max_depth=config.limits.max_depth,
+        max_request_bytes=bounds.max_request_bytes,
+        max_depth=bounds.max_depth,
+        admission=admission_for(bounds),
+        lease_seconds=config.background_lease,
     )
 
 
@@ -310,5 +372,6 @@ __all__ = [
     "Endpoint",
     "Handler",
     "ResponsesState",
+    "admission_for",
     "with_state",
 ]
