@@ -15,7 +15,8 @@ import pytest
 
 from tests.store.test_backends import make
 from toolcall_middleware.store import SQLiteStore, Store
-from toolcall_middleware.store.background import LAST_POLL
+from toolcall_middleware.store.admission import Admission
+from toolcall_middleware.store.background import LAST_POLL, BackgroundRuns
 from toolcall_middleware.store.layer import ResponsesState
 from toolcall_middleware.store.redis import RedisStore
 from toolcall_middleware.store.state import response_key, scope_of
@@ -185,5 +186,34 @@ def test_a_lapsed_lease_is_ended_by_one_instance_and_its_followers_get_the_end(
         assert (await other.get(key))["response"]["status"] == "failed"
         for each in {id(store): store, id(other): other}.values():
             await each.close()
+
+    asyncio.run(work())
+
+
+def test_jobs_submitted_at_once_all_run_within_the_bounds(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    store = make(kind, tmp_path, request)
+    runs = BackgroundRuns(store, Admission(2, 1, 100, 100))
+    ran: list[int] = []
+    now = {"running": 0, "most": 0}
+
+    async def job(n: int) -> None:
+        now["running"] += 1
+        now["most"] = max(now["most"], now["running"])
+        await asyncio.sleep(0.01)
+        now["running"] -= 1
+        ran.append(n)
+
+    async def work() -> None:
+        record = running_record("resp_many")
+        await asyncio.gather(*(runs.submit(f"c{n % 3}", f"k{n}", record, lambda n=n: job(n)) for n in range(30)))
+        deadline = time.monotonic() + 10
+        while len(ran) < 30:
+            assert time.monotonic() < deadline, sorted(ran)
+            await asyncio.sleep(0.01)
+        assert sorted(ran) == list(range(30)) and now["most"] == 2
+        await runs.stop()
+        await store.close()
 
     asyncio.run(work())

@@ -48,6 +48,11 @@ class Admission:
 
     def admit(self, credential: str, key: str) -> None:
         """Queue job `key`, or raise `Refused` when the queue (or this credential's share) is full."""
+        self.check(credential)
+        self.waiting.setdefault(credential, deque()).append(key)
+
+    def check(self, credential: str) -> None:
+        """Raise `Refused` when a job of `credential` would be refused now."""
         mine = len(self.waiting.get(credential, ()))
         if mine >= self.max_queued_per_credential:
             raise Refused(
@@ -60,7 +65,6 @@ class Admission:
                 f"Too many background responses queued ({total}); retry later.",
                 self._retry_after(total, self.max_running),
             )
-        self.waiting.setdefault(credential, deque()).append(key)
 
     def ready(self) -> list[tuple[str, str]]:
         """The `(credential, key)` of each waiting job that may start now (counted as running)."""

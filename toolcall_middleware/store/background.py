@@ -70,12 +70,14 @@ class BackgroundRuns:
     async def submit(self, credential: str, key: str, record: dict[str, Any], work: Work) -> None:
         """Queue a job (its `queued` record stored, its lease taken) and start it when admitted;
         `Refused` (a 429) when the queue is full."""
-        self.admission.admit(credential, key)
+        self.admission.check(credential)  # (refused before anything is stored)
+        await self.store.put({key: record})
+        await self.store.take_lease(key, self.owner, time.time() + self.lease_seconds)
         try:
-            await self.store.put({key: record})
-            await self.store.take_lease(key, self.owner, time.time() + self.lease_seconds)
+            self.admission.admit(credential, key)  # (others may have filled the queue meanwhile)
         except BaseException:
-            self.admission.withdraw(credential, key)
+            await self.store.delete(key)
+            await self.store.drop_lease(key)
             raise
         self.held.add(key)
         self.waiting[key] = (credential, work)
