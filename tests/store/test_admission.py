@@ -78,3 +78,17 @@ def test_a_withdrawn_job_never_runs_and_frees_its_place() -> None:
     assert admission.withdraw("a", "one") and not admission.withdraw("a", "one")
     admission.admit("a", "two")
     assert admission.ready() == [("a", "two")]
+
+
+def test_a_reserved_place_counts_until_its_job_is_admitted_or_let_go() -> None:
+    admission = Admission(max_running=1, max_running_per_credential=1, max_queued=2, max_queued_per_credential=2)
+    admission.reserve("a")
+    admission.reserve("b")
+    with pytest.raises(Refused):  # (both places held while their jobs are being stored)
+        admission.reserve("c")
+    admission.unreserve("b")
+    admission.reserve("c")
+    admission.admit("a", "a1")
+    admission.admit("c", "c1")
+    assert admission.queued_count == 2 and admission.reserved == {}
+    assert admission.ready() == [("a", "a1")]

@@ -36,6 +36,7 @@ class Admission:
     max_queued_per_credential: int
     running: dict[str, int] = field(default_factory=dict)  # credential -> jobs running
     waiting: OrderedDict[str, deque[str]] = field(default_factory=OrderedDict)  # credential -> job keys, in turn
+    reserved: dict[str, int] = field(default_factory=dict)  # credential -> places held for jobs being stored
     mean_seconds: float = 1.0  # a job's running time, smoothed over the last ones (for `retry-after`)
 
     @property
@@ -44,16 +45,33 @@ class Admission:
 
     @property
     def queued_count(self) -> int:
-        return sum(len(keys) for keys in self.waiting.values())
+        return sum(len(keys) for keys in self.waiting.values()) + sum(self.reserved.values())
 
     def admit(self, credential: str, key: str) -> None:
-        """Queue job `key`, or raise `Refused` when the queue (or this credential's share) is full."""
-        self.check(credential)
+        """Queue job `key` (in the place `reserve` held for it, if any), or raise `Refused` when the
+        queue (or this credential's share) is full."""
+        if self.reserved.get(credential, 0) > 0:
+            self.unreserve(credential)
+        else:
+            self.check(credential)
         self.waiting.setdefault(credential, deque()).append(key)
+
+    def reserve(self, credential: str) -> None:
+        """Hold a place in the queue for a job of `credential` while it is stored (`Refused` when
+        there is none), so that jobs arriving together cannot overfill the queue."""
+        self.check(credential)
+        self.reserved[credential] = self.reserved.get(credential, 0) + 1
+
+    def unreserve(self, credential: str) -> None:
+        left = self.reserved.get(credential, 0) - 1
+        if left > 0:
+            self.reserved[credential] = left
+        else:
+            self.reserved.pop(credential, None)
 
     def check(self, credential: str) -> None:
         """Raise `Refused` when a job of `credential` would be refused now."""
-        mine = len(self.waiting.get(credential, ()))
+        mine = len(self.waiting.get(credential, ())) + self.reserved.get(credential, 0)
         if mine >= self.max_queued_per_credential:
             raise Refused(
                 f"Too many background responses queued for this credential ({mine}); retry later.",

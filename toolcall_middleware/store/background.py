@@ -41,6 +41,7 @@ logger = logging.getLogger("toolcall_middleware")
 FLUSH_SECONDS = 0.1  # the longest a poller waits behind the task's progress
 FIRST_POLL = 0.05  # a follower's first wait for a change it may not be told of; doubled up to:
 LAST_POLL = 1.0
+INTAKE = 4  # background jobs being stored at once
 SWEEP_BATCH = 100  # lapsed leases ended per sweep
 LAPSED = {
     "code": "server_error",
@@ -64,25 +65,34 @@ class BackgroundRuns:
         self.waiting: dict[str, tuple[str, Work]] = {}  # queued here: key -> (credential, work)
         self.held: set[str] = set()  # the keys this process holds a lease on
         self._upkeep: asyncio.Task[None] | None = None
+        self._intake: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     # -- admission ------------------------------------------------------------------------------
 
     async def submit(self, credential: str, key: str, record: dict[str, Any], work: Work) -> None:
         """Queue a job (its `queued` record stored, its lease taken) and start it when admitted;
         `Refused` (a 429) when the queue is full."""
-        self.admission.check(credential)  # (refused before anything is stored)
-        await self.store.put({key: record})
-        await self.store.take_lease(key, self.owner, time.time() + self.lease_seconds)
+        self.admission.reserve(credential)  # (refused before anything is stored)
         try:
-            self.admission.admit(credential, key)  # (others may have filled the queue meanwhile)
+            async with self._intake_here():
+                await self.store.put({key: record})
+                await self.store.take_lease(key, self.owner, time.time() + self.lease_seconds)
         except BaseException:
-            await self.store.delete(key)
-            await self.store.drop_lease(key)
+            self.admission.unreserve(credential)
             raise
+        self.admission.admit(credential, key)
         self.held.add(key)
         self.waiting[key] = (credential, work)
         self.ensure_upkeep()
         self._start_ready()
+
+    def _intake_here(self) -> asyncio.Semaphore:
+        """The bound on jobs being stored at once (a burst waits here, not in the store's queue
+        ahead of interactive requests' writes), for this event loop."""
+        loop = asyncio.get_running_loop()
+        if self._intake is None or self._intake[0] is not loop:
+            self._intake = (loop, asyncio.Semaphore(INTAKE))
+        return self._intake[1]
 
     def _start_ready(self) -> None:
         for credential, key in self.admission.ready():
@@ -169,8 +179,9 @@ class BackgroundRuns:
 
     def ensure_upkeep(self) -> None:
         """Start renewing this process's leases and sweeping lapsed ones (once per process)."""
-        if self._upkeep is None or self._upkeep.done():
-            self._upkeep = asyncio.get_running_loop().create_task(self._keep_up())
+        loop = asyncio.get_running_loop()
+        if self._upkeep is None or self._upkeep.done() or self._upkeep.get_loop() is not loop:
+            self._upkeep = loop.create_task(self._keep_up())  # (a test client may run a new loop each time)
 
     async def stop(self) -> None:
         if self._upkeep is not None:

@@ -147,8 +147,9 @@ class RedisStore(Store):
             self._signal(key)
 
     def watch(self, key: str) -> asyncio.Future[None]:
-        if self._listener is None or self._listener.done():
-            self._listener = asyncio.get_running_loop().create_task(self._listen())
+        loop = asyncio.get_running_loop()
+        if self._listener is None or self._listener.done() or self._listener.get_loop() is not loop:
+            self._listener = loop.create_task(self._listen())
         return super().watch(key)
 
     async def _listen(self) -> None:
