@@ -76,7 +76,12 @@ class BackgroundRuns:
         try:
             async with self._intake_here():
                 await self.store.put({key: record})
-                await self.store.take_lease(key, self.owner, time.time() + self.lease_seconds)
+                try:
+                    await self.store.take_lease(key, self.owner, time.time() + self.lease_seconds)
+                except BaseException:
+                    with contextlib.suppress(StoreError):  # (no job without a lease: nobody would end it)
+                        await self.store.delete(key)
+                    raise
         except BaseException:
             self.admission.unreserve(credential)
             raise

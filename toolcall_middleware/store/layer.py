@@ -95,6 +95,7 @@ class ResponsesState:
         admission = admission or admission_for(Limits())
         self.background = BackgroundRuns(store, admission, lease_seconds=lease_seconds)
         self._secret = secret or os.environ.get(SECRET_ENV) or None
+        self._secret_made: asyncio.Future[Any] | None = None
         self._max_request_bytes = max_request_bytes
         self.max_depth = max_depth  # an answer nested deeper is not stored (`Tee`)
 
@@ -204,8 +205,17 @@ class ResponsesState:
         """The credential scope of a request, under the shared secret (made once, in the store, when
         neither the config nor the environment gives one)."""
         if self._secret is None:
-            made = new_secret()
-            self._secret = await self.store.update(SECRET_KEY, lambda old: old or made, expires=False)
+            loop = asyncio.get_running_loop()
+            if self._secret_made is None or self._secret_made.get_loop() is not loop:
+                # (one read-modify-write per process: a burst of first requests would contend)
+                made = new_secret()
+                update = self.store.update(SECRET_KEY, lambda old: old or made, expires=False)
+                self._secret_made = asyncio.ensure_future(update)
+            try:
+                self._secret = await asyncio.shield(self._secret_made)
+            except StoreError:
+                self._secret_made = None  # (the next request tries again)
+                raise
         return scope_of(scope.get("headers") or [], str(self._secret))
 
     # -- POST /v1/responses --------------------------------------------------------------------

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from .base import Store, StoreLimits, StoreUnavailable, Updater, Value, decode, encode
 
 RETRIES = 64  # optimistic `update` attempts before giving up under contention
+POOL = 64  # connections to Redis per process
 logger = logging.getLogger("toolcall_middleware")
 
 
@@ -40,7 +41,12 @@ class RedisStore(Store):
         self._prefix = prefix
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         self._watch_error: type[BaseException] = redis.WatchError
-        self._client: Any = redis.asyncio.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
+        # A burst waits for a connection (up to the socket timeout) instead of failing at once, as
+        # the default pool does past its 100 connections.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url, max_connections=POOL, timeout=10, socket_timeout=10, socket_connect_timeout=5
+        )
+        self._client: Any = redis.asyncio.Redis.from_pool(pool)
         self._listener: asyncio.Task[None] | None = None  # the subscription to `changed`
 
     def _px(self, expires: bool = True) -> int | None:
@@ -171,6 +177,7 @@ class RedisStore(Store):
 
 
 __all__ = [
+    "POOL",
     "RETRIES",
     "RedisStore",
 ]
