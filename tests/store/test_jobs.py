@@ -217,3 +217,39 @@ def test_jobs_submitted_at_once_all_run_within_the_bounds(
         await store.close()
 
     asyncio.run(work())
+
+
+def test_a_burst_of_first_requests_is_served_not_refused(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """300 requests at once on a fresh store (the scoping secret not yet made, more requests than
+    the Redis client's connections): each gets its answer (a 404 here), none a 503."""
+    store = make(kind, tmp_path, request)
+    layer = ResponsesState(nothing, store, responses_paths=("/v1/responses",))
+    statuses: list[int] = []
+
+    async def one(n: int) -> None:
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": f"/v1/responses/resp_{n}",
+            "query_string": b"",
+            "headers": HEADERS,
+        }
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b""}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        await layer(scope, receive, send)
+
+    async def work() -> None:
+        await asyncio.gather(*(one(n) for n in range(300)))
+        await layer.background.stop()
+        await store.close()
+
+    asyncio.run(work())
+    assert statuses == [404] * 300
