@@ -37,6 +37,9 @@ from typing import Any
 
 import httpx
 
+from toolcall_middleware.core.body_read import BodyRead
+from toolcall_middleware.inprocess import receive_body
+
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 
@@ -48,14 +51,10 @@ def upstream_app(job_seconds: float) -> Any:
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        data = b""
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return
-            data += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        read = BodyRead(1 << 20)
+        if not await receive_body(receive, read):
+            return
+        data = read.body
         head = [(b"content-type", b"text/event-stream")]
         if scope["path"] != "/v1/chat/completions":
             await send({"type": "http.response.start", "status": 404, "headers": []})

@@ -40,6 +40,12 @@ def twin(kind: str, store: Store, tmp_path: Path) -> Store:
     return store
 
 
+async def close_both(store: Store, other: Store) -> None:
+    await store.close()
+    if other is not store:
+        await other.close()
+
+
 async def nothing(scope: Any, receive: Any, send: Any) -> None:  # (the stateless app: never reached)
     raise AssertionError("not reached")
 
@@ -152,8 +158,7 @@ def test_an_idle_follower_backs_off_and_is_told_of_a_change(
         await other.publish(key)
         await asyncio.wait_for(task, LAST_POLL + 1)
         assert follower.ended
-        for each in {id(store): store, id(other): other}.values():
-            await each.close()
+        await close_both(store, other)
 
     asyncio.run(work())
 
@@ -184,8 +189,7 @@ def test_a_lapsed_lease_is_ended_by_one_instance_and_its_followers_get_the_end(
         assert last["type"] == "response.failed" and last["response"]["status"] == "failed"
         assert "lease lapsed" in last["response"]["error"]["message"]
         assert (await other.get(key))["response"]["status"] == "failed"
-        for each in {id(store): store, id(other): other}.values():
-            await each.close()
+        await close_both(store, other)
 
     asyncio.run(work())
 
