@@ -25,6 +25,13 @@ def free_port() -> int:
 @contextlib.contextmanager
 def serve(command: list[str], port: int, *, timeout: float = 20.0) -> Iterator[str]:
     """Run a server command until it answers on `port`; yield its base URL; stop it."""
+    with running(command, port, timeout=timeout) as (_, base):
+        yield base
+
+
+@contextlib.contextmanager
+def running(command: list[str], port: int, *, timeout: float = 20.0) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """`serve`, yielding the process too (for a test that kills it)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -41,7 +48,7 @@ def serve(command: list[str], port: int, *, timeout: float = 20.0) -> Iterator[s
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{command} did not answer on {port}") from None
                 time.sleep(0.1)
-        yield base
+        yield proc, base
     finally:
         proc.terminate()
         try:

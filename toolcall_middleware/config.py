@@ -82,6 +82,20 @@ class Limits(BaseModel):
     max_item_references: int = Field(
         MAX_REFERENCES, gt=0, description="`item_reference` items in one request's input (more: a 400)"
     )
+    # Background responses (`background: true`, with a store), per process. Running jobs stay well
+    # under the proxy's upstream pool (100 connections), so interactive requests keep the rest.
+    max_background_jobs: int = Field(
+        32, gt=0, description="background responses running at once in a process; more wait, queued"
+    )
+    max_background_jobs_per_credential: int = Field(
+        8, gt=0, description="background responses of one credential running at once in a process"
+    )
+    max_background_queued: int = Field(
+        1024, ge=0, description="background responses waiting to run in a process; past it, a 429 with retry-after"
+    )
+    max_background_queued_per_credential: int = Field(
+        256, ge=0, description="background responses of one credential waiting to run; past it, a 429"
+    )
 
 
 class ToolCallConfig(BaseModel):
@@ -183,6 +197,12 @@ class ToolCallConfig(BaseModel):
     store_max_records: int = Field(100_000, gt=0, description="records the in-memory store holds before refusing")
     store_max_bytes: int = Field(
         16 * 1024 * 1024, gt=0, description="the largest stored record (a response, a conversation)"
+    )
+    background_lease: float = Field(
+        10.0,
+        gt=0,
+        description="seconds a background response's lease lasts unrenewed: when its process dies, another "
+        "ends it failed within 1.25 times this",
     )
     store_secret: str | None = Field(
         None,

@@ -8,13 +8,21 @@ for SQLite and Redis.
 
 A backend raises `StoreFull` when a limit refuses a write and `StoreUnavailable` when it cannot
 be reached; the state layer answers both as a 503 in the API's error shape.
+
+Background responses also need what a key-value map does not give: a **lease** per running job
+(its owner renews it; when the owner dies it lapses, and any instance that sees it lapsed ends the
+job) and a **signal** when a job's record changes, so its followers wake instead of polling. The
+defaults here hold both in this process (enough for the memory store); SQLite keeps the leases in
+a table every process on the file sees, Redis in a sorted set, and Redis carries the signals to
+every machine by pub/sub.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +82,11 @@ class Store(ABC):
 
     limits: StoreLimits
 
+    def __init__(self, limits: StoreLimits | None = None) -> None:
+        self.limits = limits or StoreLimits()
+        self._watchers: dict[str, set[asyncio.Future[None]]] = {}  # key -> followers waiting for a change
+        self._leases: dict[str, tuple[str, float]] = {}  # job key -> (owner, wall-clock expiry); this process's
+
     @abstractmethod
     async def get(self, key: str) -> Value | None:
         """The value under `key`, or None when there is none (or it expired)."""
@@ -105,6 +118,61 @@ class Store(ABC):
 
     async def close(self) -> None:  # noqa: B027 - a backend with nothing to release keeps this
         """Release connections; the store is not used after this."""
+
+    # -- jobs: leases ------------------------------------------------------------------------------
+
+    async def take_lease(self, key: str, owner: str, until: float) -> None:
+        """Give job `key` to `owner` until wall-clock time `until`."""
+        self._leases[key] = (owner, until)
+
+    async def renew_leases(self, owner: str, keys: Collection[str], until: float) -> set[str]:
+        """Extend `owner`'s leases on `keys` to `until`; the keys whose lease is gone (another
+        instance found it lapsed and ended the job)."""
+        lost = set()
+        for key in keys:
+            if self._leases.get(key, ("",))[0] == owner:
+                self._leases[key] = (owner, until)
+            else:
+                lost.add(key)
+        return lost
+
+    async def drop_lease(self, key: str) -> None:
+        """The job ended: its lease goes."""
+        self._leases.pop(key, None)
+
+    async def lapsed_leases(self, now: float, limit: int = 100) -> list[str]:
+        """Claim up to `limit` jobs whose lease ran out before `now` (their owner died): each is
+        removed and given to one caller only, which ends it."""
+        found = [key for key, (_, until) in self._leases.items() if until <= now][:limit]
+        for key in found:
+            del self._leases[key]
+        return found
+
+    # -- jobs: change signals ----------------------------------------------------------------------
+
+    def watch(self, key: str) -> asyncio.Future[None]:
+        """A future that is done when `key` may have changed (a `publish` here or, for Redis,
+        anywhere); pass it to `unwatch` after."""
+        changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._watchers.setdefault(key, set()).add(changed)
+        return changed
+
+    def unwatch(self, key: str, changed: asyncio.Future[None]) -> None:
+        waiting = self._watchers.get(key)
+        if waiting is not None:
+            waiting.discard(changed)
+            if not waiting:
+                del self._watchers[key]
+        changed.cancel()
+
+    async def publish(self, key: str) -> None:
+        """Tell the followers of `key` that it changed."""
+        self._signal(key)
+
+    def _signal(self, key: str) -> None:
+        for changed in self._watchers.pop(key, ()):
+            if not changed.done():
+                changed.set_result(None)
 
 
 __all__ = [

@@ -27,12 +27,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ..config import ToolCallConfig
+from ..config import Limits, ToolCallConfig
 from ..core.framing.utf8 import json_bytes
+from ..core.http import json_head
 from ..core.request.depth import MAX_DEPTH
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from . import api
+from .admission import Admission, Refused
 from .asgi_io import (
     ANSWERED,
     ASGIApp,
@@ -44,6 +46,7 @@ from .asgi_io import (
     query_of,
     read_body,
     replay,
+    respond,
     with_body,
 )
 from .background import BackgroundRuns, Stop
@@ -85,6 +88,8 @@ class ResponsesState:
         max_depth: int = MAX_DEPTH,
         max_chain: int = MAX_CHAIN,
         max_references: int = MAX_REFERENCES,
+        admission: Admission | None = None,
+        lease_seconds: float = 10.0,
     ) -> None:
         self.app = app
         self.store = store
@@ -92,8 +97,10 @@ class ResponsesState:
         self.conversations_paths = frozenset(
             p[: -len("responses")] + "conversations" for p in self.responses_paths if p.endswith("responses")
         )
-        self.background = BackgroundRuns(store)
+        admission = admission or admission_for(Limits())
+        self.background = BackgroundRuns(store, admission, lease_seconds=lease_seconds)
         self._secret = secret or os.environ.get(SECRET_ENV) or None
+        self._secret_made: asyncio.Future[Any] | None = None
         self._max_request_bytes = max_request_bytes
         self.max_depth = max_depth  # an answer nested deeper is not stored (`Tee`)
         self.max_chain = max_chain  # responses a `previous_response_id` may reach back
@@ -101,9 +108,13 @@ class ResponsesState:
         self.contexts = ContextCache()  # recent chains' contexts: a continuation here needs no rebuild
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.background.ensure_upkeep()  # (a server without a lifespan starts it here)
         handled = self._handler(scope.get("method", ""), scope.get("path", "").rstrip("/"))
         if handled is None:
             await self.app(scope, receive, send)
@@ -120,6 +131,18 @@ class ResponsesState:
         except StoreError as error:
             logger.error("toolcall-middleware: store: %s", error)
             await answer(send, 503, unavailable(error).body())
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's lifespan, with the background leases' upkeep from start-up to shut-down (so a
+        dead owner's jobs are ended even before this process serves a request)."""
+        self.background.ensure_upkeep()
+
+        async def sent(message: Any) -> None:
+            if message.get("type") == "lifespan.shutdown.complete":
+                await self.background.stop()
+            await send(message)
+
+        await self.app(scope, receive, sent)
 
     # -- routing -----------------------------------------------------------------------------
 
@@ -195,8 +218,17 @@ class ResponsesState:
         """The credential scope of a request, under the shared secret (made once, in the store, when
         neither the config nor the environment gives one)."""
         if self._secret is None:
-            made = new_secret()
-            self._secret = await self.store.update(SECRET_KEY, lambda old: old or made, expires=False)
+            loop = asyncio.get_running_loop()
+            if self._secret_made is None or self._secret_made.get_loop() is not loop:
+                # (one read-modify-write per process: a burst of first requests would contend)
+                made = new_secret()
+                update = self.store.update(SECRET_KEY, lambda old: old or made, expires=False)
+                self._secret_made = asyncio.ensure_future(update)
+            try:
+                self._secret = await asyncio.shield(self._secret_made)
+            except StoreError:
+                self._secret_made = None  # (the next request tries again)
+                raise
         return scope_of(scope.get("headers") or [], str(self._secret))
 
     # -- POST /v1/responses --------------------------------------------------------------------
@@ -220,7 +252,8 @@ class ResponsesState:
             raise BadRequest("Background responses require 'store' to be true.", "background", code="invalid_value")
         echo = Echo(mint_id("resp"), stored, wanted.previous_response_id, wanted.conversation, background)
         if background:
-            await self._start_background(scope, request, forward, Turn(credential, echo, whole, own, loaded.link), send)
+            turn = Turn(credential, echo, whole, own, loaded.link)
+            await self._start_background(scope, request, forward, turn, receive, send)
             return
         # (nothing expanded: the client's own bytes go on)
         new_body = body if forward == request else json_bytes(forward)
@@ -246,18 +279,39 @@ class ResponsesState:
     # -- background responses ------------------------------------------------------------------
 
     async def _start_background(
-        self, scope: Scope, request: Mapping[str, Any], forward: dict[str, Any], turn: Turn, send: Send
+        self,
+        scope: Scope,
+        request: Mapping[str, Any],
+        forward: dict[str, Any],
+        turn: Turn,
+        receive: Receive,
+        send: Send,
     ) -> None:
-        """Store the response as `queued`, start its task, and answer: the queued response, or (for
-        `stream: true`) its events as the task makes them."""
+        """Queue the response (stored as `queued`; its task starts when admitted) and answer: the
+        queued response, or (for `stream: true`) its events as the task makes them; a 429 with
+        `retry-after` when the queue is full."""
         key = response_key(turn.credential, turn.echo.id)
         queued = queued_response(request, turn.echo, int(time.time()))
         records = stored_records(turn.credential, turn.echo.id, turn.link, queued, turn.own, [])
         await self.store.put(records, lifetime=self._lifetime(turn))
         body = json_bytes({**forward, "stream": True})  # (streamed: its progress is visible)
-        self.background.start(key, self._run_background(key, with_body(scope, body), body, turn))
+        records = stored_records(turn.credential, turn.echo.id, turn.link, queued, turn.own, [])
+        try:
+            await self.background.submit(
+                turn.credential,
+                key,
+                records,
+                lambda: self._run_background(key, with_body(scope, body), body, turn),
+                lifetime=self._lifetime(turn),
+            )
+        except Refused as refused:
+            error = {"message": str(refused), "type": "requests", "param": None, "code": "rate_limit_exceeded"}
+            data = json_bytes({"error": error})
+            retry = (b"retry-after", str(refused.retry_after).encode())
+            await respond(send, 429, [*json_head(data), retry], data)
+            return
         if request.get("stream") is True:
-            await self.background.follow(key, -1, send)
+            await self.background.follow(key, -1, send, receive)
         else:
             await answer(send, 200, queued)
 
@@ -314,9 +368,19 @@ class ResponsesState:
                 after = int(query.get("starting_after", "-1"))
             except ValueError:
                 raise BadRequest("Invalid 'starting_after': expected an integer.", "starting_after") from None
-            await self.background.follow(response_key(credential, ident), after, send)
+            await self.background.follow(response_key(credential, ident), after, send, receive)
 
         return run
+
+
+def admission_for(limits: Limits) -> Admission:
+    """The bounds on background responses that `limits` set."""
+    return Admission(
+        limits.max_background_jobs,
+        limits.max_background_jobs_per_credential,
+        limits.max_background_queued,
+        limits.max_background_queued_per_credential,
+    )
 
 
 def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:
@@ -329,15 +393,18 @@ def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:
         ttl=config.store_ttl, max_records=config.store_max_records, max_record_bytes=config.store_max_bytes
     )
     paths = tuple(prefix + route for prefix in config.route_prefixes for route in config.responses_routes)
+    bounds = config.limits
     return ResponsesState(
         app,
         open_store(str(config.store), limits),
         responses_paths=paths,
         secret=config.store_secret,
-        max_request_bytes=config.limits.max_request_bytes,
-        max_depth=config.limits.max_depth,
-        max_chain=config.limits.max_chain_responses,
-        max_references=config.limits.max_item_references,
+        max_request_bytes=bounds.max_request_bytes,
+        max_depth=bounds.max_depth,
+        max_chain=bounds.max_chain_responses,
+        max_references=bounds.max_item_references,
+        admission=admission_for(bounds),
+        lease_seconds=config.background_lease,
     )
 
 
@@ -346,5 +413,6 @@ __all__ = [
     "Endpoint",
     "Handler",
     "ResponsesState",
+    "admission_for",
     "with_state",
 ]

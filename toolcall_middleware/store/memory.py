@@ -15,7 +15,7 @@ from .base import Store, StoreFull, StoreLimits, Updater, Value, decode, encode,
 
 class MemoryStore(Store):
     def __init__(self, limits: StoreLimits | None = None) -> None:
-        self.limits = limits or StoreLimits()
+        super().__init__(limits)
         self._data: dict[str, tuple[bytes, float]] = {}  # key -> (JSON, expiry on the monotonic clock)
         self._lock = asyncio.Lock()
 

@@ -6,6 +6,12 @@ instead of failing, and `update` runs in a `BEGIN IMMEDIATE` transaction, so two
 appending to one conversation never lose each other's items. The blocking calls run in a worker
 thread (`asyncio.to_thread`), never on the event loop. Expiry is by wall-clock time, the one
 clock all processes share; expired rows are skipped on read and swept now and then on write.
+
+A background job's lease is a row of the `leases` table (its key, its owner, its expiry), which
+every process on the file sees: the owner renews it, and a process that finds it lapsed deletes
+it in a `BEGIN IMMEDIATE` transaction, so exactly one process ends the job. Change signals stay
+in the process (SQLite has no notifications between processes); a follower in another process
+polls, backing off (`background.py`).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,11 +31,12 @@ SWEEP_EVERY = 256  # writes between sweeps of expired rows
 BATCH = 500  # keys per `IN (…)` (SQLite's default cap on bound variables is far above this)
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL)"
+LEASES = "CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)"
 
 
 class SQLiteStore(Store):
     def __init__(self, path: str | Path, limits: StoreLimits | None = None, *, busy_timeout: float = 10.0) -> None:
-        self.limits = limits or StoreLimits()
+        super().__init__(limits)
         self.path = str(path)
         self._busy_timeout = busy_timeout
         self._lock = threading.Lock()  # one connection, used by one worker thread at a time
@@ -44,6 +51,7 @@ class SQLiteStore(Store):
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(SCHEMA)
+            db.execute(LEASES)
             self._connection = db
         return self._connection
 
@@ -152,6 +160,38 @@ class SQLiteStore(Store):
 
         return await self._run(work)
 
+    async def take_lease(self, key: str, owner: str, until: float) -> None:
+        await self._run(
+            lambda db: db.execute(
+                "INSERT OR REPLACE INTO leases (key, owner, expires) VALUES (?, ?, ?)", (key, owner, until)
+            )
+        )
+
+    async def renew_leases(self, owner: str, keys: Collection[str], until: float) -> set[str]:
+        def work(db: sqlite3.Connection) -> set[str]:
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                renew = "UPDATE leases SET expires = ? WHERE key = ? AND owner = ?"
+                return {key for key in keys if db.execute(renew, (until, key, owner)).rowcount == 0}
+
+        return await self._run(work)
+
+    async def drop_lease(self, key: str) -> None:
+        await self._run(lambda db: db.execute("DELETE FROM leases WHERE key = ?", (key,)))
+
+    async def lapsed_leases(self, now: float, limit: int = 100) -> list[str]:
+        def work(db: sqlite3.Connection) -> list[str]:
+            lapsed = "SELECT key FROM leases WHERE expires <= ? LIMIT ?"
+            if not db.execute(lapsed, (now, limit)).fetchone():
+                return []  # (the usual answer, without taking the write lock)
+            with db:
+                db.execute("BEGIN IMMEDIATE")  # (one process claims each: the others then find it gone)
+                found = [str(row[0]) for row in db.execute(lapsed, (now, limit))]
+                db.executemany("DELETE FROM leases WHERE key = ?", [(key,) for key in found])
+                return found
+
+        return await self._run(work)
+
     async def close(self) -> None:
         def shut() -> None:
             with self._lock:
@@ -163,6 +203,7 @@ class SQLiteStore(Store):
 
 
 __all__ = [
+    "LEASES",
     "SCHEMA",
     "SWEEP_EVERY",
     "SQLiteStore",

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.request.errors import BadRequest, invalid
 from ..core.schema import JSON_OBJECT
 
@@ -330,14 +332,22 @@ def queued_response(request: Mapping[str, Any], echo: Echo, created_at: int) -> 
 
 
 def ended(record: Mapping[str, Any], status: str, error: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A stored response record, ended with `status` (and `error`), unless it had already ended."""
+    """A stored response record, ended with `status` (and `error`), unless it had already ended.
+    Its kept events end with the terminal event (`response.failed`, `response.cancelled`), so a
+    follower's stream ends the way a client expects, not by a silent close."""
     response = dict(record["response"])
     if response.get("status") in TERMINAL_STATUSES:
         return dict(record)
     response["status"] = status
     if error is not None:
         response["error"] = dict(error)
-    return {**record, "response": response}
+    out = {**record, "response": response}
+    events = record.get("events")
+    if isinstance(events, list):
+        last = json.loads(events[-1]).get("sequence_number", len(events) - 1) if events else -1
+        terminal = {"type": f"response.{status}", "sequence_number": int(last) + 1, "response": response}
+        out["events"] = [*events, json_bytes(terminal, separators=COMPACT).decode()]
+    return out
 
 
 __all__ = [
