@@ -3,9 +3,9 @@
 The demo model is told nothing of OpenAI tool calling: the request rewriting wrote the tools into
 the system prompt (or `instructions`) in the dialect's own wording (`render_manifest`), and this
 module reads that wording back. Most dialects declare each tool as a JSON object; the others have
-their own syntax, each read here: Qwen3-Coder's `<function><name>…` XML, harmony's TypeScript
-namespace, Gemma 4's and FunctionGemma's `declaration:` blocks, Seed-OSS's Python signatures and DeepSeek V3.1's
-`### name` sections.
+their own syntax, each read here: Qwen3-Coder's `<function><name>…` XML, harmony's and GigaChat
+3's TypeScript namespace, Gemma 4's and FunctionGemma's `declaration:` blocks, Seed-OSS's Python
+signatures and DeepSeek V3.1's `### name` sections.
 """
 
 from __future__ import annotations
@@ -130,8 +130,9 @@ def _qwen_xml_tools(text: str) -> Iterator[OfferedTool]:
         yield _from_schema(m.group(1), m.group(2), {"properties": props, "required": required})
 
 
-_TS_TOOL = re.compile(r"^type (\w[\w.-]*) = \((?:_: \{\n(.*?)\n\})?\) => any;", re.S | re.MULTILINE)
-_TS_PARAM = re.compile(r"^(\w+)(\??): ([^,\n]+),?$", re.MULTILINE)
+# Harmony writes a parameter a line; GigaChat 3 writes them on one line, `a: string, b?: number}`.
+_TS_TOOL = re.compile(r"^type (\w[\w.-]*) = \((?:_: \{\n(.*?)\n?\})?\) => any;", re.S | re.MULTILINE)
+_TS_PARAM = re.compile(r"(?:^|, )(\w+)(\??): ([^,\n]+)", re.MULTILINE)
 _TS_TYPES = {"string": "string", "number": "number", "boolean": "boolean"}
 
 
