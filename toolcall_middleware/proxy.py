@@ -300,9 +300,7 @@ class Guarded:
     """An app over the proxy (the middleware over `ProxyApp`), as `serve` runs it. An
     `UpstreamFailure` the middleware did not answer (a route it passes through, the head already
     out) ends the request here: the server then cuts the connection, which is what the client
-    must see, without logging again, as a traceback, what the proxy logged in one line. A
-    request the server cancelled (uvicorn, when its shutdown grace runs out: the middleware has
-    ended the client's stream in its API's error) ends here too, rather than as a traceback each."""
+    must see, without logging again, as a traceback, what the proxy logged in one line."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
         self.app = app
@@ -310,7 +308,7 @@ class Guarded:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self.app(scope, receive, send)
-        except (UpstreamFailure, asyncio.CancelledError):
+        except UpstreamFailure:
             pass
 
 

@@ -413,7 +413,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
     log_to_stderr(options.log_level)
     from .serve_workers import run
 
-    return run(app, options, given, routes.served if routes is not None else None)
+    return run(app, options, worker_state(options, given, routes.served if routes is not None else None))
+
+
+def worker_state(options: ServeOptions, given: ToolCallConfig, served: Served | None) -> str:
+    """What a worker process needs to build the app as this one did: the options, the
+    configuration as given, and what the upstream was found to serve (probed once, here)."""
+    config = given.model_dump(mode="json", exclude_defaults=True)
+    return json.dumps({"options": options.model_dump(mode="json"), "config": config, "served": served})
+
+
+def worker_app() -> Any:
+    """The app of one `serve --workers` process, from what its parent resolved (`worker_state`,
+    in the environment): uvicorn imports and calls it in each worker."""
+    from .serve_workers import WORKER_STATE, Drained
+
+    state = json.loads(os.environ[WORKER_STATE])
+    options = ServeOptions(**state["options"])
+    given = ToolCallConfig(**state["config"])
+    log_to_stderr(options.log_level)
+    if state["served"] is None:
+        return Drained(build_app(options, given))
+    routes, config = routes_from(state["served"], given)
+    return Drained(build_app(options, config, routes, pinned=given))
 
 
 __all__ = ["ConfigError", "ServeOptions", "add_serve_command", "build_app", "cmd_serve", "resolve"]

@@ -4,7 +4,7 @@ port; and how it stops.
 Workers: the parent binds the port and does the start-up work once (the configuration checked,
 the upstream's routes probed, the start-up lines written); each worker, a fresh process (uvicorn
 spawns them), builds the same app from what the parent resolved, handed over in the environment
-(`WORKER_STATE`) and read by `worker_app`, the factory uvicorn imports. The workers share state
+(`WORKER_STATE`) and read by `serve.worker_app`, the factory uvicorn imports. The workers share state
 through the store (SQLite in WAL mode, or Redis), so a stored response, a conversation or a
 background job is the same whichever worker a request lands on; each keeps its own background
 jobs' leases up. uvicorn's parent restarts a worker that dies.
@@ -18,27 +18,34 @@ app's lifespan shutdown follows (the proxy's connections, the store), and the co
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
-import json
 import os
 import signal
-from collections.abc import Iterator
+import typing
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
-from .config import ToolCallConfig
-from .serve import ServeOptions, build_app, log_to_stderr, routes_from
+if typing.TYPE_CHECKING:
+    from .serve import ServeOptions
 
 WORKER_STATE = "_TOOLCALL_SERVE_WORKER"  # (no `TOOLCALL_` prefix: not an option of its own)
+WORKER_FACTORY = "toolcall_middleware.serve:worker_app"
 STARTUP_FAILURE = 3  # uvicorn's exit status when the server could not start
+SETTLE_SECONDS = 5.0  # how long the shutdown waits for cancelled requests to say so
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
 
 
-def run(app: Any, options: ServeOptions, config: ToolCallConfig, served: dict[str, Any] | None) -> int:
-    """Serve `app` (built from `options` and `config`, the configuration as given, and `served`,
-    the routes the upstream was found to serve) until a signal stops it; the exit status."""
+def run(app: Any, options: ServeOptions, state: str) -> int:
+    """Serve `app` until a signal stops it; the exit status. With workers, each builds its app
+    from `state`, what this process resolved (`serve.worker_state`)."""
     own_headers = not options.upstream  # a proxy forwards the upstream's own `server` and `date`
     settings: dict[str, Any] = {
         "host": options.host,
@@ -50,30 +57,49 @@ def run(app: Any, options: ServeOptions, config: ToolCallConfig, served: dict[st
         "timeout_graceful_shutdown": options.shutdown_timeout,
     }
     if options.workers > 1:
-        os.environ[WORKER_STATE] = json.dumps(
-            {
-                "options": options.model_dump(mode="json"),
-                "config": config.model_dump(mode="json", exclude_defaults=True),
-                "served": served,
-            }
-        )
-        return _run_workers(uvicorn.Config(f"{__name__}:worker_app", factory=True, workers=options.workers, **settings))
-    server = uvicorn.Server(uvicorn.Config(app, **settings))
+        os.environ[WORKER_STATE] = state
+        return _run_workers(uvicorn.Config(WORKER_FACTORY, factory=True, workers=options.workers, **settings))
+    server = uvicorn.Server(uvicorn.Config(Drained(app), **settings))
     with _stop_is_orderly():
         server.run()
     return 0 if server.started else STARTUP_FAILURE
 
 
-def worker_app() -> Any:
-    """The app of one worker process, from what its parent resolved (uvicorn calls it there)."""
-    state = json.loads(os.environ[WORKER_STATE])
-    options = ServeOptions(**state["options"])
-    given = ToolCallConfig(**state["config"])
-    log_to_stderr(options.log_level)
-    if state["served"] is None:
-        return build_app(options, given)
-    routes, config = routes_from(state["served"], given)
-    return build_app(options, config, routes, pinned=given)
+class Drained:
+    """`serve`'s app, whose lifespan shutdown waits for the requests still under way to end.
+
+    uvicorn cancels the requests its shutdown grace did not see end, then at once sends the
+    lifespan shutdown, which closes the proxy's connections and the store; a cancelled request
+    is still writing its API's error (and a Responses stream storing its failed response): it
+    must finish first, or its client's answer is cut off. A cancelled request then ends here,
+    its client answered, rather than as a traceback in the log."""
+
+    def __init__(self, app: Callable[[Any, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+        self.under_way = 0
+
+    async def __call__(self, scope: Any, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, self._settled_before_shutdown(receive), send)
+            return
+        self.under_way += 1
+        try:
+            await self.app(scope, receive, send)
+        except asyncio.CancelledError:
+            pass  # (only the end of the shutdown's grace cancels a request: nobody awaits it)
+        finally:
+            self.under_way -= 1
+
+    def _settled_before_shutdown(self, receive: Receive) -> Receive:
+        async def settled() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS
+                while self.under_way and asyncio.get_running_loop().time() < deadline:
+                    await asyncio.sleep(0.01)
+            return message
+
+        return settled
 
 
 class Supervisor(Multiprocess):
@@ -109,4 +135,4 @@ def _stop_is_orderly() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-__all__ = ["WORKER_STATE", "run", "worker_app"]
+__all__ = ["WORKER_STATE", "Drained", "run"]
