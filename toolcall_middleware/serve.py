@@ -9,7 +9,8 @@ toolcall-middleware serve --dialect kimi_k2          # no upstream: the built-in
 Every `ToolCallConfig` option is a flag (derived from the model's fields: `--strict`/`--no-strict`,
 `--chat-routes PATH` repeated, `--model-dialects MODEL=DIALECT` repeated, the `limits` fields as
 `--max-calls N`, …) and a key of the JSON or TOML `--config` file, beside the server's own keys
-(`upstream`, `host`, `port`, `timeout`, `read_timeout`, `log_level`). Flags override the file.
+(`ServeOptions`: `upstream`, `host`, `port`, `timeout`, `workers`, `shutdown_timeout`, …). Flags
+override the file. How the app is then run, and stopped, is `serve_workers`'s.
 Every value is validated by the pydantic models; an error names the field and exits with status 2.
 """
 
