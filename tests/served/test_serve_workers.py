@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -83,8 +84,6 @@ def test_two_workers_serve_one_port_and_share_the_store(upstream: str, store: st
 
 
 def test_workers_refuse_a_store_in_memory(upstream: str) -> None:
-    import subprocess
-
     command = [sys.executable, "-m", "toolcall_middleware.cli", "serve", "--upstream", upstream]
     command += ["--port", str(free_port()), "--workers", "2", "--store", "memory"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=30)
