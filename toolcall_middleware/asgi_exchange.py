@@ -16,13 +16,14 @@ under way.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable
 
 from .core.body_read import BodyRead
 from .core.exchange_state import STREAM
 from .core.held_response import Head, HeldResponse, Writes
-from .exchange import ToolCallExchange
+from .exchange import ServerStopped, ToolCallExchange
 from .inprocess import ASGIApp, Message, Receive, Scope, receive_body, replay, respond
 from .inprocess import Sink as Send
 from .keepalive import KeepAlive, ping_for
@@ -100,6 +101,11 @@ class HTTPExchange:
             if await self._abort(error):
                 return  # a host's upstream failed (it logged why): the client has the API's error
             raise  # the server logs it as usual; the client's stream has been ended cleanly
+        except asyncio.CancelledError:
+            # The server gave up on the request (uvicorn, when its shutdown grace runs out): a
+            # stream of ours ends in its API's error rather than cut off mid-answer.
+            await self._abort(ServerStopped())
+            raise
         finally:
             try:
                 await self._quiet()  # (a cancelled request may be cancelled here too)

@@ -58,6 +58,16 @@ class UpstreamFailure(Exception):
         self.code = code
 
 
+class ServerStopped(UpstreamFailure):
+    """The server cancelled the request before its answer ended: uvicorn does so when the grace
+    of its shutdown runs out (`serve --shutdown-timeout`). The answer ends as at an upstream's
+    failure: a stream of ours in its API's error, a whole answer not yet sent as a 503 (another
+    instance may serve it: the SDK's retry stays)."""
+
+    def __init__(self) -> None:
+        super().__init__("The server shut down before the response ended.", status=503, code="server_shutting_down")
+
+
 @dataclass(frozen=True)
 class Failure:
     """What to do about a host app's failure (`ToolCallExchange.failed`): send `answer` (a whole
@@ -372,4 +382,13 @@ class ToolCallExchange(Exchange):
             )
 
 
-__all__ = ["BadRequest", "Failure", "Forward", "Mode", "ToolCallExchange", "UpstreamFailure", "settings_from"]
+__all__ = [
+    "BadRequest",
+    "Failure",
+    "Forward",
+    "Mode",
+    "ServerStopped",
+    "ToolCallExchange",
+    "UpstreamFailure",
+    "settings_from",
+]

@@ -9,7 +9,8 @@ toolcall-middleware serve --dialect kimi_k2          # no upstream: the built-in
 Every `ToolCallConfig` option is a flag (derived from the model's fields: `--strict`/`--no-strict`,
 `--chat-routes PATH` repeated, `--model-dialects MODEL=DIALECT` repeated, the `limits` fields as
 `--max-calls N`, …) and a key of the JSON or TOML `--config` file, beside the server's own keys
-(`upstream`, `host`, `port`, `timeout`, `read_timeout`, `log_level`). Flags override the file.
+(`ServeOptions`: `upstream`, `host`, `port`, `timeout`, `workers`, `shutdown_timeout`, …). Flags
+override the file. How the app is then run, and stopped, is `serve_workers`'s.
 Every value is validated by the pydantic models; an error names the field and exits with status 2.
 """
 
@@ -33,7 +34,7 @@ from .config import ToolCallConfig
 from .redact import redact
 
 if typing.TYPE_CHECKING:
-    from .upstream_routes import RouteMap
+    from .upstream_routes import RouteMap, Served
 
 
 class ServeOptions(BaseModel):
@@ -56,6 +57,14 @@ class ServeOptions(BaseModel):
         None,
         description="where the default store (SQLite, state.db) lives; none: $XDG_DATA_HOME/toolcall-middleware "
         "or ~/.local/share/toolcall-middleware",
+    )
+    workers: int = Field(
+        1, ge=1, description="worker processes serving the one port; they share the store (SQLite or Redis)"
+    )
+    shutdown_timeout: float = Field(
+        25.0,
+        gt=0,
+        description="seconds a stop (SIGTERM) lets the answers under way finish; the rest end in the API's error",
     )
 
 
@@ -293,10 +302,18 @@ def learn_routes(options: ServeOptions, config: ToolCallConfig) -> tuple[RouteMa
     """Which API routes the upstream serves (`upstream_routes`), and the configuration with a
     missing Responses or Messages route bridged through Chat, unless `--bridge` chose."""
     from .proxy import ProxyApp
-    from .upstream_routes import RouteMap, probe_sync, with_default_bridges
+    from .upstream_routes import RouteMap, probe_sync
 
     url_for = ProxyApp(str(options.upstream)).url_for
     served = probe_sync(url_for, RouteMap.of(config), timeout=min(options.timeout, 5.0))
+    return routes_from(served, config)
+
+
+def routes_from(served: Served, config: ToolCallConfig) -> tuple[RouteMap, ToolCallConfig]:
+    """The route map and the configuration for what the upstream was found to serve (a worker
+    process gets them from what its parent probed, rather than probing again)."""
+    from .upstream_routes import RouteMap, with_default_bridges
+
     config = with_default_bridges(config, served)
     routes = RouteMap.of(config)
     routes.served = served
@@ -365,9 +382,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         flag = "--store" if config.store else "--data-dir"
         print(redact(f"toolcall-middleware serve: {flag}: {problem}"), file=sys.stderr)
         return 2
+    if options.workers > 1 and store == "memory" and not config.stateful_host:
+        problem = "a store in memory is each worker's own: with --workers, use SQLite (the default) or Redis"
+        print(f"toolcall-middleware serve: --store memory: {problem}", file=sys.stderr)
+        return 2
     routes: RouteMap | None = None
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the `serve` extra: said here, before any start-up work)
 
         given = config
         if options.upstream:
@@ -380,7 +401,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(redact(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}"), file=sys.stderr)
         return 2
     what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
-    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on http://{options.host}:{options.port}")
+    processes = f" ({options.workers} worker processes)" if options.workers > 1 else ""
+    address = f"http://{options.host}:{options.port}"
+    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on {address}{processes}")
     if routes is not None:
         from .proxy import ProxyApp
         from .upstream_routes import route_map
@@ -389,18 +412,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if store != "none" and not config.stateful_host:
         announce(f"toolcall-middleware: responses stored in {store}")
     log_to_stderr(options.log_level)
-    # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
-    own_headers = not options.upstream
-    uvicorn.run(
-        app,
-        host=options.host,
-        port=options.port,
-        log_level=options.log_level,
-        lifespan="on",
-        server_header=own_headers,
-        date_header=own_headers,
-    )
-    return 0
+    from .serve_workers import run
+
+    return run(app, options, worker_state(options, given, routes.served if routes is not None else None))
+
+
+def worker_state(options: ServeOptions, given: ToolCallConfig, served: Served | None) -> str:
+    """What a worker process needs to build the app as this one did: the options, the
+    configuration as given, and what the upstream was found to serve (probed once, here)."""
+    config = given.model_dump(mode="json", exclude_defaults=True)
+    return json.dumps({"options": options.model_dump(mode="json"), "config": config, "served": served})
+
+
+def worker_app() -> Any:
+    """The app of one `serve --workers` process, from what its parent resolved (`worker_state`,
+    in the environment): uvicorn imports and calls it in each worker."""
+    from .serve_workers import WORKER_STATE, Drained
+
+    state = json.loads(os.environ[WORKER_STATE])
+    options = ServeOptions(**state["options"])
+    given = ToolCallConfig(**state["config"])
+    log_to_stderr(options.log_level)
+    if state["served"] is None:
+        return Drained(build_app(options, given))
+    routes, config = routes_from(state["served"], given)
+    return Drained(build_app(options, config, routes, pinned=given))
 
 
 __all__ = ["ConfigError", "ServeOptions", "add_serve_command", "build_app", "cmd_serve", "resolve"]
