@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
+from .logs import LogFormat, line, log_config
 from .redact import redact
 
 if typing.TYPE_CHECKING:
@@ -237,6 +238,7 @@ def build_app(
     pinned = pinned or config
     from .asgi import ToolCallMiddleware
     from .metrics import MetricsRoute, PrometheusMetrics, observers
+    from .request_ids import RequestIds
 
     metrics: PrometheusMetrics | None = None
     try:
@@ -266,6 +268,7 @@ def build_app(
 
         dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
         app = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+    app = RequestIds(app)  # every request with an id, forwarded upstream and on its answer
     return app if metrics is None else MetricsRoute(app, metrics)
 
 
@@ -324,21 +327,21 @@ def _fresh_registry() -> Any:
     return CollectorRegistry()
 
 
-def log_to_stderr(level: str) -> None:
-    """The middleware's log (one record per exchange at INFO, warnings) on standard error at
-    `level`, beside uvicorn's, which configures only its own loggers."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
-    library = logging.getLogger("toolcall_middleware")
-    library.handlers = [handler]
-    library.setLevel(level.upper())
-    library.propagate = False
+def log_to_stderr(level: str, log_format: LogFormat = "text") -> dict[str, Any]:
+    """The middleware's log (one record per exchange at INFO, warnings) and uvicorn's on standard
+    error at `level`, each line timestamped, as text or JSON (`logs`); the configuration, which
+    uvicorn is given too."""
+    from logging.config import dictConfig
+
+    config = log_config(log_format, level)
+    dictConfig(config)
+    return config
 
 
-def announce(text: str) -> None:
-    """A start-up line on standard error, its URLs redacted (an upstream's or a store's
-    credentials never reach a terminal or a log collector)."""
-    print(redact(text), file=sys.stderr, flush=True)
+def announce(text: str, log_format: LogFormat = "text") -> None:
+    """A start-up line on standard error, written whatever the level, its URLs redacted (an
+    upstream's or a store's credentials never reach a terminal or a log collector)."""
+    print(line(redact(text), log_format), file=sys.stderr, flush=True)
 
 
 def add_serve_command(sub: Any) -> None:
@@ -380,15 +383,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(redact(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}"), file=sys.stderr)
         return 2
     what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
-    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on http://{options.host}:{options.port}")
+    fmt = config.log_format
+    logging_config = log_to_stderr(options.log_level, fmt)
+    where = f"http://{options.host}:{options.port}"
+    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on {where}", fmt)
     if routes is not None:
         from .proxy import ProxyApp
         from .upstream_routes import route_map
 
-        announce(route_map(config, routes, ProxyApp(str(options.upstream)).url_for))
+        announce(route_map(config, routes, ProxyApp(str(options.upstream)).url_for), fmt)
     if store != "none" and not config.stateful_host:
-        announce(f"toolcall-middleware: responses stored in {store}")
-    log_to_stderr(options.log_level)
+        announce(f"toolcall-middleware: responses stored in {store}", fmt)
     # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
     own_headers = not options.upstream
     uvicorn.run(
@@ -396,6 +401,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=options.host,
         port=options.port,
         log_level=options.log_level,
+        log_config=logging_config,
         lifespan="on",
         server_header=own_headers,
         date_header=own_headers,
