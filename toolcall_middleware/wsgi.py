@@ -47,7 +47,7 @@ class ToolCallWSGIMiddleware:
                 return self._compact(environ, start_response, compacted)
             return self.app(environ, start_response)
         exchange = ToolCallExchange(self.config, route, self._settings)
-        environ, start_response, exchange.record.request_id = wsgi_request_id(environ, start_response)
+        start_response, exchange.record.request_id = wsgi_request_id(environ, start_response)
         return WSGIExchange(self.app, exchange, environ, start_response).run()
 
 

@@ -1,5 +1,8 @@
 """The request id (`x-request-id`): the one a client or a load balancer sent, kept, else a fresh one.
 
+`valid_request_id` says whether a sent id is kept; `request_headers` and `answer_headers` put an
+id on a request and on its answer.
+
 An id is kept only when it is safe to write into a log line, a span and a header as it came: 1 to
 `MAX_LENGTH` printable ASCII characters, no spaces. Anything else (too long, control characters, a
 newline that would forge a log line, non-ASCII) is replaced by a fresh id rather than cleaned, so
@@ -34,11 +37,6 @@ def fresh_request_id() -> str:
     return uuid.uuid4().hex
 
 
-def request_id(value: bytes | str | None) -> str:
-    """The request's id: `value` (the `x-request-id` it came with) if safe, else a fresh one."""
-    return valid_request_id(value) or fresh_request_id()
-
-
 def request_headers(headers: Headers, rid: str) -> Headers:
     """The request's headers with `x-request-id: rid` in place of any it had (what the app, and
     the upstream behind a proxy, get)."""
@@ -67,6 +65,5 @@ __all__ = [
     "answer_headers",
     "fresh_request_id",
     "request_headers",
-    "request_id",
     "valid_request_id",
 ]
