@@ -44,17 +44,17 @@ def request_headers(headers: Headers, rid: str) -> Headers:
 
 
 def answer_headers(headers: Headers, rid: str) -> Headers:
-    """The answer's headers carrying `rid`: unchanged when they already do; an id of the app's
-    or upstream's own that differs is kept as `x-upstream-request-id`."""
-    out: Headers = []
+    """The answer's headers carrying `rid` once: unchanged when they already do; an id of the
+    app's or upstream's own that differs is kept as `x-upstream-request-id`."""
     mine = rid.encode()
+    if [value for key, value in headers if key.lower() == HEADER] == [mine]:
+        return headers
+    out: Headers = []
     for key, value in headers:
-        if key.lower() == HEADER:
-            if value == mine:
-                return headers
-            out.append((UPSTREAM_HEADER, value))
-        else:
+        if key.lower() != HEADER:
             out.append((key, value))
+        elif value != mine:
+            out.append((UPSTREAM_HEADER, value))
     out.append((HEADER, mine))
     return out
 
