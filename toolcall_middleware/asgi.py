@@ -26,6 +26,7 @@ from .core.http import headers_named, json_head
 from .core.replaced import openai_error
 from .exchange import ToolCallExchange, settings_from
 from .inprocess import respond
+from .request_ids import with_request_id
 from .store.base import Store
 from .store.layer import with_state
 from .websocket import ResponsesSocket, refuse
@@ -105,6 +106,7 @@ class ToolCallMiddleware:
             await self.app(scope, receive, send)
             return
         exchange = ToolCallExchange(self.config, route, self._settings)
+        send, exchange.record.request_id = with_request_id(scope, send)
         await HTTPExchange(self.app, exchange, scope, receive, send).run(length)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -179,7 +179,9 @@ class ToolCallConfig(BaseModel):
         None, description="called once per rewritten exchange with its telemetry record"
     )
     log_format: Literal["text", "json"] = Field(
-        "text", description="each exchange's record at INFO: a readable line, or one line of JSON"
+        "text",
+        description="each exchange's record at INFO: a readable line, or one line of JSON "
+        "(serve: every line of its log, timestamped, as text or one JSON object)",
     )
     tracing: bool = Field(False, description="an OpenTelemetry span per exchange (needs opentelemetry-api)")
     store: str | None = Field(

@@ -32,6 +32,7 @@ from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, TRANS
 from .core.http import Headers, json_head
 from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
+from .logs import RECORD
 from .records import record_json, record_line
 from .redact import redact
 from .surprises import SURPRISES, looks_like_api
@@ -338,7 +339,7 @@ class ToolCallExchange(Exchange):
         record = self.record.as_dict()
         if logged:
             line = record_json(record) if self.config.log_format == "json" else record_line(record)
-            logger.info("toolcall-middleware exchange %s", line)
+            logger.info("toolcall-middleware exchange %s", line, extra={RECORD: record})
         if tracing:
             trace_exchange(record)
         if callback is not None:

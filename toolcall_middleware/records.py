@@ -1,7 +1,7 @@
 """One record per exchange, as a log line: readable by default, JSON on request (`log_format`).
 
 ```
-chat POST /v1/chat/completions 200 rewritten dialect=hermes model=qwen3 stream calls=1/1 12.3ms
+chat POST /v1/chat/completions 200 rewritten dialect=hermes model=qwen3 stream calls=1/1 12.3ms id=4f0c…
 {"api": "chat", "path": "/v1/chat/completions", "status": 200, "outcome": "rewritten", …}
 ```
 
@@ -10,7 +10,7 @@ The readable line has the API, the route, the host's status, the outcome (`rewri
 dialect and model, whether it streamed, the calls emitted of those found (and `mismatch=` the other
 dialect whose call the model wrote, `dialect_mismatch`), the generations the answer took when the
 host was asked again (`regenerate`), the unknown tools and dropped tool types where there were any,
-and the time. The JSON is the whole record
+the time, and the request id (`x-request-id`, kept or made). The JSON is the whole record
 (`ToolCallExchange.report`), as `on_report` gets it.
 """
 
@@ -47,6 +47,8 @@ def record_line(record: Mapping[str, Any]) -> str:
     if record.get("dropped_tool_types"):
         parts.append("dropped=" + ",".join(record["dropped_tool_types"]))
     parts.append(f"{float(record.get('seconds') or 0) * 1000:.1f}ms")
+    if record.get("request_id"):
+        parts.append(f"id={record['request_id']}")
     return " ".join(parts)
 
 

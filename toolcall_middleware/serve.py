@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
+from .logs import LogFormat, line, log_config
 from .redact import redact
 
 if typing.TYPE_CHECKING:
@@ -246,6 +247,7 @@ def build_app(
     pinned = pinned or config
     from .asgi import ToolCallMiddleware
     from .metrics import MetricsRoute, PrometheusMetrics, observers
+    from .request_ids import RequestIds
 
     metrics: PrometheusMetrics | None = None
     try:
@@ -275,6 +277,7 @@ def build_app(
 
         dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
         app = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+    app = RequestIds(app)  # every request with an id, forwarded upstream and on its answer
     return app if metrics is None else MetricsRoute(app, metrics)
 
 
@@ -341,21 +344,21 @@ def _fresh_registry() -> Any:
     return CollectorRegistry()
 
 
-def log_to_stderr(level: str) -> None:
-    """The middleware's log (one record per exchange at INFO, warnings) on standard error at
-    `level`, beside uvicorn's, which configures only its own loggers."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
-    library = logging.getLogger("toolcall_middleware")
-    library.handlers = [handler]
-    library.setLevel(level.upper())
-    library.propagate = False
+def log_to_stderr(level: str, log_format: LogFormat = "text") -> dict[str, Any]:
+    """The middleware's log (one record per exchange at INFO, warnings) and uvicorn's on standard
+    error at `level`, each line timestamped, as text or JSON (`logs`); the configuration, which
+    uvicorn is given too."""
+    from logging.config import dictConfig
+
+    config = log_config(log_format, level)
+    dictConfig(config)
+    return config
 
 
-def announce(text: str) -> None:
-    """A start-up line on standard error, its URLs redacted (an upstream's or a store's
-    credentials never reach a terminal or a log collector)."""
-    print(redact(text), file=sys.stderr, flush=True)
+def announce(text: str, log_format: LogFormat = "text") -> None:
+    """A start-up line on standard error, written whatever the level, its URLs redacted (an
+    upstream's or a store's credentials never reach a terminal or a log collector)."""
+    print(line(redact(text), log_format), file=sys.stderr, flush=True)
 
 
 def add_serve_command(sub: Any) -> None:
@@ -401,20 +404,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(redact(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}"), file=sys.stderr)
         return 2
     what = f"proxy to {options.upstream}" if options.upstream else "built-in demo model"
+    fmt = config.log_format
+    logging_config = log_to_stderr(options.log_level, fmt)
     processes = f" ({options.workers} worker processes)" if options.workers > 1 else ""
     address = f"http://{options.host}:{options.port}"
-    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on {address}{processes}")
+    announce(f"toolcall-middleware: {what}, dialect {config.dialect or 'by model'}, on {address}{processes}", fmt)
     if routes is not None:
         from .proxy import ProxyApp
         from .upstream_routes import route_map
 
-        announce(route_map(config, routes, ProxyApp(str(options.upstream)).url_for))
+        announce(route_map(config, routes, ProxyApp(str(options.upstream)).url_for), fmt)
     if store != "none" and not config.stateful_host:
-        announce(f"toolcall-middleware: responses stored in {store}")
-    log_to_stderr(options.log_level)
+        announce(f"toolcall-middleware: responses stored in {store}", fmt)
     from .serve_workers import run
 
-    return run(app, options, worker_state(options, given, routes.served if routes is not None else None))
+    state = worker_state(options, given, routes.served if routes is not None else None)
+    return run(app, options, state, logging_config)
 
 
 def worker_state(options: ServeOptions, given: ToolCallConfig, served: Served | None) -> str:
@@ -432,7 +437,7 @@ def worker_app() -> Any:
     state = json.loads(os.environ[WORKER_STATE])
     options = ServeOptions(**state["options"])
     given = ToolCallConfig(**state["config"])
-    log_to_stderr(options.log_level)
+    log_to_stderr(options.log_level, given.log_format)
     if state["served"] is None:
         return Drained(build_app(options, given))
     routes, config = routes_from(state["served"], given)

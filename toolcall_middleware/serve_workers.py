@@ -43,14 +43,16 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 
-def run(app: Any, options: ServeOptions, state: str) -> int:
+def run(app: Any, options: ServeOptions, state: str, log_config: dict[str, Any]) -> int:
     """Serve `app` until a signal stops it; the exit status. With workers, each builds its app
-    from `state`, what this process resolved (`serve.worker_state`)."""
+    from `state`, what this process resolved (`serve.worker_state`). uvicorn's own lines follow
+    `log_config` (`serve.log_to_stderr`), in each worker too."""
     own_headers = not options.upstream  # a proxy forwards the upstream's own `server` and `date`
     settings: dict[str, Any] = {
         "host": options.host,
         "port": options.port,
         "log_level": options.log_level,
+        "log_config": log_config,
         "lifespan": "on",
         "server_header": own_headers,
         "date_header": own_headers,

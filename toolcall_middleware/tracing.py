@@ -4,7 +4,8 @@ extra), with the exchange record's figures as attributes.
 The span is made when the exchange ends, with its start and end times, under whatever span is
 current then (a server's request span, where the app is instrumented): `toolcall.exchange`, with
 `toolcall.api`, `toolcall.dialect`, `toolcall.outcome`, `toolcall.calls_emitted`,
-`toolcall.response_bytes`, `toolcall.parse_seconds` (the middleware's own work), … and
+`toolcall.response_bytes`, `toolcall.parse_seconds` (the middleware's own work),
+`toolcall.request_id` (the request's `x-request-id`), … and
 `http.route` and `http.response.status_code` (the host's status). A refused request or a policy
 error sets the span's status to error. Without an SDK configured, the API's tracer does nothing.
 """
@@ -18,7 +19,7 @@ from typing import Any
 SPAN = "toolcall.exchange"
 NUMBERS = ("calls_found", "calls_emitted", "request_bytes", "response_bytes", "parse_seconds", "echoed_function_calls")
 FLAGS = ("stream", "rewritten_request", "rewritten_response", "truncated")
-TEXTS = ("api", "dialect", "model", "outcome", "policy_error", "refused", "passthrough_reason")
+TEXTS = ("api", "dialect", "model", "outcome", "policy_error", "refused", "passthrough_reason", "request_id")
 
 
 def span_attributes(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from .core.framing.utf8 import json_bytes
 from .core.http import json_head
 from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
+from .request_ids import wsgi_request_id
 from .shell_support import refuse_unsupported
 from .wsgi_exchange import WSGIExchange
 from .wsgi_io import Environ, StartResponse, WSGIApp, read_body, respond
@@ -46,6 +47,7 @@ class ToolCallWSGIMiddleware:
                 return self._compact(environ, start_response, compacted)
             return self.app(environ, start_response)
         exchange = ToolCallExchange(self.config, route, self._settings)
+        start_response, exchange.record.request_id = wsgi_request_id(environ, start_response)
         return WSGIExchange(self.app, exchange, environ, start_response).run()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import Any
 
 import httpx
@@ -38,10 +39,12 @@ async def answer(request: Request) -> Response:
 HOST = Starlette(routes=[Route("/v1/chat/completions", answer, methods=["POST"])])
 
 
-def post(app: Any, *bodies: Any, path: str = "/v1/chat/completions") -> list[httpx.Response]:
+def post(
+    app: Any, *bodies: Any, path: str = "/v1/chat/completions", headers: dict[str, str] | None = None
+) -> list[httpx.Response]:
     async def go() -> list[httpx.Response]:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://h") as client:
-            return [await client.post(path, content=json.dumps(body)) for body in bodies]
+            return [await client.post(path, content=json.dumps(body), headers=headers) for body in bodies]
 
     return asyncio.run(go())
 
@@ -52,10 +55,13 @@ def ask(model: str = "qwen3", **extra: Any) -> dict[str, Any]:
 
 def test_the_record_is_a_readable_line_or_json(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="toolcall_middleware")
-    post(ToolCallMiddleware(HOST, dialect="hermes"), ask())
+    (answer,) = post(ToolCallMiddleware(HOST, dialect="hermes"), ask())
     (line,) = [r.getMessage() for r in caplog.records if "exchange" in r.getMessage()]
     assert line.startswith("toolcall-middleware exchange chat POST /v1/chat/completions 200 rewritten")
-    assert "dialect=hermes model=qwen3 calls=1/1" in line and line.endswith("ms")
+    # The time, then the request id: none was sent, so one was made for the record alone (in
+    # process the answer's head is the app's own).
+    assert re.search(r"dialect=hermes model=qwen3 calls=1/1 \d+\.\dms id=[0-9a-f]{32}$", line)
+    assert "x-request-id" not in answer.headers
     caplog.clear()
     post(ToolCallMiddleware(HOST, dialect="hermes", log_format="json"), ask(parallel_tool_calls="x"))
     (line,) = [r.getMessage() for r in caplog.records if "exchange" in r.getMessage()]
@@ -95,7 +101,8 @@ def test_prometheus_metrics_count_the_exchanges() -> None:
     assert scraped.status_code == 200 and "toolcall_exchanges_total" in scraped.text
 
 
-def test_a_span_per_exchange() -> None:
+def traced(*bodies: Any, headers: dict[str, str] | None = None) -> tuple[list[Any], list[httpx.Response]]:
+    """The exchange spans of `bodies` posted to a traced middleware, and the answers."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -108,16 +115,31 @@ def test_a_span_per_exchange() -> None:
     trace.get_tracer = get_tracer  # type: ignore[assignment]
     try:
         with tracer.start_as_current_span("request"):
-            post(ToolCallMiddleware(HOST, dialect="hermes", tracing=True), ask(), ask(parallel_tool_calls="x"))
+            answers = post(ToolCallMiddleware(HOST, dialect="hermes", tracing=True), *bodies, headers=headers)
     finally:
         trace.get_tracer = original  # type: ignore[assignment]
-    spans = [s for s in exporter.get_finished_spans() if s.name == "toolcall.exchange"]
+    return [s for s in exporter.get_finished_spans() if s.name == "toolcall.exchange"], answers
+
+
+def test_a_span_per_exchange() -> None:
+    spans, _ = traced(ask(), ask(parallel_tool_calls="x"))
     assert len(spans) == 2
     ok, refused = spans
     assert ok.attributes is not None and ok.attributes["toolcall.outcome"] == "rewritten"
     assert ok.attributes["toolcall.calls_emitted"] == 1 and ok.attributes["http.route"] == "/v1/chat/completions"
     assert ok.status.is_ok and not refused.status.is_ok
     assert ok.end_time is not None and ok.start_time is not None and ok.end_time >= ok.start_time
+
+
+def test_the_span_carries_the_request_id(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="toolcall_middleware")
+    (given,), (answer,) = traced(ask(), headers={"x-request-id": "trace-me-42"})
+    assert given.attributes is not None and given.attributes["toolcall.request_id"] == "trace-me-42"
+    assert answer.headers["x-request-id"] == "trace-me-42"  # echoed on the answer
+    (made,), _ = traced(ask())  # none sent: one is made, the same in the span and the log line
+    assert made.attributes is not None and re.fullmatch(r"[0-9a-f]{32}", str(made.attributes["toolcall.request_id"]))
+    lines = [r.getMessage() for r in caplog.records if "exchange" in r.getMessage()]
+    assert lines[-1].endswith(f" id={made.attributes['toolcall.request_id']}")
 
 
 def test_tracing_without_the_api_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ store failure is a 503 in the API's shape (`store_unavailable`), which the opena
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -99,5 +100,6 @@ def test_a_store_that_refuses_the_answer_is_a_503_and_the_record_says_so(upstrea
         _, err = proc.communicate(timeout=10)
     assert caught.value.status_code == 503
     assert caught.value.response.json()["error"]["code"] == "store_unavailable"
-    [line] = [line for line in err.splitlines() if "toolcall-middleware exchange" in line]
-    assert '"status": 503' in line and '"status": 200' not in line
+    # Each line is one JSON object (`--log-format json`): the exchange's record has the client's status.
+    [record] = [r for r in map(json.loads, err.splitlines()) if r["message"] == "exchange"]
+    assert record["status"] == 503 and record["request_id"] == caught.value.response.headers["x-request-id"]

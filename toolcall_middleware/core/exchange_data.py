@@ -53,6 +53,7 @@ class Report:
     api: str
     dialect: str
     path: str = ""  # the route the client called
+    request_id: str | None = None  # its `x-request-id`, kept or made (`core.request_id`)
     model: str | None = None
     stream: bool = False
     request_bytes: int = 0
