@@ -85,6 +85,7 @@ class HTTPExchange:
         if self.exchange.path != scope.get("path"):
             # The bridged request goes to the route of the host's API (the query string stays).
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
+        self.exchange.host_asked()
         try:
             while True:
                 # (a body not read at all, being over the limit, comes from the server as it is)
@@ -101,6 +102,7 @@ class HTTPExchange:
                 return  # a host's upstream failed (it logged why): the client has the API's error
             raise  # the server logs it as usual; the client's stream has been ended cleanly
         finally:
+            self.exchange.host_done()
             try:
                 await self._quiet()  # (a cancelled request may be cancelled here too)
             finally:
@@ -149,6 +151,7 @@ class HTTPExchange:
             ex.prepare()
             return
         if kind == "http.response.body":
+            ex.host_first_byte()  # (the first body passes here: the short way starts after it)
             more = bool(message.get("more_body", False))
             writes = self.response.body(message, bytes(message.get("body", b"")), end=not more)
         else:

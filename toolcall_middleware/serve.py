@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
+from .otlp import start_export
 from .redact import redact
 
 if typing.TYPE_CHECKING:
@@ -265,8 +266,13 @@ def build_app(
         from .demo import DemoApp
 
         dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
-        app = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
-    return app if metrics is None else MetricsRoute(app, metrics)
+        middleware = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+        app = middleware
+    if metrics is None:
+        return app
+    if middleware.state is not None:
+        metrics.watch_state(middleware.state)  # the store's operations, the background jobs
+    return MetricsRoute(app, metrics)
 
 
 def default_store(options: ServeOptions) -> str:
@@ -369,12 +375,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
+        stop_export = start_export() if config.tracing else None
+
         given = config
         if options.upstream:
             routes, config = learn_routes(options, config)
         app = build_app(options, config, routes, pinned=given)
     except ImportError as e:
-        print(f"toolcall-middleware serve: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
+        extra = "" if "pip install" in str(e) else " (pip install 'toolcall-middleware[serve]')"
+        print(f"toolcall-middleware serve: {e}{extra}", file=sys.stderr)
         return 2
     except ValueError as e:
         print(redact(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}"), file=sys.stderr)
@@ -391,15 +400,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     log_to_stderr(options.log_level)
     # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
     own_headers = not options.upstream
-    uvicorn.run(
-        app,
-        host=options.host,
-        port=options.port,
-        log_level=options.log_level,
-        lifespan="on",
-        server_header=own_headers,
-        date_header=own_headers,
-    )
+    try:
+        uvicorn.run(
+            app,
+            host=options.host,
+            port=options.port,
+            log_level=options.log_level,
+            lifespan="on",
+            server_header=own_headers,
+            date_header=own_headers,
+        )
+    finally:
+        if stop_export is not None:
+            stop_export()  # the spans still batched go out before the process ends
     return 0
 
 
