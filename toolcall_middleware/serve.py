@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
-from .otlp import start_export
+from .otlp import ExportSpans, check_export
 from .redact import redact
 
 if typing.TYPE_CHECKING:
@@ -375,7 +375,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        stop_export = start_export() if config.tracing else None
+        if config.tracing:
+            check_export()  # (each server process exports its own: `ExportSpans`)
 
         given = config
         if options.upstream:
@@ -400,19 +401,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     log_to_stderr(options.log_level)
     # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
     own_headers = not options.upstream
-    try:
-        uvicorn.run(
-            app,
-            host=options.host,
-            port=options.port,
-            log_level=options.log_level,
-            lifespan="on",
-            server_header=own_headers,
-            date_header=own_headers,
-        )
-    finally:
-        if stop_export is not None:
-            stop_export()  # the spans still batched go out before the process ends
+    uvicorn.run(
+        ExportSpans(app) if config.tracing else app,
+        host=options.host,
+        port=options.port,
+        log_level=options.log_level,
+        lifespan="on",
+        server_header=own_headers,
+        date_header=own_headers,
+    )
     return 0
 
 
