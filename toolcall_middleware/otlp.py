@@ -68,7 +68,7 @@ def check_export() -> None:
     """Raise ImportError naming the extra when the SDK or the exporter is missing (at start-up,
     before a server runs without them)."""
     try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError:
         raise ImportError(

@@ -8,8 +8,8 @@ current then (a server's request span, where the app is instrumented): `toolcall
 `toolcall.upstream_seconds` and `toolcall.first_byte_seconds` (the host's), `toolcall.input_tokens`
 and `toolcall.output_tokens` (the host's usage), … and
 `http.route` and `http.response.status_code` (the host's status). A refused request or a policy
-error sets the span's status to error. Without an SDK configured, the API's tracer does nothing; `serve --tracing` configures one
-that exports over OTLP (`otlp.py`).
+error sets the span's status to error. Without an SDK configured, the API's tracer does nothing;
+`serve --tracing` configures one that exports over OTLP (`otlp.py`).
 """
 
 from __future__ import annotations

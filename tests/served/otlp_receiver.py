@@ -48,7 +48,7 @@ def otlp_receiver() -> Iterator[Receiver]:
     receiver = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
             if self.headers.get("content-encoding") == "gzip":
                 body = gzip.decompress(body)
@@ -68,7 +68,7 @@ def otlp_receiver() -> Iterator[Receiver]:
             self.end_headers()
             self.wfile.write(answer)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - (quiet)
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
