@@ -181,7 +181,11 @@ class ToolCallConfig(BaseModel):
     log_format: Literal["text", "json"] = Field(
         "text", description="each exchange's record at INFO: a readable line, or one line of JSON"
     )
-    tracing: bool = Field(False, description="an OpenTelemetry span per exchange (needs opentelemetry-api)")
+    tracing: bool = Field(
+        False,
+        description="an OpenTelemetry span per exchange (needs opentelemetry-api); 'serve' exports them over "
+        "OTLP, configured by the OTEL_* variables (the otlp extra)",
+    )
     store: str | None = Field(
         None,
         description="keep responses and conversations (previous_response_id, conversation, item_reference, "
