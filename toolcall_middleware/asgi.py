@@ -28,7 +28,7 @@ from .exchange import ToolCallExchange, settings_from
 from .inprocess import respond
 from .request_ids import with_request_id
 from .store.base import Store
-from .store.layer import with_state
+from .store.layer import ResponsesState, with_state
 from .websocket import ResponsesSocket, refuse
 
 logger = logging.getLogger("toolcall_middleware")
@@ -83,6 +83,11 @@ class ToolCallMiddleware:
         """The Responses state's store (None: no store, or a host that keeps state itself)."""
         found = getattr(self._entry, "store", None)
         return found if isinstance(found, Store) else None
+
+    @property
+    def state(self) -> ResponsesState | None:
+        """The Responses state in front of the stateless middleware (None: no store)."""
+        return self._entry if isinstance(self._entry, ResponsesState) else None
 
     async def _stateless(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.misconfigured is not None:

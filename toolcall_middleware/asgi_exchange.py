@@ -86,6 +86,7 @@ class HTTPExchange:
         if self.exchange.path != scope.get("path"):
             # The bridged request goes to the route of the host's API (the query string stays).
             scope = {**scope, "path": self.exchange.path, "raw_path": self.exchange.path.encode()}
+        self.exchange.host_asked()
         try:
             while True:
                 # (a body not read at all, being over the limit, comes from the server as it is)
@@ -107,6 +108,7 @@ class HTTPExchange:
             await self._abort(ServerStopped())
             raise
         finally:
+            self.exchange.host_done()
             try:
                 await self._quiet()  # (a cancelled request may be cancelled here too)
             finally:
@@ -155,6 +157,7 @@ class HTTPExchange:
             ex.prepare()
             return
         if kind == "http.response.body":
+            ex.host_first_byte()  # (the first body passes here: the short way starts after it)
             more = bool(message.get("more_body", False))
             writes = self.response.body(message, bytes(message.get("body", b"")), end=not more)
         else:

@@ -183,7 +183,11 @@ class ToolCallConfig(BaseModel):
         description="each exchange's record at INFO: a readable line, or one line of JSON "
         "(serve: every line of its log, timestamped, as text or one JSON object)",
     )
-    tracing: bool = Field(False, description="an OpenTelemetry span per exchange (needs opentelemetry-api)")
+    tracing: bool = Field(
+        False,
+        description="an OpenTelemetry span per exchange (needs opentelemetry-api); 'serve' exports them over "
+        "OTLP, configured by the OTEL_* variables (the otlp extra)",
+    )
     store: str | None = Field(
         None,
         description="keep responses and conversations (previous_response_id, conversation, item_reference, "

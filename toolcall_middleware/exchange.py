@@ -132,6 +132,7 @@ class ToolCallExchange(Exchange):
         self._route = route
         self.record.path = route.asked
         self._reported = False
+        self._asked: float | None = None  # when the host was handed the request (`host_asked`)
 
     @staticmethod
     def route(
@@ -262,6 +263,23 @@ class ToolCallExchange(Exchange):
             return None
         finally:
             self.record.parse_seconds += perf_counter() - began
+
+    # -- the host's timings (the record's `first_byte_seconds` and `upstream_seconds`) ----------
+
+    def host_asked(self) -> None:
+        """The request goes to the host now (its first time: a generation asked again counts in)."""
+        if self._asked is None:
+            self._asked = perf_counter()
+
+    def host_first_byte(self) -> None:
+        """The host's answer sent its first body message (once the shell has told us)."""
+        if self._asked is not None and self.record.first_byte_seconds is None:
+            self.record.first_byte_seconds = perf_counter() - self._asked
+
+    def host_done(self) -> None:
+        """The host's answer ended (or failed): the upstream's whole time."""
+        if self._asked is not None:
+            self.record.upstream_seconds = perf_counter() - self._asked
 
     def sent(self, size: int) -> None:
         """`size` bytes of the response body went to the client (the record's `response_bytes`):

@@ -25,15 +25,39 @@ Each exchange's record (`on_report`) counts into:
 - `toolcall_response_bytes_total{api}`: the response bodies sent to clients (ours, or the host's
   as it came);
 - `toolcall_parse_seconds{api, stream}`: the middleware's own work on each response (decoding,
-  parsing, the rules, writing the client's bytes), never the host's time.
+  parsing, the rules, writing the client's bytes), never the host's time;
+- `toolcall_upstream_seconds{api, stream}`: the host's (the upstream's, through `serve`) time,
+  request handed on to the answer's last byte;
+- `toolcall_first_byte_seconds{api, stream}`: the same to the host's first body byte (its time
+  to the first token, for a stream);
+- `toolcall_input_tokens_total{api, dialect}` and `toolcall_output_tokens_total{api, dialect}`:
+  the tokens the host's answers say they used (their `usage`; a stream says it only when asked,
+  `stream_options.include_usage`).
 
-The routes are the configured ones (a client cannot make new label values).
+With a response store (`watch_state`, which `serve` calls):
+
+- `toolcall_store_operations_total{operation, backend}` and `toolcall_store_seconds{operation,
+  backend}`: each store operation (`get`, `put`, `update`, … and the job leases');
+- `toolcall_store_errors_total{operation, backend, error}`: those that failed, `error` being
+  `full` (a limit refused a write), `unavailable` (the backend failed) or `other`;
+- `toolcall_background_running` and `toolcall_background_queued`: this process's background
+  responses running and waiting for a slot.
+
+Every label has a bounded set of values a client cannot add to: the routes are the configured
+ones, the APIs, dialects, operations and backends are the library's own; no model name (a client
+writes any), id or credential is a label.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .store.layer import ResponsesState
+
+# The histograms' buckets for the host's time: a first token in milliseconds, a long generation in minutes.
+HOST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 
 
 class PrometheusMetrics:
@@ -78,6 +102,30 @@ class PrometheusMetrics:
             **made,
         )
 
+        by_stream = ("api", "stream")
+        self.upstream_seconds = prom.Histogram(
+            "upstream_seconds", "the host's time, request to its last byte", by_stream, buckets=HOST_BUCKETS, **made
+        )
+        self.first_byte_seconds = prom.Histogram(
+            "first_byte_seconds", "the host's time to its first byte", by_stream, buckets=HOST_BUCKETS, **made
+        )
+        self.input_tokens = prom.Counter("input_tokens", "input tokens the host's answers used", by_answer, **made)
+        self.output_tokens = prom.Counter("output_tokens", "output tokens the host's answers used", by_answer, **made)
+        by_operation = ("operation", "backend")
+        self.store_operations = prom.Counter("store_operations", "response store operations", by_operation, **made)
+        self.store_errors = prom.Counter(
+            "store_errors", "response store operations that failed", (*by_operation, "error"), **made
+        )
+        self.store_seconds = prom.Histogram(
+            "store_seconds",
+            "a response store operation's time",
+            by_operation,
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0),
+            **made,
+        )
+        self.background_running = prom.Gauge("background_running", "background responses running here", **made)
+        self.background_queued = prom.Gauge("background_queued", "background responses waiting here", **made)
+
     def observe(self, record: Mapping[str, Any]) -> None:
         """Count one exchange's record (an `on_report` callback)."""
         api, dialect = str(record.get("api")), str(record.get("dialect"))
@@ -96,6 +144,29 @@ class PrometheusMetrics:
         self.request_bytes.labels(api).inc(int(record.get("request_bytes") or 0))
         self.response_bytes.labels(api).inc(int(record.get("response_bytes") or 0))
         self.parse_seconds.labels(api, stream).observe(float(record.get("parse_seconds") or 0))
+        if record.get("upstream_seconds") is not None:
+            self.upstream_seconds.labels(api, stream).observe(float(record["upstream_seconds"]))
+        if record.get("first_byte_seconds") is not None:
+            self.first_byte_seconds.labels(api, stream).observe(float(record["first_byte_seconds"]))
+        if record.get("input_tokens") is not None:
+            self.input_tokens.labels(api, dialect).inc(int(record["input_tokens"]))
+        if record.get("output_tokens") is not None:
+            self.output_tokens.labels(api, dialect).inc(int(record["output_tokens"]))
+
+    def observe_store(self, operation: str, backend: str, seconds: float, error: str | None) -> None:
+        """Count one store operation (`ObservedStore`'s callback)."""
+        self.store_operations.labels(operation, backend).inc()
+        self.store_seconds.labels(operation, backend).observe(seconds)
+        if error is not None:
+            self.store_errors.labels(operation, backend, error).inc()
+
+    def watch_state(self, state: ResponsesState) -> None:
+        """Count the store operations of the Responses state `state` from now on, and show its
+        background responses running and queued (read when scraped)."""
+        state.observe_store(self.observe_store)
+        admission = state.background.admission
+        self.background_running.set_function(lambda: admission.running_count)
+        self.background_queued.set_function(lambda: admission.queued_count)
 
     def asgi_app(self) -> Any:
         """An ASGI app that serves the registry in Prometheus's text format."""

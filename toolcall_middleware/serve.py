@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ToolCallConfig
 from .logs import LogFormat, line, log_config
+from .otlp import ExportSpans, check_export
 from .redact import redact
 
 if typing.TYPE_CHECKING:
@@ -276,9 +277,14 @@ def build_app(
         from .demo import DemoApp
 
         dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
-        app = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+        middleware = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+        app = middleware
     app = RequestIds(app)  # every request with an id, forwarded upstream and on its answer
-    return app if metrics is None else MetricsRoute(app, metrics)
+    if metrics is None:
+        return app
+    if middleware.state is not None:
+        metrics.watch_state(middleware.state)  # the store's operations, the background jobs
+    return MetricsRoute(app, metrics)
 
 
 def default_store(options: ServeOptions) -> str:
@@ -393,12 +399,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn  # noqa: F401  (the `serve` extra: said here, before any start-up work)
 
+        if config.tracing:
+            check_export()  # (each server process exports its own: `ExportSpans`)
+
         given = config
         if options.upstream:
             routes, config = learn_routes(options, config)
         app = build_app(options, config, routes, pinned=given)
     except ImportError as e:
-        print(f"toolcall-middleware serve: {e} (pip install 'toolcall-middleware[serve]')", file=sys.stderr)
+        extra = "" if "pip install" in str(e) else " (pip install 'toolcall-middleware[serve]')"
+        print(f"toolcall-middleware serve: {e}{extra}", file=sys.stderr)
         return 2
     except ValueError as e:
         print(redact(f"toolcall-middleware serve: invalid configuration:\nupstream: {e}"), file=sys.stderr)
@@ -419,7 +429,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .serve_workers import run
 
     state = worker_state(options, given, routes.served if routes is not None else None)
-    return run(app, options, state, logging_config)
+    return run(ExportSpans(app) if config.tracing else app, options, state, logging_config)
 
 
 def worker_state(options: ServeOptions, given: ToolCallConfig, served: Served | None) -> str:
@@ -439,9 +449,11 @@ def worker_app() -> Any:
     given = ToolCallConfig(**state["config"])
     log_to_stderr(options.log_level, given.log_format)
     if state["served"] is None:
-        return Drained(build_app(options, given))
-    routes, config = routes_from(state["served"], given)
-    return Drained(build_app(options, config, routes, pinned=given))
+        app = build_app(options, given)
+    else:
+        routes, config = routes_from(state["served"], given)
+        app = build_app(options, config, routes, pinned=given)
+    return Drained(ExportSpans(app) if given.tracing else app)  # (each worker exports its own spans)
 
 
 __all__ = ["ConfigError", "ServeOptions", "add_serve_command", "build_app", "cmd_serve", "resolve"]

@@ -5,9 +5,12 @@ The span is made when the exchange ends, with its start and end times, under wha
 current then (a server's request span, where the app is instrumented): `toolcall.exchange`, with
 `toolcall.api`, `toolcall.dialect`, `toolcall.outcome`, `toolcall.calls_emitted`,
 `toolcall.response_bytes`, `toolcall.parse_seconds` (the middleware's own work),
-`toolcall.request_id` (the request's `x-request-id`), … and
+`toolcall.request_id` (the request's `x-request-id`), `toolcall.upstream_seconds` and
+`toolcall.first_byte_seconds` (the host's), `toolcall.input_tokens` and `toolcall.output_tokens`
+(the host's usage), … and
 `http.route` and `http.response.status_code` (the host's status). A refused request or a policy
-error sets the span's status to error. Without an SDK configured, the API's tracer does nothing.
+error sets the span's status to error. Without an SDK configured, the API's tracer does nothing;
+`serve --tracing` configures one that exports over OTLP (`otlp.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 SPAN = "toolcall.exchange"
 NUMBERS = ("calls_found", "calls_emitted", "request_bytes", "response_bytes", "parse_seconds", "echoed_function_calls")
+HOST = ("upstream_seconds", "first_byte_seconds", "input_tokens", "output_tokens")  # what the host took
 FLAGS = ("stream", "rewritten_request", "rewritten_response", "truncated")
 TEXTS = ("api", "dialect", "model", "outcome", "policy_error", "refused", "passthrough_reason", "request_id")
 
@@ -25,7 +29,7 @@ TEXTS = ("api", "dialect", "model", "outcome", "policy_error", "refused", "passt
 def span_attributes(record: Mapping[str, Any]) -> dict[str, Any]:
     """The record's figures as span attributes (`None`s left out, as OpenTelemetry wants)."""
     out: dict[str, Any] = {}
-    for key in (*NUMBERS, *FLAGS, *TEXTS):
+    for key in (*NUMBERS, *HOST, *FLAGS, *TEXTS):
         if record.get(key) is not None:
             out[f"toolcall.{key}"] = record[key]
     if record.get("path"):

@@ -73,9 +73,11 @@ class WSGIExchange:
             environ = {**environ, "PATH_INFO": self.exchange.path_info(environ.get("SCRIPT_NAME", ""))}
         # What the host gets should it be asked again (`again`): the same body, read afresh.
         self.forwarded = (environ, forward.body if forward.body is not None else raw or b"")
+        self.exchange.host_asked()
         try:
             result = self.app(environ, self._start_response)
         except BaseException:
+            self.exchange.host_done()
             self.exchange.report()
             raise
         return _Response(self, result)
@@ -117,6 +119,7 @@ class WSGIExchange:
 
     def chunk(self, data: bytes) -> list[bytes]:
         """What the client gets for one chunk of the app's body (empty: held back)."""
+        self.exchange.host_first_byte()
         return self._written(self.response.body(data, data, end=False))
 
     def abort(self, error: Exception) -> tuple[list[bytes], bool] | None:
@@ -214,6 +217,7 @@ class _Response:
                 self._drain(self._chunks)
             self._close_result()
         finally:
+            self._request.exchange.host_done()  # (the app's body is over: read to its end, or given up)
             self._request.exchange.report()
 
     def _close_result(self) -> None:

@@ -193,3 +193,67 @@ def test_the_record_and_the_span_carry_response_bytes_and_parse_time() -> None:
     attributes = span_attributes(record)
     assert attributes["toolcall.response_bytes"] == len(response.content)
     assert attributes["toolcall.parse_seconds"] == record["parse_seconds"]
+
+
+def hermes_stream() -> list[bytes]:
+    """A Chat stream of a tool call in hermes markup, with the host's usage last."""
+    pieces = [CALL[:20], CALL[20:]]
+    chunks = [
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "delta": d}],
+        }
+        for d in ({"content": pieces[0]}, {"content": pieces[1]})
+    ]
+    end = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12},
+    }
+    return [f"data: {json.dumps(c)}\n\n".encode() for c in [*chunks, end]] + [b"data: [DONE]\n\n"]
+
+
+def test_the_host_timings_and_tokens_in_process_asgi_and_wsgi() -> None:
+    """In process the host is the app: its time to the first body and to its end are measured at
+    the middleware, under ASGI and WSGI alike, and its usage becomes the record's tokens."""
+    import time as clock
+
+    from starlette.responses import StreamingResponse
+
+    from tests.wsgi.driver import Server, environ, wrapped
+
+    pause = 0.15
+
+    async def streamed(request: Request) -> Response:
+        async def body() -> Any:
+            await asyncio.sleep(pause)
+            for chunk in hermes_stream():
+                yield chunk
+                await asyncio.sleep(pause)
+
+        return StreamingResponse(body(), media_type="text/event-stream")
+
+    def wsgi_host(env: dict[str, Any], start_response: Any) -> Any:
+        clock.sleep(pause)
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+        for chunk in hermes_stream():
+            yield chunk
+            clock.sleep(pause)
+
+    asgi_records: list[dict[str, Any]] = []
+    host = Starlette(routes=[Route("/v1/chat/completions", streamed, methods=["POST"])])
+    post(ToolCallMiddleware(host, dialect="hermes", on_report=asgi_records.append), ask(stream=True))
+    wsgi_records: list[dict[str, Any]] = []
+    app = wrapped(wsgi_host, dialect="hermes", on_report=wsgi_records.append)
+    Server().run(app, environ(json.dumps(ask(stream=True)).encode()))
+    for (record,) in (asgi_records, wsgi_records):
+        assert record["calls_emitted"] == 1
+        assert pause * 0.9 <= record["first_byte_seconds"] < pause * 3
+        assert pause * 3.5 <= record["upstream_seconds"] <= record["seconds"]  # (4 or 5 pauses)
+        assert (record["input_tokens"], record["output_tokens"]) == (7, 5)

@@ -23,6 +23,7 @@ from .answer_parts import (
     parser_for,
     policy_for,
     record_answer,
+    record_usage,
     stopped_by_model,
 )
 from .api import Api, Output, Whole, spec_for
@@ -324,6 +325,7 @@ class Answer:
                 break
         self.verdict.done = True
         self._report()
+        record_usage(self.record, done.usage)
         if self.verdict.failed is not None:
             return out
         if self.out is None:
@@ -394,6 +396,7 @@ class Answer:
         kept = kept_by[0]
         self.verdict.done = True
         self._report()
+        record_usage(self.record, done.usage if done is not None else None)
         upstream = self.meta.to_upstream(done) if self.meta is not None else Upstream()
         if self.verdict.failed is not None:
             # The model's answer broke the request's tool rules: the upstream worked, the answer

@@ -3,9 +3,12 @@ choice of it), and what is recorded of them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from .api import Api
+from .emitters.meta import token_count
 from .exchange_data import AnswerSetup, Report
 from .inbound import Reader, reader_for
 from .parser import ArgumentsStreaming, StreamParser
@@ -114,6 +117,15 @@ def record_answer(record: Report, choices: list[tuple[PolicyReport, bool, str | 
     record.calls_found, record.calls_emitted, record.truncated = found, emitted, truncated
 
 
+def record_usage(record: Report, usage: Mapping[str, Any] | None) -> None:
+    """Add the tokens the host's answer says it used (`usage`, in any API's style) to the record;
+    an answer asked again (`regenerate`) adds its own: the record has what the host spent."""
+    if not isinstance(usage, Mapping):
+        return
+    record.input_tokens = (record.input_tokens or 0) + token_count(usage, "input_tokens", "prompt_tokens")
+    record.output_tokens = (record.output_tokens or 0) + token_count(usage, "output_tokens", "completion_tokens")
+
+
 __all__ = [
     "NATIVE_INDEX",
     "Prepared",
@@ -121,5 +133,6 @@ __all__ = [
     "parser_for",
     "policy_for",
     "record_answer",
+    "record_usage",
     "stopped_by_model",
 ]

@@ -77,6 +77,14 @@ class Report:
     response_bytes: int = 0  # the response body the client was sent (ours, or the host's as it came)
     generations: int = 1  # the host's answers to this request (more than one: `regenerate`)
     parse_seconds: float = 0.0  # our own work on the response (decoding, parsing, rules, writing)
+    # The host's timings, from the request handed to it: to its answer's first body message, and
+    # to its end (None: the host was never asked, or never answered). The shells measure them.
+    first_byte_seconds: float | None = None
+    upstream_seconds: float | None = None
+    # The tokens the host's answer says it used (its `usage`, Chat, Responses or Messages style);
+    # None when it said nothing (a stream without `stream_options.include_usage`, an answer passed on).
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -98,6 +106,9 @@ class Report:
         out = {k: v for k, v in self.__dict__.items() if k != "started"}
         out["outcome"] = self.outcome
         out["parse_seconds"] = round(self.parse_seconds, 6)
+        for timing in ("first_byte_seconds", "upstream_seconds"):
+            if out[timing] is not None:
+                out[timing] = round(out[timing], 6)
         out["seconds"] = round(time.monotonic() - self.started, 6)
         return out
 

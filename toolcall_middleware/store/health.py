@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from .base import Store
+from .observed import ObservedStore
 from .sqlite import SQLiteStore
 
 PROBE_KEY = "toolcall:readyz"
@@ -35,6 +36,8 @@ def writable_folder(folder: Path) -> str | None:
 
 async def store_problem(store: Store) -> str | None:
     """Why `store` cannot serve requests now (unreachable, its folder not writable), or None."""
+    if isinstance(store, ObservedStore):
+        store = store.inner  # (a probe is not an operation of the deployment's: not counted)
     if isinstance(store, SQLiteStore) and store.path != ":memory:":
         folder = Path(store.path).parent
         problem = writable_folder(folder)

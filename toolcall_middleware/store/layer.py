@@ -52,6 +52,7 @@ from .asgi_io import (
 from .background import BackgroundRuns, Stop
 from .base import Store, StoreError, StoreLimits
 from .chain import MAX_CHAIN, Context, ContextCache, stored_records
+from .observed import OnOperation, observed
 from .state import (
     MAX_REFERENCES,
     SECRET_KEY,
@@ -106,6 +107,11 @@ class ResponsesState:
         self.max_chain = max_chain  # responses a `previous_response_id` may reach back
         self.max_references = max_references  # `item_reference`s per request
         self.contexts = ContextCache()  # recent chains' contexts: a continuation here needs no rebuild
+
+    def observe_store(self, on_operation: OnOperation) -> None:
+        """Tell each store operation from now on to `on_operation` (`ObservedStore`), the
+        background runs' included."""
+        self.store = self.background.store = observed(self.store, on_operation)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
