@@ -56,6 +56,7 @@ from .observed import OnOperation, observed
 from .state import (
     MAX_REFERENCES,
     SECRET_KEY,
+    TERMINAL_STATUSES,
     Echo,
     expand,
     item_records,
@@ -277,6 +278,10 @@ class ResponsesState:
         if echo.store:
             records = stored_records(turn.credential, echo.id, turn.link, response, turn.own, events)
             items = item_records(turn.credential, [*turn.own, *output])
+            if echo.background:  # (cancelled meanwhile: its stream then ends in an error, and the cancel stands)
+                key = response_key(turn.credential, echo.id)
+                finished = records.pop(key)
+                await self.store.update(key, lambda old: old if _has_ended(old) else finished)
             await self.store.put({**records, **items}, lifetime=self._lifetime(turn))
             self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole, turn.size))
         if echo.conversation is not None and response.get("status") in ("completed", "incomplete"):
@@ -298,8 +303,6 @@ class ResponsesState:
         `retry-after` when the queue is full."""
         key = response_key(turn.credential, turn.echo.id)
         queued = queued_response(request, turn.echo, int(time.time()))
-        records = stored_records(turn.credential, turn.echo.id, turn.link, queued, turn.own, [])
-        await self.store.put(records, lifetime=self._lifetime(turn))
         body = json_bytes({**forward, "stream": True})  # (streamed: its progress is visible)
         records = stored_records(turn.credential, turn.echo.id, turn.link, queued, turn.own, [])
         try:
@@ -387,6 +390,10 @@ def admission_for(limits: Limits) -> Admission:
         limits.max_background_queued,
         limits.max_background_queued_per_credential,
     )
+
+
+def _has_ended(record: Any) -> bool:
+    return record is not None and record["response"].get("status") in TERMINAL_STATUSES
 
 
 def with_state(app: ASGIApp, config: ToolCallConfig) -> ASGIApp:
