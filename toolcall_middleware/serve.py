@@ -9,27 +9,30 @@ toolcall-middleware serve --dialect kimi_k2          # no upstream: the built-in
 Every `ToolCallConfig` option is a flag (derived from the model's fields: `--strict`/`--no-strict`,
 `--chat-routes PATH` repeated, `--model-dialects MODEL=DIALECT` repeated, the `limits` fields as
 `--max-calls N`, …) and a key of the JSON or TOML `--config` file, beside the server's own keys
-(`upstream`, `host`, `port`, `timeout`, `read_timeout`, `log_level`). Flags override the file.
-Every value is validated by the pydantic models; an error names the field and exits with status 2.
+(`upstream`, `host`, `port`, `timeout`, `read_timeout`, `log_level`, …), and an environment
+variable, `TOOLCALL_` and the option's name (`TOOLCALL_UPSTREAM`, `TOOLCALL_MAX_CALLS`: see
+`env.py`). Flags override the environment, which overrides the file. Every value is validated by
+the pydantic models; an error names the field, and the flag or variable that gave it, and exits
+with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
 import logging
 import os
 import sys
-import types
 import typing
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .config import ToolCallConfig
+from .env import PREFIX, env_values, kind, merge, nest, settable, unknown_variables
 from .redact import redact
 
 if typing.TYPE_CHECKING:
@@ -57,6 +60,25 @@ class ServeOptions(BaseModel):
         description="where the default store (SQLite, state.db) lives; none: $XDG_DATA_HOME/toolcall-middleware "
         "or ~/.local/share/toolcall-middleware",
     )
+    api_keys: tuple[SecretStr, ...] = Field(
+        (),
+        description="keys a client must send (`Authorization: Bearer KEY`; on Messages routes `x-api-key` too), "
+        "else a 401; /healthz, /readyz and /metrics stay open; none: no key asked",
+        json_schema_extra={"flag": "--api-key"},
+    )
+    upstream_api_key: SecretStr | None = Field(
+        None, description="the credential sent upstream in place of the client's (`Authorization` or `x-api-key`)"
+    )
+
+    @field_validator("api_keys", "upstream_api_key")
+    @classmethod
+    def _whole_keys(cls, value: Any) -> Any:
+        keys = value if isinstance(value, tuple) else (value,) if value is not None else ()
+        for key in keys:  # (never repeated in the message)
+            text = key.get_secret_value()
+            if not text or text != text.strip() or any(c in text for c in "\r\n,"):
+                raise ValueError("a key is empty, or has spaces around it, a comma or a line break in it")
+        return value
 
 
 class ConfigError(ValueError):
@@ -64,38 +86,6 @@ class ConfigError(ValueError):
 
 
 # -- flags derived from the models -----------------------------------------------------------
-
-
-def _flat_fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, Any, str]]:
-    """`(dotted field path, annotation, help)` for each field, nested models flattened; the help
-    ends with the field's default where it has one to show."""
-    for name, field in model.model_fields.items():
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            yield from _flat_fields(annotation, f"{prefix}{name}.")
-        else:
-            default = field.get_default(call_default_factory=True)
-            shown = ", ".join(map(str, default)) if isinstance(default, (tuple, frozenset)) else default
-            suffix = f" (default: {shown})" if shown not in (None, "", {}) and not callable(shown) else ""
-            yield f"{prefix}{name}", annotation, (field.description or "") + suffix
-
-
-def _kind(annotation: Any) -> str:
-    """How a field is given on the command line: `bool`, `list`, `map`, `value`, or `skip`."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    origin = typing.get_origin(annotation)
-    if annotation is bool or (args == [bool] and origin is not None and origin is not Literal):
-        return "bool"
-    if origin in (tuple, frozenset, set, list):
-        return "list"
-    if origin is dict:
-        return "map"
-    union = origin in (typing.Union, types.UnionType)
-    if union and len(args) == 1:
-        return _kind(args[0])
-    if origin is Literal or annotation in (str, int, float) or union:
-        return "value" if "Callable" not in str(annotation) else "skip"
-    return "skip"
 
 
 def _choices(annotation: Any) -> str:
@@ -106,43 +96,39 @@ def _choices(annotation: Any) -> str:
 
 
 def add_model_flags(parser: argparse.ArgumentParser, model: type[BaseModel], title: str) -> None:
-    """One flag per field of `model`: `--field-name`; nested models' fields by their own names."""
+    """One flag per option of `model` (`env.flat_fields`: `--field-name`, nested models' fields by
+    their own names), its help naming its environment variable."""
     group = parser.add_argument_group(title)
-    for path, annotation, help_text in _flat_fields(model):
-        kind = _kind(annotation)
-        if kind == "skip":
-            continue
-        flag = "--" + path.rsplit(".", 1)[-1].replace("_", "-")
-        help_text += _choices(annotation)
-        if kind == "bool":
-            group.add_argument(flag, dest=path, action=argparse.BooleanOptionalAction, default=None, help=help_text)
-        elif kind == "list":
-            group.add_argument(flag, dest=path, action="append", metavar="VALUE", help=help_text + " (repeatable)")
-        elif kind == "map":
-            group.add_argument(flag, dest=path, action="append", metavar="KEY=VALUE", help=help_text + " (repeatable)")
+    for option in settable(model):
+        how = kind(option.annotation)
+        repeated = " (repeatable)" if how in ("list", "map") else ""
+        help_text = f"{option.help}{_choices(option.annotation)}{repeated} [env: {option.env}]"
+        if how == "bool":
+            action = argparse.BooleanOptionalAction
+            group.add_argument(option.flag, dest=option.path, action=action, default=None, help=help_text)
+        elif repeated:
+            metavar = "KEY=VALUE" if how == "map" else "VALUE"
+            group.add_argument(option.flag, dest=option.path, action="append", metavar=metavar, help=help_text)
         else:
-            group.add_argument(flag, dest=path, metavar=path.rsplit(".", 1)[-1].upper(), help=help_text)
+            metavar = option.path.rsplit(".", 1)[-1].upper()
+            group.add_argument(option.flag, dest=option.path, metavar=metavar, help=help_text)
 
 
 def flag_values(args: argparse.Namespace, model: type[BaseModel]) -> dict[str, Any]:
     """The flags of `model` the command line gave, as a nested dict of field values."""
     out: dict[str, Any] = {}
-    for path, annotation, _ in _flat_fields(model):
-        value = getattr(args, path, None)
+    for option in settable(model):
+        value = getattr(args, option.path, None)
         if value is None:
             continue
-        if _kind(annotation) == "map":
+        if kind(option.annotation) == "map":
             pairs = [item.partition("=") for item in value]
             bad = [k for k, sep, _ in pairs if not sep]
             if bad:
-                raise ConfigError(f"{path}: expected KEY=VALUE, got {bad[0]!r}")
+                raise ConfigError(f"{option.path}: expected KEY=VALUE, got {bad[0]!r}")
             value = {k: v for k, _, v in pairs}
-        *parents, leaf = path.split(".")
-        target = out
-        for parent in parents:
-            target = target.setdefault(parent, {})
-        target[leaf] = value
-    return out
+        out[option.path] = value
+    return nest(out)
 
 
 # -- the config file -------------------------------------------------------------------------
@@ -180,32 +166,48 @@ def _toml_loads(text: str) -> dict[str, Any]:
     return value
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _describe(error: ValidationError) -> str:
-    """Each problem on a line, named by its key in a config file and by its flag (a key no option
-    has, which only a config file can give, by its key alone)."""
+def _describe(error: ValidationError, model: type[BaseModel], from_env: set[str]) -> str:
+    """Each problem on a line, named by its key in a config file and by where an option is given:
+    its environment variable when the value came from there (`from_env`: the fields it set that
+    no flag did), else its flag (a key no option has, which only a config file can give, by its
+    key alone)."""
+    options = {option.path.rsplit(".", 1)[-1]: option for option in settable(model)}
     lines = []
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"]) or "(options)"
         named = [str(p) for p in item["loc"] if not isinstance(p, int)]
-        if named and item["type"] != "extra_forbidden":
-            key += f" (--{named[-1].replace('_', '-')})"
+        option = options.get(named[-1]) if named and item["type"] != "extra_forbidden" else None
+        if option is not None:
+            key += f" ({option.env if option.path in from_env else option.flag})"
         lines.append(f"{key}: {item['msg'].removeprefix('Value error, ')}")
     return "\n".join(lines)
 
 
+def _given(model: type[BaseModel], file: dict[str, Any], args: argparse.Namespace) -> tuple[dict[str, Any], set[str]]:
+    """The values of `model`'s options: the config file's, the environment's over them, the
+    flags' over both; and the options whose value the environment gave."""
+    from_env, flags = env_values(model), flag_values(args, model)
+    return merge(merge(file, from_env), flags), _set_in(model, from_env) - _set_in(model, flags)
+
+
+def _set_in(model: type[BaseModel], values: dict[str, Any]) -> set[str]:
+    """The paths of the options of `model` that nested `values` set."""
+    out = set()
+    for option in settable(model):
+        *parents, leaf = option.path.split(".")
+        found: Any = values
+        for parent in parents:
+            found = found.get(parent, {})
+        if leaf in found:
+            out.add(option.path)
+    return out
+
+
 def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
-    """The server options and middleware config from the config file and the flags (flags win)."""
-    values = load_config_file(args.config) if args.config else {}
+    """The server options and middleware config from the config file, the environment
+    (`TOOLCALL_<OPTION>`) and the flags, each over the one before."""
+    path = args.config or os.environ.get("TOOLCALL_CONFIG")  # (the file is no option: read here)
+    values = load_config_file(path) if path else {}
     serve_keys = set(ServeOptions.model_fields)
     file_serve = {k: v for k, v in values.items() if k in serve_keys}
     file_config = {k: v for k, v in values.items() if k not in serve_keys}
@@ -213,15 +215,19 @@ def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
     options: ServeOptions | None = None
     config: ToolCallConfig | None = None
     try:
-        options = ServeOptions(**_merge(file_serve, flag_values(args, ServeOptions)))
+        given, from_env = _given(ServeOptions, file_serve, args)
+        options = ServeOptions(**given)
     except ValidationError as e:
-        problems.append(_describe(e))
+        problems.append(_describe(e, ServeOptions, from_env))
+    except ValueError as e:  # a variable that no option can read (`env_values`)
+        problems.append(str(e))
     try:
-        config = ToolCallConfig(**_merge(file_config, flag_values(args, ToolCallConfig)))
+        given, from_env = _given(ToolCallConfig, file_config, args)
+        config = ToolCallConfig(**given)
     except ValidationError as e:
-        problems.append(_describe(e))
-    except ValueError as e:  # an unknown dialect is reported by the registry, naming the dialects
-        problems.append(f"dialect (--dialect): {e}")
+        problems.append(_describe(e, ToolCallConfig, from_env))
+    except ValueError as e:  # a variable no option can read; an unknown dialect, named by the registry
+        problems.append(str(e) if str(e).startswith(PREFIX) else f"dialect (--dialect): {e}")
     if options is None or config is None:
         raise ConfigError("\n".join(problems))
     return options, config
@@ -341,13 +347,24 @@ def announce(text: str) -> None:
     print(redact(text), file=sys.stderr, flush=True)
 
 
+ENVIRONMENT = (
+    "Every option is also read from the environment variable named in its help, TOOLCALL_ and the "
+    "option's name (TOOLCALL_UPSTREAM, TOOLCALL_MAX_CALLS, TOOLCALL_API_KEYS): flags override the "
+    "environment, which overrides the --config file. A list is comma-separated or a JSON array; a map "
+    "comma-separated KEY=VALUE pairs or a JSON object."
+)
+
+
 def add_serve_command(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the middleware in front of --upstream URL (or in front of the built-in demo model)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog=ENVIRONMENT,
     )
-    p.add_argument("--config", metavar="FILE", help="a JSON or TOML file of options (flags override it)")
+    p.add_argument(
+        "--config", metavar="FILE", help="a JSON or TOML file of options (flags override it) [env: TOOLCALL_CONFIG]"
+    )
     add_model_flags(p, ServeOptions, "server")
     add_model_flags(p, ToolCallConfig, "middleware (ToolCallConfig)")
     p.set_defaults(func=cmd_serve)
@@ -356,9 +373,17 @@ def add_serve_command(sub: Any) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         options, config = resolve(args)
+    except ImportError as e:
+        print(f"toolcall-middleware serve: {e}", file=sys.stderr)
+        return 2
     except ConfigError as e:
         print(redact(f"toolcall-middleware serve: invalid configuration:\n{e}"), file=sys.stderr)
         return 2
+    for name in unknown_variables(ServeOptions, ToolCallConfig, environ=os.environ):
+        known = [o.env for model in (ServeOptions, ToolCallConfig) for o in settable(model)]
+        near = difflib.get_close_matches(name.upper(), known, n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        announce(f"toolcall-middleware: warning: {name} is set, but no option reads it{hint}")
     store = config.store or default_store(options)
     problem = store_folder_problem(store) if not config.stateful_host else None
     if problem is not None:
