@@ -237,7 +237,8 @@ def build_app(
     options: ServeOptions, config: ToolCallConfig, routes: RouteMap | None = None, pinned: ToolCallConfig | None = None
 ) -> Any:
     """The ASGI app to serve: the middleware over the proxy, or over the demo model; with
-    `GET /metrics` where prometheus-client is installed (a registry of its own). `routes`: what
+    `GET /metrics` where prometheus-client is installed (a registry of its own), and the other
+    routes behind `api_keys` when there are any (`api_keys.ApiKeys`). `routes`: what
     the upstream was found to serve (`learn_routes`), which the proxy keeps up to date, bridging
     anew what `pinned` (the configuration as given) leaves to probing."""
     pinned = pinned or config
@@ -257,7 +258,14 @@ def build_app(
     if options.upstream:
         from .proxy import Guarded, ProxyApp
 
-        proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout, routes=routes)
+        upstream_key = options.upstream_api_key.get_secret_value() if options.upstream_api_key else None
+        proxy = ProxyApp(
+            options.upstream,
+            timeout=options.timeout,
+            read_timeout=options.read_timeout,
+            routes=routes,
+            api_key=upstream_key,
+        )
         middleware = ToolCallMiddleware(proxy, config)
         if routes is not None:
             routes.on_change = lambda: rebridge(middleware, routes, pinned)
@@ -272,6 +280,10 @@ def build_app(
 
         dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
         app = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
+    if options.api_keys:  # checked first: nothing else runs for a request without a key
+        from .api_keys import ApiKeys
+
+        app = ApiKeys(app, [key.get_secret_value() for key in options.api_keys], config.route_kind)
     return app if metrics is None else MetricsRoute(app, metrics)
 
 
@@ -413,6 +425,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         announce(route_map(config, routes, ProxyApp(str(options.upstream)).url_for))
     if store != "none" and not config.stateful_host:
         announce(f"toolcall-middleware: responses stored in {store}")
+    if options.api_keys or options.upstream_api_key:  # (how many, never which)
+        asked = f"clients send one of {len(options.api_keys)} API keys" if options.api_keys else "no key asked"
+        sent = "; the upstream gets its own key" if options.upstream_api_key else ""
+        announce(f"toolcall-middleware: {asked}{sent}")
     log_to_stderr(options.log_level)
     # A proxy forwards the upstream's own `server` and `date` headers: uvicorn must not add a second pair.
     own_headers = not options.upstream
