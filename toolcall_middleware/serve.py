@@ -383,6 +383,11 @@ def add_serve_command(sub: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    for name in unknown_variables(ServeOptions, ToolCallConfig, environ=os.environ):
+        known = [o.env for model in (ServeOptions, ToolCallConfig) for o in settable(model)]
+        near = difflib.get_close_matches(name.upper(), known, n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        announce(f"toolcall-middleware: warning: {name} is set, but no option reads it{hint}")
     try:
         options, config = resolve(args)
     except ImportError as e:
@@ -391,11 +396,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(redact(f"toolcall-middleware serve: invalid configuration:\n{e}"), file=sys.stderr)
         return 2
-    for name in unknown_variables(ServeOptions, ToolCallConfig, environ=os.environ):
-        known = [o.env for model in (ServeOptions, ToolCallConfig) for o in settable(model)]
-        near = difflib.get_close_matches(name.upper(), known, n=1)
-        hint = f" (did you mean {near[0]}?)" if near else ""
-        announce(f"toolcall-middleware: warning: {name} is set, but no option reads it{hint}")
     store = config.store or default_store(options)
     problem = store_folder_problem(store) if not config.stateful_host else None
     if problem is not None:
