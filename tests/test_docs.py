@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -32,7 +33,7 @@ else:  # pragma: no cover
 PAGES = doc_files()
 ALL = [block for page in PAGES for block in blocks(page)]
 # Commands the docs use that are neither ours nor checked further: they only need to be named.
-EXTERNAL = {"cat", "claude"}
+EXTERNAL = {"cat", "claude", "export"}
 # Files the docs name as the reader's own (`cat output.txt | … --tools tools.json -`).
 PLACEHOLDERS = {"output.txt", "tools.json"}
 
@@ -132,8 +133,14 @@ def test_console_blocks_print_what_they_show(block: Block) -> None:
     for session in block.code.split("$ ")[1:]:
         line, _, expected = session.partition("\n")
         words = shlex.split(line)
+        env = dict(os.environ)
+        while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):  # `TOOLCALL_PORT=0 toolcall-middleware …`
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
         assert words[0] == "toolcall-middleware", f"{block}: only our command runs here"
-        done = subprocess.run([str(command), *words[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [str(command), *words[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
         assert (done.stdout + done.stderr).strip() == expected.strip(), f"{block}: `{line}`"
 
 

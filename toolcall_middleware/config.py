@@ -216,6 +216,20 @@ class ToolCallConfig(BaseModel):
         "(else $TOOLCALL_STORE_SECRET, else made once in the store)",
     )
 
+    @classmethod
+    def from_env(cls, **options: Any) -> ToolCallConfig:
+        """The options the environment sets, as `serve` reads them (`TOOLCALL_<OPTION>`: see
+        `toolcall_middleware.env`), under `options`, which win. Needs pydantic-settings (the `env`
+        extra). Nothing else reads the environment: `ToolCallConfig(...)` takes only what it is given.
+
+        ```python
+        app = ToolCallMiddleware(app, ToolCallConfig.from_env(dialect="hermes"))
+        ```
+        """
+        from .env import env_values, merge
+
+        return cls(**merge(env_values(cls), options))
+
     @field_validator("dialect")
     @classmethod
     def _known_dialect(cls, value: str | None) -> str | None:

@@ -11,8 +11,9 @@ The request carries the client's own headers (its credentials reach the host as 
 request), minus those of its transport; its body is given whole. The app's `receive` then waits:
 when the client leaves, the caller cancels the call, which stops the app's work.
 
-`receive_body`, `replay` and `respond` are the other way round, for a shell: a client's body
-read (by the rules of `core.body_read`) and given to the app again, and a whole answer sent.
+`receive_body`, `replay`, `respond` and `refuse_handshake` are the other way round, for a
+shell: a client's body read (by the rules of `core.body_read`) and given to the app again, a
+whole answer sent, a WebSocket upgrade refused.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ Message = MutableMapping[str, Any]
 Sink = Callable[[Message], Awaitable[None]]
 Receive = Callable[[], Awaitable[Message]]
 ASGIApp = Callable[[Scope, Receive, Sink], Awaitable[None]]
+# The scope entry where a layer that checked the client's key (`api_keys.ApiKeys`) leaves the key
+# it accepted: the store's tenant scope follows it, whichever header carried it (`scope_of`).
+CREDENTIAL = "toolcall_middleware.credential"
 
 # Headers of the client's own request that do not describe the body we send.
 _TRANSPORT = frozenset(
@@ -68,8 +72,9 @@ def post_scope(scope: Scope, path: str, length: int, *, stream: bool) -> dict[st
         "client": scope.get("client"),
         "server": scope.get("server"),
     }
-    if "state" in scope:
-        out["state"] = scope["state"]  # the lifespan's state, as the server gives every request
+    for kept in ("state", CREDENTIAL):  # the lifespan's state, as the server gives every request; the key
+        if kept in scope:
+            out[kept] = scope[kept]
     return out
 
 
@@ -94,6 +99,22 @@ async def respond(send: Sink, status: int, headers: list[tuple[bytes, bytes]], b
     """A whole response: its head, then its one body."""
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def refuse_handshake(
+    scope: Scope, receive: Receive, send: Sink, status: int, headers: list[tuple[bytes, bytes]], body: bytes, why: str
+) -> None:
+    """A WebSocket upgrade refused with an HTTP answer, where the server can give one (ASGI's
+    `websocket.http.response` extension, as uvicorn's); else a close before the accept, saying
+    `why`, which servers answer with a 403 (its code: 1013, "try again later", for a 5xx, else
+    1008, "policy violation")."""
+    if (await receive())["type"] != "websocket.connect":
+        return
+    if "websocket.http.response" not in (scope.get("extensions") or {}):
+        await send({"type": "websocket.close", "code": 1013 if status >= 500 else 1008, "reason": why[:120]})
+        return
+    await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})
 
 
 def replay(chunks: list[bytes], receive: Receive | None, *, more: bool = False) -> Receive:
@@ -129,4 +150,4 @@ async def collect(app: ASGIApp, scope: Scope, path: str, body: bytes) -> tuple[i
     return int(head["status"]), list(head.get("headers") or []), b"".join(chunks)
 
 
-__all__ = ["collect", "post", "post_scope", "receive_body", "replay", "respond"]
+__all__ = ["CREDENTIAL", "collect", "post", "post_scope", "receive_body", "refuse_handshake", "replay", "respond"]

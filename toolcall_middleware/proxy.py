@@ -21,7 +21,8 @@ connection, goes silent past the read timeout) raises `UpstreamFailure`: the mid
 client's stream in its API's error shape, or answers a whole body's request 502 / 504; without
 the middleware, the server cuts the connection, so a client never takes it for a complete answer.
 A client that disconnects closes the upstream response; the lifespan `shutdown` closes the
-connection pool. Needs `httpx` (the `serve` extra).
+connection pool. `api_key` replaces the client's credential on the way up (`with_credential`).
+Needs `httpx` (the `serve` extra).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the proxy needs httpx: pip install 'toolcall-middleware[serve]'") from e
 
-from .core.http import json_head
+from .config import COUNT_TOKENS
+from .core.http import json_head, without
+from .core.inbound.detect import kind_of_route
 from .core.pipeline import PROXY_ERROR
 from .exchange import UpstreamFailure
 from .inprocess import respond
@@ -103,6 +106,7 @@ class ProxyApp:
         read_timeout: float | None = 600.0,
         client: httpx.AsyncClient | None = None,
         routes: RouteMap | None = None,
+        api_key: str | None = None,
     ) -> None:
         url = httpx.URL(upstream)
         if url.scheme not in ("http", "https") or not url.host:
@@ -114,6 +118,8 @@ class ProxyApp:
         # Which API routes the upstream serves (`upstream_routes`): a route answering 404 / 405
         # is probed again, and `/readyz` probes those in use. None: the proxy knows no routes.
         self.routes = routes
+        # The upstream's credential, in place of the client's (`serve --upstream-api-key`).
+        self._api_key = api_key.encode() if api_key is not None else None
         # More of what `/readyz` checks (`serve` adds the store's): each says what is wrong, or None.
         self.ready_checks: list[Callable[[], Awaitable[str | None]]] = []
 
@@ -190,6 +196,14 @@ class ProxyApp:
             base = b""  # the client already wrote the upstream's prefix (`/v1` in both)
         return self.upstream.copy_with(raw_path=base + path + (b"?" + query if query else b""))
 
+    def with_credential(self, headers: list[tuple[bytes, bytes]], path: str) -> list[tuple[bytes, bytes]]:
+        """`headers` with the client's credential (`Authorization`, `x-api-key`) replaced by the
+        upstream's, as the API of `path` takes it: `x-api-key` on Messages, else Bearer."""
+        key = self._api_key or b""
+        messages = kind_of_route(path) == "messages" or path.rstrip("/").endswith("/messages" + COUNT_TOKENS)
+        credential = (b"x-api-key", key) if messages else (b"authorization", b"Bearer " + key)
+        return [*without(headers, b"authorization", b"x-api-key"), credential]
+
     def _url(self, scope: Scope) -> httpx.URL:
         path = scope.get("raw_path") or scope.get("path", "/").encode()
         return self.url_for(path, scope.get("query_string") or b"")
@@ -209,6 +223,8 @@ class ProxyApp:
                     return
 
         headers = [(k, v) for k, v in end_to_end(list(scope.get("headers") or [])) if k.lower() != b"host"]
+        if self._api_key is not None:
+            headers = self.with_credential(headers, scope.get("path", ""))
         request = self.client.build_request(
             scope.get("method", "GET"), self._url(scope), headers=headers, content=request_body()
         )

@@ -9,28 +9,30 @@ toolcall-middleware serve --dialect kimi_k2          # no upstream: the built-in
 Every `ToolCallConfig` option is a flag (derived from the model's fields: `--strict`/`--no-strict`,
 `--chat-routes PATH` repeated, `--model-dialects MODEL=DIALECT` repeated, the `limits` fields as
 `--max-calls N`, …) and a key of the JSON or TOML `--config` file, beside the server's own keys
-(`ServeOptions`: `upstream`, `host`, `port`, `timeout`, `workers`, `shutdown_timeout`, …). Flags
-override the file. How the app is then run, and stopped, is `serve_workers`'s.
-Every value is validated by the pydantic models; an error names the field and exits with status 2.
+(`ServeOptions`: `upstream`, `host`, `port`, `timeout`, `workers`, `shutdown_timeout`, …), and an
+environment variable, `TOOLCALL_` and the option's name (`TOOLCALL_UPSTREAM`, `TOOLCALL_MAX_CALLS`:
+see `env.py`). Flags override the environment, which overrides the file. Every value is validated
+by the pydantic models; an error names the field, and the flag or variable that gave it, and exits
+with status 2. How the app is then run, and stopped, is `serve_workers`'s.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
 import logging
 import os
 import sys
-import types
 import typing
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .config import ToolCallConfig
+from .env import PREFIX, env_values, kind, merge, nest, settable, unknown_variables
 from .logs import LogFormat, line, log_config
 from .otlp import ExportSpans, check_export
 from .redact import redact
@@ -68,6 +70,25 @@ class ServeOptions(BaseModel):
         gt=0,
         description="seconds a stop (SIGTERM) lets the answers under way finish; the rest end in the API's error",
     )
+    api_keys: tuple[SecretStr, ...] = Field(
+        (),
+        description="keys a client must send (`Authorization: Bearer KEY`; on Messages routes `x-api-key` too), "
+        "else a 401; /healthz, /readyz and /metrics stay open; none: no key asked",
+        json_schema_extra={"flag": "--api-key"},
+    )
+    upstream_api_key: SecretStr | None = Field(
+        None, description="the credential sent upstream in place of the client's (`Authorization` or `x-api-key`)"
+    )
+
+    @field_validator("api_keys", "upstream_api_key")
+    @classmethod
+    def _whole_keys(cls, value: Any) -> Any:
+        keys = value if isinstance(value, tuple) else (value,) if value is not None else ()
+        for key in keys:  # (never repeated in the message)
+            text = key.get_secret_value()
+            if not text or text != text.strip() or any(c in text for c in "\r\n,"):
+                raise ValueError("a key is empty, or has spaces around it, a comma or a line break in it")
+        return value
 
 
 class ConfigError(ValueError):
@@ -75,38 +96,6 @@ class ConfigError(ValueError):
 
 
 # -- flags derived from the models -----------------------------------------------------------
-
-
-def _flat_fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, Any, str]]:
-    """`(dotted field path, annotation, help)` for each field, nested models flattened; the help
-    ends with the field's default where it has one to show."""
-    for name, field in model.model_fields.items():
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            yield from _flat_fields(annotation, f"{prefix}{name}.")
-        else:
-            default = field.get_default(call_default_factory=True)
-            shown = ", ".join(map(str, default)) if isinstance(default, (tuple, frozenset)) else default
-            suffix = f" (default: {shown})" if shown not in (None, "", {}) and not callable(shown) else ""
-            yield f"{prefix}{name}", annotation, (field.description or "") + suffix
-
-
-def _kind(annotation: Any) -> str:
-    """How a field is given on the command line: `bool`, `list`, `map`, `value`, or `skip`."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    origin = typing.get_origin(annotation)
-    if annotation is bool or (args == [bool] and origin is not None and origin is not Literal):
-        return "bool"
-    if origin in (tuple, frozenset, set, list):
-        return "list"
-    if origin is dict:
-        return "map"
-    union = origin in (typing.Union, types.UnionType)
-    if union and len(args) == 1:
-        return _kind(args[0])
-    if origin is Literal or annotation in (str, int, float) or union:
-        return "value" if "Callable" not in str(annotation) else "skip"
-    return "skip"
 
 
 def _choices(annotation: Any) -> str:
@@ -117,43 +106,39 @@ def _choices(annotation: Any) -> str:
 
 
 def add_model_flags(parser: argparse.ArgumentParser, model: type[BaseModel], title: str) -> None:
-    """One flag per field of `model`: `--field-name`; nested models' fields by their own names."""
+    """One flag per option of `model` (`env.flat_fields`: `--field-name`, nested models' fields by
+    their own names), its help naming its environment variable."""
     group = parser.add_argument_group(title)
-    for path, annotation, help_text in _flat_fields(model):
-        kind = _kind(annotation)
-        if kind == "skip":
-            continue
-        flag = "--" + path.rsplit(".", 1)[-1].replace("_", "-")
-        help_text += _choices(annotation)
-        if kind == "bool":
-            group.add_argument(flag, dest=path, action=argparse.BooleanOptionalAction, default=None, help=help_text)
-        elif kind == "list":
-            group.add_argument(flag, dest=path, action="append", metavar="VALUE", help=help_text + " (repeatable)")
-        elif kind == "map":
-            group.add_argument(flag, dest=path, action="append", metavar="KEY=VALUE", help=help_text + " (repeatable)")
+    for option in settable(model):
+        how = kind(option.annotation)
+        repeated = " (repeatable)" if how in ("list", "map") else ""
+        help_text = f"{option.help}{_choices(option.annotation)}{repeated} [env: {option.env}]"
+        if how == "bool":
+            action = argparse.BooleanOptionalAction
+            group.add_argument(option.flag, dest=option.path, action=action, default=None, help=help_text)
+        elif repeated:
+            metavar = "KEY=VALUE" if how == "map" else "VALUE"
+            group.add_argument(option.flag, dest=option.path, action="append", metavar=metavar, help=help_text)
         else:
-            group.add_argument(flag, dest=path, metavar=path.rsplit(".", 1)[-1].upper(), help=help_text)
+            metavar = option.path.rsplit(".", 1)[-1].upper()
+            group.add_argument(option.flag, dest=option.path, metavar=metavar, help=help_text)
 
 
 def flag_values(args: argparse.Namespace, model: type[BaseModel]) -> dict[str, Any]:
     """The flags of `model` the command line gave, as a nested dict of field values."""
     out: dict[str, Any] = {}
-    for path, annotation, _ in _flat_fields(model):
-        value = getattr(args, path, None)
+    for option in settable(model):
+        value = getattr(args, option.path, None)
         if value is None:
             continue
-        if _kind(annotation) == "map":
+        if kind(option.annotation) == "map":
             pairs = [item.partition("=") for item in value]
             bad = [k for k, sep, _ in pairs if not sep]
             if bad:
-                raise ConfigError(f"{path}: expected KEY=VALUE, got {bad[0]!r}")
+                raise ConfigError(f"{option.path}: expected KEY=VALUE, got {bad[0]!r}")
             value = {k: v for k, _, v in pairs}
-        *parents, leaf = path.split(".")
-        target = out
-        for parent in parents:
-            target = target.setdefault(parent, {})
-        target[leaf] = value
-    return out
+        out[option.path] = value
+    return nest(out)
 
 
 # -- the config file -------------------------------------------------------------------------
@@ -191,32 +176,48 @@ def _toml_loads(text: str) -> dict[str, Any]:
     return value
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _describe(error: ValidationError) -> str:
-    """Each problem on a line, named by its key in a config file and by its flag (a key no option
-    has, which only a config file can give, by its key alone)."""
+def _describe(error: ValidationError, model: type[BaseModel], from_env: set[str]) -> str:
+    """Each problem on a line, named by its key in a config file and by where an option is given:
+    its environment variable when the value came from there (`from_env`: the fields it set that
+    no flag did), else its flag (a key no option has, which only a config file can give, by its
+    key alone)."""
+    options = {option.path.rsplit(".", 1)[-1]: option for option in settable(model)}
     lines = []
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"]) or "(options)"
         named = [str(p) for p in item["loc"] if not isinstance(p, int)]
-        if named and item["type"] != "extra_forbidden":
-            key += f" (--{named[-1].replace('_', '-')})"
+        option = options.get(named[-1]) if named and item["type"] != "extra_forbidden" else None
+        if option is not None:
+            key += f" ({option.env if option.path in from_env else option.flag})"
         lines.append(f"{key}: {item['msg'].removeprefix('Value error, ')}")
     return "\n".join(lines)
 
 
+def _given(model: type[BaseModel], file: dict[str, Any], args: argparse.Namespace) -> tuple[dict[str, Any], set[str]]:
+    """The values of `model`'s options: the config file's, the environment's over them, the
+    flags' over both; and the options whose value the environment gave."""
+    from_env, flags = env_values(model), flag_values(args, model)
+    return merge(merge(file, from_env), flags), _set_in(model, from_env) - _set_in(model, flags)
+
+
+def _set_in(model: type[BaseModel], values: dict[str, Any]) -> set[str]:
+    """The paths of the options of `model` that nested `values` set."""
+    out = set()
+    for option in settable(model):
+        *parents, leaf = option.path.split(".")
+        found: Any = values
+        for parent in parents:
+            found = found.get(parent, {})
+        if leaf in found:
+            out.add(option.path)
+    return out
+
+
 def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
-    """The server options and middleware config from the config file and the flags (flags win)."""
-    values = load_config_file(args.config) if args.config else {}
+    """The server options and middleware config from the config file, the environment
+    (`TOOLCALL_<OPTION>`) and the flags, each over the one before."""
+    path = args.config or os.environ.get("TOOLCALL_CONFIG")  # (the file is no option: read here)
+    values = load_config_file(path) if path else {}
     serve_keys = set(ServeOptions.model_fields)
     file_serve = {k: v for k, v in values.items() if k in serve_keys}
     file_config = {k: v for k, v in values.items() if k not in serve_keys}
@@ -224,15 +225,19 @@ def resolve(args: argparse.Namespace) -> tuple[ServeOptions, ToolCallConfig]:
     options: ServeOptions | None = None
     config: ToolCallConfig | None = None
     try:
-        options = ServeOptions(**_merge(file_serve, flag_values(args, ServeOptions)))
+        given, from_env = _given(ServeOptions, file_serve, args)
+        options = ServeOptions(**given)
     except ValidationError as e:
-        problems.append(_describe(e))
+        problems.append(_describe(e, ServeOptions, from_env))
+    except ValueError as e:  # a variable that no option can read (`env_values`)
+        problems.append(str(e))
     try:
-        config = ToolCallConfig(**_merge(file_config, flag_values(args, ToolCallConfig)))
+        given, from_env = _given(ToolCallConfig, file_config, args)
+        config = ToolCallConfig(**given)
     except ValidationError as e:
-        problems.append(_describe(e))
-    except ValueError as e:  # an unknown dialect is reported by the registry, naming the dialects
-        problems.append(f"dialect (--dialect): {e}")
+        problems.append(_describe(e, ToolCallConfig, from_env))
+    except ValueError as e:  # a variable no option can read; an unknown dialect, named by the registry
+        problems.append(str(e) if str(e).startswith(PREFIX) else f"dialect (--dialect): {e}")
     if options is None or config is None:
         raise ConfigError("\n".join(problems))
     return options, config
@@ -242,7 +247,8 @@ def build_app(
     options: ServeOptions, config: ToolCallConfig, routes: RouteMap | None = None, pinned: ToolCallConfig | None = None
 ) -> Any:
     """The ASGI app to serve: the middleware over the proxy, or over the demo model; with
-    `GET /metrics` where prometheus-client is installed (a registry of its own). `routes`: what
+    `GET /metrics` where prometheus-client is installed (a registry of its own), and the other
+    routes behind `api_keys` when there are any (`api_keys.ApiKeys`). `routes`: what
     the upstream was found to serve (`learn_routes`), which the proxy keeps up to date, bridging
     anew what `pinned` (the configuration as given) leaves to probing."""
     pinned = pinned or config
@@ -263,7 +269,14 @@ def build_app(
     if options.upstream:
         from .proxy import Guarded, ProxyApp
 
-        proxy = ProxyApp(options.upstream, timeout=options.timeout, read_timeout=options.read_timeout, routes=routes)
+        upstream_key = options.upstream_api_key.get_secret_value() if options.upstream_api_key else None
+        proxy = ProxyApp(
+            options.upstream,
+            timeout=options.timeout,
+            read_timeout=options.read_timeout,
+            routes=routes,
+            api_key=upstream_key,
+        )
         middleware = ToolCallMiddleware(proxy, config)
         if routes is not None:
             routes.on_change = lambda: rebridge(middleware, routes, pinned)
@@ -279,7 +292,11 @@ def build_app(
         dialect = config.dialect if config.dialect not in (None, "auto") else "hermes"
         middleware = ToolCallMiddleware(DemoApp(dialect), config.model_copy(update={"dialect": dialect}))
         app = middleware
-    app = RequestIds(app)  # every request with an id, forwarded upstream and on its answer
+    if options.api_keys:  # checked first: nothing else runs for a request without a key
+        from .api_keys import ApiKeys
+
+        app = ApiKeys(app, [key.get_secret_value() for key in options.api_keys], config.route_kind)
+    app = RequestIds(app)  # every request with an id (a refused one too), forwarded upstream and on its answer
     if metrics is None:
         return app
     if middleware.state is not None:
@@ -367,21 +384,40 @@ def announce(text: str, log_format: LogFormat = "text") -> None:
     print(line(redact(text), log_format), file=sys.stderr, flush=True)
 
 
+ENVIRONMENT = (
+    "Every option is also read from the environment variable named in its help, TOOLCALL_ and the "
+    "option's name (TOOLCALL_UPSTREAM, TOOLCALL_MAX_CALLS, TOOLCALL_API_KEYS): flags override the "
+    "environment, which overrides the --config file. A list is comma-separated or a JSON array; a map "
+    "comma-separated KEY=VALUE pairs or a JSON object."
+)
+
+
 def add_serve_command(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the middleware in front of --upstream URL (or in front of the built-in demo model)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog=ENVIRONMENT,
     )
-    p.add_argument("--config", metavar="FILE", help="a JSON or TOML file of options (flags override it)")
+    p.add_argument(
+        "--config", metavar="FILE", help="a JSON or TOML file of options (flags override it) [env: TOOLCALL_CONFIG]"
+    )
     add_model_flags(p, ServeOptions, "server")
     add_model_flags(p, ToolCallConfig, "middleware (ToolCallConfig)")
     p.set_defaults(func=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    for name in unknown_variables(ServeOptions, ToolCallConfig, environ=os.environ):
+        known = [o.env for model in (ServeOptions, ToolCallConfig) for o in settable(model)]
+        near = difflib.get_close_matches(name.upper(), known, n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        announce(f"toolcall-middleware: warning: {name} is set, but no option reads it{hint}")
     try:
         options, config = resolve(args)
+    except ImportError as e:
+        print(f"toolcall-middleware serve: {e}", file=sys.stderr)
+        return 2
     except ConfigError as e:
         print(redact(f"toolcall-middleware serve: invalid configuration:\n{e}"), file=sys.stderr)
         return 2
@@ -426,34 +462,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         announce(route_map(config, routes, ProxyApp(str(options.upstream)).url_for), fmt)
     if store != "none" and not config.stateful_host:
         announce(f"toolcall-middleware: responses stored in {store}", fmt)
-    from .serve_workers import run
+    if options.api_keys or options.upstream_api_key:  # (how many, never which)
+        asked = f"clients send one of {len(options.api_keys)} API keys" if options.api_keys else "no key asked"
+        sent = "; the upstream gets its own key" if options.upstream_api_key else ""
+        announce(f"toolcall-middleware: {asked}{sent}", fmt)
+    from .serve_workers import run, worker_state
 
     state = worker_state(options, given, routes.served if routes is not None else None)
     return run(ExportSpans(app) if config.tracing else app, options, state, logging_config)
 
-
-def worker_state(options: ServeOptions, given: ToolCallConfig, served: Served | None) -> str:
-    """What a worker process needs to build the app as this one did: the options, the
-    configuration as given, and what the upstream was found to serve (probed once, here)."""
-    config = given.model_dump(mode="json", exclude_defaults=True)
-    return json.dumps({"options": options.model_dump(mode="json"), "config": config, "served": served})
-
-
-def worker_app() -> Any:
-    """The app of one `serve --workers` process, from what its parent resolved (`worker_state`,
-    in the environment): uvicorn imports and calls it in each worker."""
-    from .serve_workers import WORKER_STATE, Drained
-
-    state = json.loads(os.environ[WORKER_STATE])
-    options = ServeOptions(**state["options"])
-    given = ToolCallConfig(**state["config"])
-    log_to_stderr(options.log_level, given.log_format)
-    if state["served"] is None:
-        app = build_app(options, given)
-    else:
-        routes, config = routes_from(state["served"], given)
-        app = build_app(options, config, routes, pinned=given)
-    return Drained(ExportSpans(app) if given.tracing else app)  # (each worker exports its own spans)
 
 
 __all__ = ["ConfigError", "ServeOptions", "add_serve_command", "build_app", "cmd_serve", "resolve"]

@@ -4,7 +4,7 @@ port; and how it stops.
 Workers: the parent binds the port and does the start-up work once (the configuration checked,
 the upstream's routes probed, the start-up lines written); each worker, a fresh process (uvicorn
 spawns them), builds the same app from what the parent resolved, handed over in the environment
-(`WORKER_STATE`) and read by `serve.worker_app`, the factory uvicorn imports. The workers share state
+(`WORKER_STATE`, `worker_state`) and read by `worker_app`, the factory uvicorn imports. The workers share state
 through the store (SQLite in WAL mode, or Redis), so a stored response, a conversation or a
 background job is the same whichever worker a request lands on; each keeps its own background
 jobs' leases up. uvicorn's parent restarts a worker that dies.
@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import os
 import signal
 import typing
@@ -31,10 +32,12 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 if typing.TYPE_CHECKING:
+    from .config import ToolCallConfig
     from .serve import ServeOptions
+    from .upstream_routes import Served
 
 WORKER_STATE = "_TOOLCALL_SERVE_WORKER"  # (no `TOOLCALL_` prefix: not an option of its own)
-WORKER_FACTORY = "toolcall_middleware.serve:worker_app"
+WORKER_FACTORY = "toolcall_middleware.serve_workers:worker_app"
 STARTUP_FAILURE = 3  # uvicorn's exit status when the server could not start
 SETTLE_SECONDS = 5.0  # how long the shutdown waits for cancelled requests to say so
 
@@ -45,7 +48,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 def run(app: Any, options: ServeOptions, state: str, log_config: dict[str, Any]) -> int:
     """Serve `app` until a signal stops it; the exit status. With workers, each builds its app
-    from `state`, what this process resolved (`serve.worker_state`). uvicorn's own lines follow
+    from `state`, what this process resolved (`worker_state`). uvicorn's own lines follow
     `log_config` (`serve.log_to_stderr`), in each worker too."""
     own_headers = not options.upstream  # a proxy forwards the upstream's own `server` and `date`
     settings: dict[str, Any] = {
@@ -66,6 +69,36 @@ def run(app: Any, options: ServeOptions, state: str, log_config: dict[str, Any])
         server.run()
     return 0 if server.started else STARTUP_FAILURE
 
+
+def worker_state(options: ServeOptions, given: ToolCallConfig, served: Served | None) -> str:
+    """What a worker process needs to build the app as this one did: the options (their keys in
+    the clear: the workers are this process's own children), the configuration as given, and what
+    the upstream was found to serve (probed once, here)."""
+    dumped = options.model_dump(mode="json")
+    dumped["api_keys"] = [key.get_secret_value() for key in options.api_keys]
+    upstream_key = options.upstream_api_key
+    dumped["upstream_api_key"] = upstream_key.get_secret_value() if upstream_key is not None else None
+    config = given.model_dump(mode="json", exclude_defaults=True)
+    return json.dumps({"options": dumped, "config": config, "served": served})
+
+
+def worker_app() -> Any:
+    """The app of one `serve --workers` process, from what its parent resolved (`worker_state`,
+    in the environment): uvicorn imports and calls it in each worker."""
+    from .config import ToolCallConfig
+    from .otlp import ExportSpans
+    from .serve import ServeOptions, build_app, log_to_stderr, routes_from
+
+    state = json.loads(os.environ[WORKER_STATE])
+    options = ServeOptions(**state["options"])
+    given = ToolCallConfig(**state["config"])
+    log_to_stderr(options.log_level, given.log_format)
+    if state["served"] is None:
+        app = build_app(options, given)
+    else:
+        routes, config = routes_from(state["served"], given)
+        app = build_app(options, config, routes, pinned=given)
+    return Drained(ExportSpans(app) if given.tracing else app)  # (each worker exports its own spans)
 
 class Drained:
     """`serve`'s app, whose lifespan shutdown waits for the requests still under way to end.

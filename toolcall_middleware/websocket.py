@@ -44,7 +44,7 @@ from .core.framing.utf8 import json_text
 from .core.http import header, json_head
 from .core.replaced import openai_error
 from .core.request.compaction import input_items
-from .inprocess import ASGIApp, Message, Receive, Scope, Sink, post
+from .inprocess import ASGIApp, Message, Receive, Scope, Sink, post, refuse_handshake
 
 logger = logging.getLogger("toolcall_middleware")
 
@@ -327,18 +327,9 @@ class _Relay:
 
 async def refuse(scope: Scope, receive: Receive, send: Sink, message: str) -> None:
     """A WebSocket upgrade refused (too many sockets open): a 503 with the API's error body and
-    `retry-after`, where the server can answer the handshake over HTTP (ASGI's
-    `websocket.http.response` extension, as uvicorn's); else a close before the accept, which
-    servers answer with a 403."""
-    if (await receive())["type"] != "websocket.connect":
-        return
-    if "websocket.http.response" not in (scope.get("extensions") or {}):
-        await send({"type": "websocket.close", "code": 1013, "reason": message[:120]})  # "try again later"
-        return
+    `retry-after` (`refuse_handshake`)."""
     body = openai_error(message, 503, code="too_many_websockets")
-    headers = [*json_head(body), (b"retry-after", b"1")]
-    await send({"type": "websocket.http.response.start", "status": 503, "headers": headers})
-    await send({"type": "websocket.http.response.body", "body": body})
+    await refuse_handshake(scope, receive, send, 503, [*json_head(body), (b"retry-after", b"1")], body, message)
 
 
 def _as_error(status: int, body: bytes) -> TurnError:

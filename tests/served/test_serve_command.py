@@ -15,6 +15,7 @@ import pytest
 
 from tests.servers import ROOT, free_port, serve
 from toolcall_middleware.cli import build_parser, main
+from toolcall_middleware.env import settable
 from toolcall_middleware.serve import ServeOptions, resolve
 
 
@@ -122,10 +123,12 @@ def test_every_config_option_has_a_flag() -> None:
         check=True,
     ).stdout
     fields = [*ServeOptions.model_fields, *ToolCallConfig.model_fields, *Limits.model_fields]
+    flags = {o.path.rsplit(".", 1)[-1]: o.flag for model in (ServeOptions, ToolCallConfig) for o in settable(model)}
     for name in fields:
         if name in ("limits", "on_report"):
             continue
-        assert "--" + name.replace("_", "-") in help_text, name
+        named = {"api_keys": "--api-key"}.get(name, "--" + name.replace("_", "-"))  # (repeated: one key each)
+        assert flags[name] == named and named + " " in help_text, name
 
 
 def test_serve_without_upstream_serves_the_demo_model() -> None:

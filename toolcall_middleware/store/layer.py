@@ -33,6 +33,7 @@ from ..core.http import json_head
 from ..core.request.depth import MAX_DEPTH
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
+from ..inprocess import CREDENTIAL
 from . import api
 from .admission import Admission, Refused
 from .asgi_io import (
@@ -236,7 +237,7 @@ class ResponsesState:
             except StoreError:
                 self._secret_made = None  # (the next request tries again)
                 raise
-        return scope_of(scope.get("headers") or [], str(self._secret))
+        return scope_of(scope.get("headers") or [], str(self._secret), scope.get(CREDENTIAL))
 
     # -- POST /v1/responses --------------------------------------------------------------------
 

@@ -58,10 +58,13 @@ def new_secret() -> str:
     return secrets.token_hex(32)
 
 
-def scope_of(headers: Iterable[tuple[bytes, bytes]], secret: str) -> str:
-    """The scope of a request: HMAC-SHA256 of its credential (`Authorization`, else `x-api-key`)
-    under the deployment's secret, so the store never holds a key. Requests with no credential
-    share one scope."""
+def scope_of(headers: Iterable[tuple[bytes, bytes]], secret: str, key: bytes | None = None) -> str:
+    """The scope of a request: HMAC-SHA256 of its credential under the deployment's secret, so the
+    store never holds a key. The credential is `key`, the one the proxy's own key check let the
+    request in with (`api_keys`), whichever header carried it; else its `Authorization`, else its
+    `x-api-key`. Requests with no credential share one scope."""
+    if key is not None:
+        return hmac.new(secret.encode(), b"key:" + key, hashlib.sha256).hexdigest()[:32]
     found: dict[bytes, bytes] = {}
     for name, value in headers:
         lowered = name.lower()
