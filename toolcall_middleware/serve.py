@@ -472,5 +472,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(ExportSpans(app) if config.tracing else app, options, state, logging_config)
 
 
+def worker_app() -> Any:
+    """The app of one `serve --workers` process, from what its parent resolved
+    (`serve_workers.worker_state`, in the environment): uvicorn imports and calls it in each worker."""
+    from .serve_workers import WORKER_STATE, Drained
+
+    state = json.loads(os.environ[WORKER_STATE])
+    options = ServeOptions(**state["options"])
+    given = ToolCallConfig(**state["config"])
+    log_to_stderr(options.log_level, given.log_format)
+    if state["served"] is None:
+        app = build_app(options, given)
+    else:
+        routes, config = routes_from(state["served"], given)
+        app = build_app(options, config, routes, pinned=given)
+    return Drained(ExportSpans(app) if given.tracing else app)  # (each worker exports its own spans)
+
+
 
 __all__ = ["ConfigError", "ServeOptions", "add_serve_command", "build_app", "cmd_serve", "resolve"]

@@ -4,7 +4,7 @@ port; and how it stops.
 Workers: the parent binds the port and does the start-up work once (the configuration checked,
 the upstream's routes probed, the start-up lines written); each worker, a fresh process (uvicorn
 spawns them), builds the same app from what the parent resolved, handed over in the environment
-(`WORKER_STATE`, `worker_state`) and read by `worker_app`, the factory uvicorn imports. The workers share state
+(`WORKER_STATE`, `worker_state`) and read by `serve.worker_app`, the factory uvicorn imports. The workers share state
 through the store (SQLite in WAL mode, or Redis), so a stored response, a conversation or a
 background job is the same whichever worker a request lands on; each keeps its own background
 jobs' leases up. uvicorn's parent restarts a worker that dies.
@@ -37,7 +37,7 @@ if typing.TYPE_CHECKING:
     from .upstream_routes import Served
 
 WORKER_STATE = "_TOOLCALL_SERVE_WORKER"  # (no `TOOLCALL_` prefix: not an option of its own)
-WORKER_FACTORY = "toolcall_middleware.serve_workers:worker_app"
+WORKER_FACTORY = "toolcall_middleware.serve:worker_app"
 STARTUP_FAILURE = 3  # uvicorn's exit status when the server could not start
 SETTLE_SECONDS = 5.0  # how long the shutdown waits for cancelled requests to say so
 
@@ -81,24 +81,6 @@ def worker_state(options: ServeOptions, given: ToolCallConfig, served: Served | 
     config = given.model_dump(mode="json", exclude_defaults=True)
     return json.dumps({"options": dumped, "config": config, "served": served})
 
-
-def worker_app() -> Any:
-    """The app of one `serve --workers` process, from what its parent resolved (`worker_state`,
-    in the environment): uvicorn imports and calls it in each worker."""
-    from .config import ToolCallConfig
-    from .otlp import ExportSpans
-    from .serve import ServeOptions, build_app, log_to_stderr, routes_from
-
-    state = json.loads(os.environ[WORKER_STATE])
-    options = ServeOptions(**state["options"])
-    given = ToolCallConfig(**state["config"])
-    log_to_stderr(options.log_level, given.log_format)
-    if state["served"] is None:
-        app = build_app(options, given)
-    else:
-        routes, config = routes_from(state["served"], given)
-        app = build_app(options, config, routes, pinned=given)
-    return Drained(ExportSpans(app) if given.tracing else app)  # (each worker exports its own spans)
 
 class Drained:
     """`serve`'s app, whose lifespan shutdown waits for the requests still under way to end.
