@@ -89,3 +89,15 @@ def test_workers_refuse_a_store_in_memory(upstream: str) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert "--store memory" in done.stderr and "SQLite" in done.stderr
+
+
+def test_every_worker_asks_for_the_keys_the_parent_was_given(upstream: str, tmp_path: Path) -> None:
+    """The keys reach the workers whole (the options are handed over in the clear, not as the
+    stars a secret prints as): each worker accepts them and refuses any other."""
+    flags = ("--workers", "2", "--api-key", "sk-team", "--api-key", "sk-ops")
+    with instance(upstream, f"sqlite:///{tmp_path / 'state.db'}", *flags) as (_, base):
+        for _ in range(6):  # (fresh connections: both workers answer some)
+            assert sdk(base, "sk-team").responses.create(model="m", input="Hi.").output_text == "Heard: Hi."
+            assert sdk(base, "sk-ops").responses.create(model="m", input="Yo.").output_text == "Heard: Yo."
+            with pytest.raises(openai.AuthenticationError):
+                sdk(base, "**********").responses.create(model="m", input="Hi.")
