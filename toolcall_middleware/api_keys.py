@@ -49,14 +49,15 @@ class ApiKeys:
             await self.app(scope, receive, send)
             return
         api = self.route_kind(path)
-        x_api_key = api in ("messages", None)
+        # (on no API route, either header: the client may be either SDK's)
+        x_api_key = api is None or spec_for(api).x_api_key
         given = _presented(scope.get("headers") or [], x_api_key=x_api_key)
         accepted = next((key for key in given if self.accepts(key)), None)
         if accepted is not None:
             await self.app({**scope, CREDENTIAL: accepted}, receive, send)
             return
         message = WRONG if given else MISSING.format(how=HOW[x_api_key])
-        shape = spec_for("messages" if api == "messages" or _anthropic(scope) else "chat").error_body
+        shape = spec_for(api or ("messages" if _anthropic(scope) else "chat")).error_body
         body = shape(message, 401, code="invalid_api_key")
         headers = [*json_head(body, final=True), (b"www-authenticate", b"Bearer")]
         if kind == "websocket":

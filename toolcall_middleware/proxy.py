@@ -40,6 +40,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the proxy needs httpx: pip install 'toolcall-middleware[serve]'") from e
 
 from .config import COUNT_TOKENS
+from .core.api import spec_for
 from .core.http import json_head, without
 from .core.inbound.detect import kind_of_route
 from .core.pipeline import PROXY_ERROR
@@ -200,8 +201,10 @@ class ProxyApp:
         """`headers` with the client's credential (`Authorization`, `x-api-key`) replaced by the
         upstream's, as the API of `path` takes it: `x-api-key` on Messages, else Bearer."""
         key = self._api_key or b""
-        messages = kind_of_route(path) == "messages" or path.rstrip("/").endswith("/messages" + COUNT_TOKENS)
-        credential = (b"x-api-key", key) if messages else (b"authorization", b"Bearer " + key)
+        api = kind_of_route(path)
+        counting = path.rstrip("/").endswith("/messages" + COUNT_TOKENS)  # (Messages' sub-route)
+        x_api_key = (api is not None and spec_for(api).x_api_key) or counting
+        credential = (b"x-api-key", key) if x_api_key else (b"authorization", b"Bearer " + key)
         return [*without(headers, b"authorization", b"x-api-key"), credential]
 
     def _url(self, scope: Scope) -> httpx.URL:

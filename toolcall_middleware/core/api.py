@@ -125,6 +125,9 @@ class ApiSpec:
     # A host's error event in this API goes to its client as it came (not ours instead).
     passes_host_errors: bool = True
     ping_event: bytes | None = None  # the typed keep-alive event under the `ping_events` profile
+    # Its clients may send their key in `x-api-key` (Anthropic's SDK does) as well as in
+    # `Authorization: Bearer`; the proxy's own keys are read so, and an upstream's sent so.
+    x_api_key: bool = False
 
 
 @cache

@@ -71,6 +71,7 @@ SPEC = ApiSpec(
     output=MessagesOutput,
     whole=_whole,
     ping_event=PING_EVENT,
+    x_api_key=True,
 )
 
 __all__ = ["PING_EVENT", "SPEC", "MessagesOutput"]
