@@ -53,7 +53,8 @@ class Serving:
 
     def stop(self) -> str:
         self.proc.terminate()
-        _, err = self.proc.communicate(timeout=10)
+        # (a stop may take up to the shutdown grace, 25 s, while a busy machine finishes the answers)
+        _, err = self.proc.communicate(timeout=40)
         return err
 
     def openai(self) -> openai.OpenAI:
