@@ -86,6 +86,7 @@ RENDERER = Renderer(
 DIALECTS = [
     Dialect(
         name="apertus",
+        markers=("<|tools_prefix|>",),
         description='<|tools_prefix|>[{"f": {json}}, …]<|tools_suffix|>: Swiss AI Apertus, <|inner_prefix|> reasoning',
         machine=ApertusParser,
         models=(r"apertus",),

@@ -92,6 +92,7 @@ def _turn(content: str, calls: str) -> str:
 DIALECTS = [
     Dialect(
         name="cohere_command",
+        markers=("<|START_ACTION|>", "<|START_RESPONSE|>", "<|START_TEXT|>"),
         description="<|START_ACTION|>[{tool_name, parameters}, …]<|END_ACTION|>: Cohere Command R7B, Command A, "
         "<|START_THINKING|> reasoning",
         machine=CohereParser,

@@ -341,6 +341,7 @@ DEEPSEEK_V31 = Renderer(
 DIALECTS = [
     Dialect(
         name="deepseek_v31",
+        markers=(CALLS_BEGIN,),
         description="<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>: DeepSeek-V3.1, V3.1-Terminus",
         machine=DeepSeekV3Parser,
         renderer=DEEPSEEK_V31,

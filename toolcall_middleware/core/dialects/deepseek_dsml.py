@@ -283,6 +283,7 @@ DEEPSEEK_V4 = Renderer(
 DIALECTS = [
     Dialect(
         name="deepseek_v4",
+        markers=("<｜DSML｜tool_calls>",),
         description='<｜DSML｜tool_calls><｜DSML｜invoke name="f">…: DeepSeek-V4, V4.1 (DSML)',
         machine=DsmlV4Parser,
         renderer=DEEPSEEK_V4,
@@ -292,6 +293,7 @@ DIALECTS = [
     ),
     Dialect(
         name="deepseek_v32",
+        markers=(V32_OPEN,),
         description='<｜DSML｜function_calls><｜DSML｜invoke name="f">…: DeepSeek-V3.2 (DSML)',
         machine=DsmlV32Parser,
         renderer=DEEPSEEK_V32,

@@ -447,6 +447,7 @@ GEMMA4 = gemma_renderer(
 DIALECTS = [
     Dialect(
         name="gemma4",
+        markers=(OPEN,),
         description='<|tool_call>call:f{a:<|"|>text<|"|>,n:3}<tool_call|>: Gemma 4',
         machine=Gemma4Parser,
         renderer=GEMMA4,

@@ -128,6 +128,7 @@ GIGACHAT3 = Renderer(
 DIALECTS = [
     Dialect(
         name="gigachat3",
+        markers=(MESSAGE_SEP, FUNCTION_CALL_TOKEN),
         description='function call<|role_sep|>\\n{"name": "f", "arguments": {…}}: GigaChat 3, 3.1',
         machine=GigaChatParser,
         renderer=GIGACHAT3,

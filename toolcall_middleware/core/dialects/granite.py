@@ -28,6 +28,7 @@ from ..request.render_base import Call as RenderCall
 from ..request.render_base import Renderer, dumps, join_turn
 from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
+from .dialect import SharedMarker
 from .json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
 
 TOKEN = "<|tool_call|>"
@@ -120,6 +121,7 @@ GRANITE_THINKING = ReasoningSyntax(
 DIALECTS = [
     Dialect(
         name="granite_20b_fc",
+        shared_markers=(SharedMarker(FUNCTION_CALL, r"[ \t\r\n]*\{", r"\{"),),
         description='<function_call> {"name": …, "arguments": …} per call: granite-20b-functioncalling',
         machine=Granite20bParser,
         models=(r"granite-20b-function",),
@@ -127,6 +129,7 @@ DIALECTS = [
     ),
     Dialect(
         name="granite",
+        markers=(TOKEN,),
         description="<|tool_call|>[{json}, …] (3.0) and <tool_call>[…] (3.1-3.3): IBM Granite 3.x, "
         "plain-text thinking of 3.2/3.3",
         machine=GraniteParser,

@@ -469,6 +469,7 @@ GPT_OSS = Renderer(calls=_harmony_calls, tools=_harmony_tools, assistant=_harmon
 DIALECTS = [
     Dialect(
         name="gpt_oss",
+        markers=(CHANNEL, "<|start|>assistant"),
         description="harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}: gpt-oss",
         machine=HarmonyParser,
         renderer=GPT_OSS,

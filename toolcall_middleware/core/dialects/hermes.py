@@ -28,6 +28,7 @@ from .base import (
     dump_arguments,
     load_object,
 )
+from .dialect import SharedMarker
 from .rendering import CallToRender, Renderer, dumps, results_joined, tool_lines, tool_response
 from .streaming import CallObjectWatcher, raw_arguments
 
@@ -151,6 +152,7 @@ HERMES = Renderer(calls=_hermes_calls, tools=hermes_tools, results=results_joine
 DIALECTS = [
     Dialect(
         name="hermes",
+        shared_markers=(SharedMarker(OPEN, r"[ \t\r\n]*\{", r"\{"),),
         description="<tool_call>{json}</tool_call>: Hermes 2 Pro/3, Qwen2.5, Qwen3, QwQ, Granite 4",
         machine=HermesParser,
         renderer=HERMES,

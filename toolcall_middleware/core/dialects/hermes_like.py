@@ -84,6 +84,7 @@ INTERNLM_RENDERER = Renderer(
 DIALECTS = [
     Dialect(
         name="longcat",
+        markers=("<longcat_tool_call>",),
         description="<longcat_tool_call>{json}</longcat_tool_call>: LongCat-Flash-Chat",
         machine=LongcatParser,
         incremental=True,
@@ -93,6 +94,7 @@ DIALECTS = [
     ),
     Dialect(
         name="internlm2",
+        markers=(ACTION, ACTION_SPACED),
         description="<|action_start|><|plugin|>{json}<|action_end|>: InternLM2.5, Intern-S1",
         machine=InternLMParser,
         incremental=True,

@@ -33,6 +33,7 @@ from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value
 from ..textscan import WHITESPACE
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext
+from .dialect import SharedMarker
 from .glm import OPEN, GlmBlock
 from .rendering import CallToRender, Renderer, join_turn, results_joined, tools_in_tags, value_text
 
@@ -171,6 +172,7 @@ HUNYUAN_V3 = Renderer(
 DIALECTS = [
     Dialect(
         name="hunyuan_v3",
+        shared_markers=(SharedMarker("<tool_calls>", r"[ \t\r\n]*<tool_call>", "<"),),
         description="<tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>"
         "</tool_call></tool_calls>: Hunyuan 3 (Hy3)",
         machine=HunyuanParser,

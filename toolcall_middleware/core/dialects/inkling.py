@@ -151,6 +151,7 @@ INKLING = Renderer(calls=_calls, tools=_tools, assistant=_assistant)
 DIALECTS = [
     Dialect(
         name="inkling",
+        markers=(MESSAGE_MODEL, INVOKE_JSON, CONTENT_TEXT),
         description='<|message_model|>f<|content_invoke_tool_json|>{"name": "f", "args": {…}}<|end_message|>: Inkling',
         machine=InklingParser,
         renderer=INKLING,

@@ -249,6 +249,7 @@ KIMI_K2 = Renderer(
 DIALECTS = [
     Dialect(
         name="kimi_k2",
+        markers=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
         description=(
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{json}"
             "<|tool_call_end|><|tool_calls_section_end|>: Kimi-K2, K2-Thinking, K2.5, K2.6"

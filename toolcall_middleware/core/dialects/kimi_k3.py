@@ -385,6 +385,7 @@ KIMI_K3 = Renderer(
 DIALECTS = [
     Dialect(
         name="kimi_k3",
+        markers=(TOOLS_OPEN,),
         description=(
             '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument key="k" type="string"'
             "<|sep|>v<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>: Kimi-K3 (XTML)"

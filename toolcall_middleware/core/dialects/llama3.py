@@ -280,6 +280,7 @@ LLAMA3_JSON = Renderer(calls=_llama3_calls, tools=_llama3_tools, assistant=lambd
 DIALECTS = [
     Dialect(
         name="llama3_json",
+        markers=("<|python_tag|>",),
         description='<|python_tag|>{"name": …, "parameters": …}: Llama 3.1/3.2/3.3 (JSON template)',
         machine=Llama3Parser,
         renderer=LLAMA3_JSON,

@@ -130,6 +130,7 @@ MINICPM5 = Renderer(
 DIALECTS = [
     Dialect(
         name="minicpm5",
+        markers=("<function name=",),
         description='<function name="f"><param name="k">v</param></function>: MiniCPM 5',
         machine=MiniCPMParser,
         renderer=MINICPM5,

@@ -108,6 +108,7 @@ if TYPE_CHECKING:
 DIALECTS = [
     Dialect(
         name="minimax_m2",
+        markers=("<minimax:tool_call>",),
         description='<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>'
         "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5",
         machine=MinimaxM2Parser,

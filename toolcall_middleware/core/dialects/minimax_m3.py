@@ -281,6 +281,7 @@ MINIMAX_M3 = Renderer(calls=_calls, tools=_tools, results=fallback_results)
 DIALECTS = [
     Dialect(
         name="minimax_m3",
+        markers=("]<]minimax[>[<tool_call>",),
         description=f'{NS}<tool_call>{NS}<invoke name="f">{NS}<k>v{NS}</k>{NS}</invoke>{NS}</tool_call>: MiniMax-M3',
         machine=MinimaxM3Parser,
         renderer=MINIMAX_M3,

@@ -456,6 +456,7 @@ PYTHONIC = Renderer(calls=_pythonic_calls, tools=_pythonic_tools)
 DIALECTS = [
     Dialect(
         name="pythonic",
+        markers=("<|python_start|>",),
         description="[f(a=1), g()] Python call list: Llama 3.2 (pythonic), Llama 4, ToolACE",
         machine=PythonicParser,
         renderer=PYTHONIC,

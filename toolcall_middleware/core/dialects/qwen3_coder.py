@@ -39,6 +39,7 @@ from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import Block, BlockItem, Dialect, ParseContext
+from .dialect import SharedMarker
 from .hermes import HERMES, HermesBlock
 from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, tool_response, value_text
 from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
@@ -196,6 +197,10 @@ if TYPE_CHECKING:
 DIALECTS = [
     Dialect(
         name="qwen3_coder",
+        shared_markers=(
+            SharedMarker(OPEN, r"[ \t\r\n]*<function=", "<"),
+            SharedMarker(FUNCTION, r"[\w.\-]+>[ \t\r\n]*(?:<parameter=|</function>)", r"[\w.\-]"),
+        ),
         description="<tool_call><function=f><parameter=k>v</parameter></function></tool_call>: "
         "Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5/3.6/3.8",
         machine=Qwen3CoderParser,

@@ -120,6 +120,7 @@ SEED_OSS = Renderer(calls=_seed_calls, tools=_seed_tools, assistant=lambda c, k:
 DIALECTS = [
     Dialect(
         name="seed_oss",
+        markers=("<seed:tool_call>",),
         description="<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>: "
         "ByteDance Seed-OSS",
         machine=SeedOssParser,

@@ -74,6 +74,7 @@ RENDERER = Renderer(
 DIALECTS = [
     Dialect(
         name="step3",
+        markers=("<｜tool_calls_begin｜>",),
         description='<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">…'
         "<｜tool_calls_end｜>: StepFun Step3",
         machine=Step3Parser,
