@@ -296,7 +296,6 @@ class ProxyApp:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task  # re-raises what the pump raised (a send to a closed connection)
 
-
     def _failure(self, response: httpx.Response, error: httpx.HTTPError) -> UpstreamFailure:
         """The upstream failed after its head: logged with its cause, said to the client."""
         if isinstance(error, httpx.TimeoutException):

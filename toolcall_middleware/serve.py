@@ -489,5 +489,4 @@ def worker_app() -> Any:
     return Drained(ExportSpans(app) if given.tracing else app)  # (each worker exports its own spans)
 
 
-
 __all__ = ["ConfigError", "ServeOptions", "add_serve_command", "build_app", "cmd_serve", "resolve"]

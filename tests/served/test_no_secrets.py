@@ -157,7 +157,10 @@ def test_a_configuration_error_shows_no_secret() -> None:
         ("https://sk-token@host/path#frag", "https://***@host/path#***"),
         ('{"upstream": "http://u:p@h/x"}', '{"upstream": "http://u:***@h/x"}'),
         ("URL('http://a:b@c/?q')", "URL('http://a:***@c/?***')"),
-        ("sqlite:////var/lib/state.db and http://plain:8000/v1", "sqlite:////var/lib/state.db and http://plain:8000/v1"),
+        (
+            "sqlite:////var/lib/state.db and http://plain:8000/v1",
+            "sqlite:////var/lib/state.db and http://plain:8000/v1",
+        ),
         ("no URL at all: user:pw@host", "no URL at all: user:pw@host"),
     ],
 )

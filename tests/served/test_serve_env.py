@@ -107,9 +107,7 @@ def test_a_bad_variable_is_named(
     assert "invalid configuration" in err and said in err
 
 
-def test_a_flag_is_named_for_its_own_value(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_flag_is_named_for_its_own_value(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLCALL_MAX_CALLS", "3")
     assert main(["serve", "--max-calls", "0"]) == 2
     assert "limits.max_calls (--max-calls): Input should be greater than 0" in capsys.readouterr().err

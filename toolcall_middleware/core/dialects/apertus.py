@@ -17,11 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Renderer, dumps, join_turn
-from ..request.tools import ToolSpec
 from .base import BlockParser, Call, Dialect, arguments_object, dump_arguments
 from .harmony import ts_type
 from .json_calls import JsonCallsBlock, JsonCallsSyntax
+from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 TOOLS, TOOLS_END = "<|tools_prefix|>", "<|tools_suffix|>"
 INNER, INNER_END = "<|inner_prefix|>", "<|inner_suffix|>"

@@ -24,16 +24,13 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
 from .deepseek import THINK, Section, prefills_when_thinking
-from .rendering import CallToRender, Renderer, ToolResult, dumps, join_turn, results_joined
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, results_joined
 
 
 def _tags(prefix: str, name: str) -> tuple[str, str]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..events import Event
 from ..reasoning import ReasoningSyntax
@@ -47,12 +47,8 @@ from ..schema import coerce_value, decode_json, schema_types
 from ..textscan import WHITESPACE, Match, find_first, partial_marker_len
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments
 from .dialect import SharedMarker
-from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, tool_response, value_text
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
 from .streaming import member_fragment
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"

@@ -24,12 +24,11 @@ import json
 from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Call as RenderCall
-from ..request.render_base import Renderer, dumps, join_turn
-from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
 from .dialect import SharedMarker
 from .json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
+from .rendering import CallToRender as RenderCall
+from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 TOKEN = "<|tool_call|>"
 TAG = "<tool_call>"

@@ -42,17 +42,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
 from ..schema import JSON_OBJECT
 from ..textscan import JsonStringTracker, alternation, partial_marker_len
 from .base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
-from .rendering import CallToRender, Renderer, dumps
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
+from .rendering import CallToRender, Renderer, ToolSpec, dumps
 
 START = "<|start|>"
 END = "<|end|>"

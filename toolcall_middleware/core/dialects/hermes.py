@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
@@ -29,12 +29,8 @@ from .base import (
     load_object,
 )
 from .dialect import SharedMarker
-from .rendering import CallToRender, Renderer, dumps, results_joined, tool_lines, tool_response
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, tool_lines, tool_response
 from .streaming import CallObjectWatcher, raw_arguments
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"

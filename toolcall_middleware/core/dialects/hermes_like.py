@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Renderer, dumps, join_turn
-from ..request.tools import ToolSpec
 from .base import BlockParser, Dialect
 from .granite import tool_list
 from .hermes import HermesBlock
+from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 LONGCAT, LONGCAT_END = "<longcat_tool_call>", "</longcat_tool_call>"
 LONGCAT_THINK, LONGCAT_THINK_END = "<longcat_think>", "</longcat_think>"

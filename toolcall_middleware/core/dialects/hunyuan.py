@@ -27,7 +27,6 @@ Reasoning is `<think>…</think>`. The template opens the block itself when thin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value
@@ -35,10 +34,7 @@ from ..textscan import WHITESPACE
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext
 from .dialect import SharedMarker
 from .glm import OPEN, GlmBlock
-from .rendering import CallToRender, Renderer, join_turn, results_joined, tools_in_tags, value_text
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
 
 SECTION, SECTION_END = "<tool_calls>", "</tool_calls>"
 TOOL_SEP = "<tool_sep>"

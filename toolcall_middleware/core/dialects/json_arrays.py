@@ -26,12 +26,11 @@ import re
 from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Renderer, dumps, join_turn, results_joined
-from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
 from .dialect import SharedMarker
 from .granite import call_array, tool_list
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
+from .rendering import Renderer, ToolSpec, dumps, join_turn, results_joined
 
 _ARRAY_FORMAT = '[{"name": <function-name>, "arguments": <args-json-object>}, …]'
 

@@ -22,17 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment, MarkerScanner
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
-from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined
 from .streaming import ObjectText, raw_arguments
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 SECTION_BEGINS = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
 SECTION_ENDS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")

@@ -30,17 +30,13 @@ import json
 import re
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE, MarkerScanner
 from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments, load_object
-from .rendering import CallToRender, Renderer, dumps, dumps_safe, fallback_result, results_joined
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolChoice, ToolSpec
-
+from .rendering import CallToRender, Renderer, ToolChoice, ToolSpec, dumps, dumps_safe, fallback_result, results_joined
 
 OPEN = "<|open|>"
 SEP = "<|sep|>"

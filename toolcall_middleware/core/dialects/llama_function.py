@@ -9,17 +9,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
 from .dialect import SharedMarker
-from .rendering import CallToRender, Renderer, dumps, join_turn
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
 
 OPEN = "<function="
 CLOSE = "</function>"

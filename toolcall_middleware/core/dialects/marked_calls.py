@@ -24,9 +24,6 @@ from collections.abc import Callable, Sequence
 
 from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Call as RenderCall
-from ..request.render_base import Renderer, dumps, join_turn, python_literal, results_joined
-from ..request.tools import ToolSpec
 from ..textscan import MarkerSegment
 from .base import BlockItem, BlockParser, Call, Dialect, dump_arguments
 from .dialect import SharedMarker
@@ -34,6 +31,8 @@ from .gemma4 import STR as GEMMA4_STR
 from .gemma4 import GemmaMarkup, gemma_renderer, parse_arguments, read_header
 from .hermes import call_from_object
 from .pythonic import calls_from_list
+from .rendering import CallToRender as RenderCall
+from .rendering import Renderer, ToolSpec, dumps, join_turn, python_literal, results_joined
 
 Reader = Callable[[str], list[Call] | None]
 

@@ -28,13 +28,12 @@ is a `TruncatedCall`, never a call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockParser, Dialect, ParseContext
 from .minimax_m3 import SECTION as M3_SECTION
 from .minimax_m3 import MinimaxM3Block
-from .rendering import CallToRender, Renderer, dumps, results_joined, value_text
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
 MINIMAX = XmlCallSyntax(
@@ -100,9 +99,6 @@ MINIMAX_M2 = Renderer(
     tools=_minimax_tools,
     results=results_joined(lambda r: f"<response>{r.output}</response>"),
 )
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
 
 
 DIALECTS = [

@@ -31,16 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value, schema_types
 from ..textscan import WHITESPACE, partial_marker_len
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
-from .rendering import CallToRender, Renderer, dumps, fallback_results
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, fallback_results
 
 NS = "]<]minimax[>["
 SECTION = NS + "<tool_call>"

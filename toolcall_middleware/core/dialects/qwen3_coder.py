@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
@@ -41,7 +41,7 @@ from ..textscan import WHITESPACE
 from .base import Block, BlockItem, Dialect, ParseContext
 from .dialect import SharedMarker
 from .hermes import HERMES, HermesBlock
-from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, tool_response, value_text
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
 from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 
 OPEN = "<tool_call>"
@@ -189,9 +189,6 @@ QWEN3_CODER_RENDERER = Renderer(
     results=results_joined(tool_response),
     assistant=lambda c, k: join_turn(c, k, "\n\n"),
 )
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
 
 
 DIALECTS = [
