@@ -12,8 +12,8 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .core.api import APIS, Api, spec_for
+from .core.depth import MAX_DEPTH
 from .core.dialects import get_dialect, list_dialects
-from .core.request.depth import MAX_DEPTH
 from .store.chain import MAX_CHAIN
 from .store.state import MAX_REFERENCES
 

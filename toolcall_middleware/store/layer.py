@@ -28,9 +28,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..config import Limits, ToolCallConfig
+from ..core.depth import MAX_DEPTH
 from ..core.framing.utf8 import json_bytes
 from ..core.http import json_head
-from ..core.request.depth import MAX_DEPTH
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from ..inprocess import CREDENTIAL

@@ -8,7 +8,7 @@ came. Inside a stream the reader reports errors itself (`UpstreamError`).
 from __future__ import annotations
 
 from ..api import APIS, Api, spec_for
-from ..request.depth import MAX_DEPTH
+from ..depth import MAX_DEPTH
 from ..schema import JSON_OBJECT
 from .base import Reader, upstream_error
 

@@ -25,8 +25,7 @@ from ..exchange_data import Report, Settings
 from ..framing.utf8 import json_bytes, json_bytes_with
 from .body import read_request
 from .compaction import expand_compactions
-from .depth import check_depth, too_deep_error
-from .errors import BadRequest
+from .errors import BadRequest, check_depth, too_deep_error
 from .host import for_host, request_dialect
 from .render import manifest_token
 
