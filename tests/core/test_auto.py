@@ -17,7 +17,7 @@ from tests.core.test_conformance import FIXTURES
 from tests.core.test_table_formats import SAMPLES as TABLE
 from toolcall_middleware import StreamParser, dialect_for_model, parse
 from toolcall_middleware.core.dialects import Dialect, ParseContext, get_dialect, list_dialects
-from toolcall_middleware.core.dialects.auto import SHARED, UNIQUE, AutoParser, detection_tables
+from toolcall_middleware.core.dialects.auto import REASONING, SHARED, UNIQUE, AutoParser, detection_tables
 from toolcall_middleware.core.dialects.dialect import SharedMarker
 from toolcall_middleware.core.dialects.rendering import CallToRender
 from toolcall_middleware.core.events import TextDelta
@@ -304,6 +304,8 @@ def test_auto_reads_the_markers_each_dialect_declares() -> None:
     registered = [get_dialect(name) for name in list_dialects() if name != "auto"]
     assert UNIQUE == {marker: d.name for d in registered for marker in d.markers}
     assert set(SHARED) == {shared.marker for d in registered for shared in d.shared_markers}
+    assert {pair for d in registered for pair in d.detected_reasoning} <= set(REASONING.pairs)
+    assert get_dialect("auto").reasoning is REASONING
     for marker, look in SHARED.items():
         assert set(look.pattern.groupindex) == {
             d.name for d in registered if any(shared.marker == marker for shared in d.shared_markers)

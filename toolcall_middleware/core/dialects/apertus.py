@@ -86,6 +86,7 @@ DIALECTS = [
     Dialect(
         name="apertus",
         markers=("<|tools_prefix|>",),
+        detected_reasoning=((INNER, INNER_END),),
         description='<|tools_prefix|>[{"f": {json}}, …]<|tools_suffix|>: Swiss AI Apertus, <|inner_prefix|> reasoning',
         machine=ApertusParser,
         models=(r"apertus",),

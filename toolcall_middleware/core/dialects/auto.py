@@ -32,15 +32,9 @@ from ..events import Event, TextDelta
 from ..inline_code import FENCE, TICK
 from ..reasoning import DEFAULT_PAIRS, ReasoningInText, ReasoningSyntax
 from ..textscan import WHITESPACE, hold_whitespace
-from .apertus import INNER, INNER_END
 from .base import Dialect, ParseContext, ToolMachine
 from .code_aware import CodeAwareScanner
-from .cohere import THINKING, THINKING_END
 from .dialect import SharedMarker
-from .gemma4 import THOUGHT
-from .hermes_like import LONGCAT_THINK, LONGCAT_THINK_END
-from .mistral import THINK as MISTRAL_THINK
-from .seed_oss import THINK as SEED_THINK
 
 
 @dataclass(frozen=True)
@@ -73,21 +67,6 @@ _SPACE = re.compile(r"[ \t\r\n]*")
 _LOOKAHEAD = 128  # a shared marker still undecided after this much text is text
 
 KIMI_VL_THINK = ("◁think▷", "◁/think▷")
-# The reasoning markers no other text writes, of the formats detected here (and Kimi-VL's, whose
-# models have no tool format of their own): read at the start of the output, as every dialect's.
-# (Gemma 4's and Magistral's, for one, are their dialects' reading of recorded outputs.)
-REASONING = ReasoningSyntax(
-    pairs=(
-        *DEFAULT_PAIRS,
-        KIMI_VL_THINK,
-        (THINKING, THINKING_END),
-        (INNER, INNER_END),
-        (LONGCAT_THINK, LONGCAT_THINK_END),
-        THOUGHT,
-        MISTRAL_THINK,
-        SEED_THINK,
-    )
-)
 
 
 class AutoParser:
@@ -202,19 +181,6 @@ class _Closed:
         return []
 
 
-DIALECTS = [
-    Dialect(
-        name="auto",
-        description="the format the output shows: the first marker only one format writes picks the dialect",
-        machine=AutoParser,
-        models=(),
-        # Kimi-VL-Thinking and k1.5 think in `◁think▷…◁/think▷` and have no tool format of their
-        # own: their names select this dialect, which reads those markers too (SGLang's `kimi`).
-        reasoning=REASONING,
-    )
-]
-
-
 def detection_tables(dialects: Iterable[Dialect]) -> tuple[dict[str, str], dict[str, Lookahead]]:
     """`UNIQUE` and `SHARED` from the markers `dialects` declare (in the registry's order: where
     two dialects share a marker, the first whose `then` matches picks).
@@ -234,17 +200,16 @@ def detection_tables(dialects: Iterable[Dialect]) -> tuple[dict[str, str], dict[
         raise ValueError(f"markers declared both as a format's own and as shared: {sorted(both)}")
     lookaheads = {
         marker: Lookahead(
-            re.compile(
-                "|".join(
-                    f"(?P<{name}>{'|'.join(f'(?:{d.then})' for d in declared)})" for name, declared in by_name.items()
-                )
-            ),
-            re.compile("|".join(d.starts for declared in by_name.values() for d in declared)),
+            re.compile("|".join(f"(?P<{name}>{_either(d.then for d in found)})" for name, found in by_name.items())),
+            re.compile(_either(d.starts for found in by_name.values() for d in found)),
         )
         for marker, by_name in shared.items()
     }
-    # Longest first: of two markers where one is a prefix of the other, the longer is read.
-    return dict(sorted(unique.items(), key=lambda item: -len(item[0]))), lookaheads
+    return unique, lookaheads  # (in any order: the scanner reads the longest of two at one place)
+
+
+def _either(patterns: Iterable[str]) -> str:
+    return "|".join(f"(?:{pattern})" for pattern in patterns)
 
 
 def _other_dialects() -> list[Dialect]:
@@ -260,7 +225,26 @@ def _other_dialects() -> list[Dialect]:
     ]
 
 
-UNIQUE, SHARED = detection_tables(_other_dialects())
+_OTHERS = _other_dialects()
+UNIQUE, SHARED = detection_tables(_OTHERS)
+# The reasoning markers no other text writes, of the formats detected here (each declares its
+# own: `Dialect.detected_reasoning`), and Kimi-VL's, whose models have no tool format of their
+# own: read at the start of the output, as every dialect's.
+REASONING = ReasoningSyntax(
+    pairs=(*DEFAULT_PAIRS, KIMI_VL_THINK, *dict.fromkeys(p for d in _OTHERS for p in d.detected_reasoning))
+)
+
+DIALECTS = [
+    Dialect(
+        name="auto",
+        description="the format the output shows: the first marker only one format writes picks the dialect",
+        machine=AutoParser,
+        models=(),
+        # Kimi-VL-Thinking and k1.5 think in `◁think▷…◁/think▷` and have no tool format of their
+        # own: their names select this dialect, which reads those markers too (SGLang's `kimi`).
+        reasoning=REASONING,
+    )
+]
 
 
 __all__ = [

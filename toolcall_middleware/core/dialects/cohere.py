@@ -92,6 +92,7 @@ DIALECTS = [
     Dialect(
         name="cohere_command",
         markers=("<|START_ACTION|>", "<|START_RESPONSE|>", "<|START_TEXT|>"),
+        detected_reasoning=((THINKING, THINKING_END),),
         description="<|START_ACTION|>[{tool_name, parameters}, …]<|END_ACTION|>: Cohere Command R7B, Command A, "
         "<|START_THINKING|> reasoning",
         machine=CohereParser,

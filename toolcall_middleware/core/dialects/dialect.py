@@ -121,7 +121,8 @@ class Dialect:
     `markers` and `shared_markers` are what `auto` (and the watch for another dialect's calls,
     `mismatch.py`) pick the format by: markers only this format writes (its own special tokens
     or tags), and markers it shares, each with what must follow it. A format with neither is not
-    detected: only its model names select it.
+    detected: only its model names select it. `detected_reasoning`: the format's reasoning pairs
+    that no other text writes, which `auto` splits off the start of any output.
     """
 
     name: str
@@ -134,6 +135,7 @@ class Dialect:
     incremental: bool = False
     markers: tuple[str, ...] = ()
     shared_markers: tuple[SharedMarker, ...] = ()
+    detected_reasoning: tuple[tuple[str, str], ...] = ()
 
 
 __all__ = ["Call", "Dialect", "ParseContext", "SharedMarker", "ToolMachine", "never_prefills"]

@@ -444,6 +444,7 @@ DIALECTS = [
     Dialect(
         name="gemma4",
         markers=(OPEN,),
+        detected_reasoning=(THOUGHT,),
         description='<|tool_call>call:f{a:<|"|>text<|"|>,n:3}<tool_call|>: Gemma 4',
         machine=Gemma4Parser,
         renderer=GEMMA4,

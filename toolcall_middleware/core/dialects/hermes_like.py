@@ -84,6 +84,7 @@ DIALECTS = [
     Dialect(
         name="longcat",
         markers=("<longcat_tool_call>",),
+        detected_reasoning=((LONGCAT_THINK, LONGCAT_THINK_END),),
         description="<longcat_tool_call>{json}</longcat_tool_call>: LongCat-Flash-Chat",
         machine=LongcatParser,
         incremental=True,

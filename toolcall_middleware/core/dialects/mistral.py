@@ -295,6 +295,7 @@ DIALECTS = [
     Dialect(
         name="mistral",
         markers=(OPEN,),
+        detected_reasoning=(THINK,),
         description=(
             "[TOOL_CALLS] [{json}, …] (v3: Mistral-7B-v0.3, Mixtral, Nemo) and [TOOL_CALLS]f[ARGS]{json} "
             "(v11+: Mistral Small 3.2, Magistral, Devstral, Ministral 3), [THINK] reasoning"

@@ -118,6 +118,7 @@ DIALECTS = [
     Dialect(
         name="seed_oss",
         markers=("<seed:tool_call>",),
+        detected_reasoning=(THINK,),
         description="<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>: "
         "ByteDance Seed-OSS",
         machine=SeedOssParser,
