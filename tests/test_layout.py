@@ -75,13 +75,10 @@ ROOTS = ("toolcall_middleware", "toolcall_middleware.core")
 a node of their own: `core`'s ground floor and the modules above it are not one layer)."""
 
 # Edges set aside, each with why. `core.api`'s `ApiSpec` names, for the type checker, the readers
-# (`core.inbound`) and the rewrite result (`core.request`) of an API, while those packages ask
-# `spec_for` for an API's reader choice and rewrite: the registry of APIs is read from below it.
-# (To go: the lookups by API moved above `inbound` and `request`, `Api` below them.)
-ALLOWED = {
-    ("toolcall_middleware.core.api", "toolcall_middleware.core.inbound"),
-    ("toolcall_middleware.core.api", "toolcall_middleware.core.request"),
-}
+# of an API's answers (`core.inbound`), while `inbound` names the APIs (`Api`) and asks `spec_for`
+# which reader reads an answer (`inbound/detect.py`): the registry of APIs is read from below it.
+# (To go: `Api` below `inbound`, the lookup by API above it.)
+ALLOWED = {("toolcall_middleware.core.api", "toolcall_middleware.core.inbound")}
 
 
 def package_of(module: str) -> str:

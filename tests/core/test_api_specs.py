@@ -20,8 +20,8 @@ from toolcall_middleware.keepalive import PING_COMMENT, ping_for
 # translate one named API into another) and the features only one API has (Responses compaction
 # and WebSocket mode, Messages token counting). Anything that dispatches by API asks its spec.
 NAMED_BY_FEATURE = {
-    "toolcall_middleware.core.request.host",  # the bridges' translations
-    "toolcall_middleware.core.request.forwarded",  # Responses compaction items expanded
+    "toolcall_middleware.core.host",  # the bridges' translations
+    "toolcall_middleware.core.forwarded",  # Responses compaction items expanded
     "toolcall_middleware.compact",  # `POST /v1/responses/compact`
     "toolcall_middleware.asgi",  # WebSocket mode on the Responses routes
     "toolcall_middleware.config",  # compaction by the host needs a Responses host

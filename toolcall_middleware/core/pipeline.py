@@ -1,14 +1,14 @@
 """One exchange, sans-IO: the request body rewritten, then the response bytes rewritten.
 
 ```
-request JSON -> core.request.forwarded -> host app
+request JSON -> core.forwarded -> host app
 response bytes -> content decoding -> SSE events / whole JSON -> inbound reader -> raw text
   -> StreamParser -> PolicyFilter -> emitter (the API the client called) -> bytes
 ```
 
 A bridged exchange has two APIs: the client's (`api`: the request shape accepted, the emitter
 written) and the host's (`upstream`: the request shape the host gets, the reader of its answer).
-The request is translated first, then rewritten for the host's API (`core.request.host`); the
+The request is translated first, then rewritten for the host's API (`core.host`); the
 answer, once it is known to be ours, is `core.answer.Answer`'s.
 
 Two answers are the middleware's own rather than the host's (`core.replaced`): a bridged host's
@@ -47,6 +47,7 @@ from .exchange_state import (
     Trigger,
     next_state,
 )
+from .forwarded import forward_request
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, answerable, classify, header, without
@@ -55,7 +56,6 @@ from .inbound.base import decode_data
 from .policy.errors import REGENERABLE
 from .replaced import estimate_tokens, host_error, openai_error
 from .request import BadRequest
-from .request.forwarded import forward_request
 
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
