@@ -74,12 +74,6 @@ ROOTS = ("toolcall_middleware", "toolcall_middleware.core")
 """The packages whose subpackages are the nodes of the package graph (their own modules are each
 a node of their own: `core`'s ground floor and the modules above it are not one layer)."""
 
-# Edges set aside, each with why. `core.api`'s `ApiSpec` names, for the type checker, the readers
-# of an API's answers (`core.inbound`), while `inbound` names the APIs (`Api`) and asks `spec_for`
-# which reader reads an answer (`inbound/detect.py`): the registry of APIs is read from below it.
-# (To go: `Api` below `inbound`, the lookup by API above it.)
-ALLOWED = {("toolcall_middleware.core.api", "toolcall_middleware.core.inbound")}
-
 
 def package_of(module: str) -> str:
     """The node `module` belongs to: the subpackage of a root it is in, else the module itself."""
@@ -93,14 +87,12 @@ def package_of(module: str) -> str:
 
 
 def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The imports between packages, from the imports between modules (but those `ALLOWED`)."""
+    """The imports between packages, from the imports between modules."""
     packages: dict[str, set[str]] = {}
     for module, imported in graph.items():
         node = package_of(module)
         targets = packages.setdefault(node, set())
-        targets.update(
-            package_of(m) for m in imported if package_of(m) != node and (module, package_of(m)) not in ALLOWED
-        )
+        targets.update(package_of(m) for m in imported if package_of(m) != node)
     return packages
 
 

@@ -41,8 +41,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from .config import COUNT_TOKENS
 from .core.api import spec_for
+from .core.detect import kind_of_route
 from .core.http import json_head, without
-from .core.inbound.detect import kind_of_route
 from .core.pipeline import PROXY_ERROR
 from .exchange import UpstreamFailure
 from .inprocess import respond

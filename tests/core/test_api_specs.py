@@ -12,7 +12,7 @@ import pytest
 
 from tests.modules import package_modules
 from toolcall_middleware.core.api import APIS, ApiSpec, spec_for
-from toolcall_middleware.core.inbound import kind_of, kind_of_route, reader_for
+from toolcall_middleware.core.detect import kind_of, kind_of_route, reader_for
 from toolcall_middleware.core.replaced import host_error
 from toolcall_middleware.keepalive import PING_COMMENT, ping_for
 
@@ -155,7 +155,7 @@ def test_a_new_api_is_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (
         "toolcall_middleware.core.api",
         "toolcall_middleware.config",
-        "toolcall_middleware.core.inbound.detect",
+        "toolcall_middleware.core.detect",
     ):
         monkeypatch.setattr(sys.modules[name], "APIS", with_echo)
     spec_for.cache_clear()

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from .answer import Answer
 from .answer_parts import Prepared
 from .api import Api, spec_for
+from .detect import detect, kind_of
 from .exchange_data import AnswerSetup, Report, Settings
 from .exchange_state import (
     AGAIN,
@@ -51,7 +52,7 @@ from .forwarded import forward_request
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, answerable, classify, header, without
-from .inbound import UpstreamDone, detect, kind_of
+from .inbound import UpstreamDone
 from .inbound.base import decode_data
 from .policy.errors import REGENERABLE
 from .replaced import estimate_tokens, host_error, openai_error

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
-from ..api import Api
+from ..api_names import Api
 from ..depth import MAX_DEPTH, deeper
 from ..framing.utf8 import json_loads
 from ..schema import JSON_OBJECT
