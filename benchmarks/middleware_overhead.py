@@ -318,10 +318,10 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     """
     from toolcall_middleware import StreamParser
     from toolcall_middleware.asgi import settings_from
+    from toolcall_middleware.core.detect import reader_for
     from toolcall_middleware.core.emitters import ChatStreamEmitter
     from toolcall_middleware.core.emitters.meta import Upstream
     from toolcall_middleware.core.framing.sse import SSEDecoder, encode_data
-    from toolcall_middleware.core.inbound import reader_for
     from toolcall_middleware.core.pipeline import Exchange
     from toolcall_middleware.core.policy import PolicyFilter
     from toolcall_middleware.core.policy.validation import SchemaCheck

@@ -166,6 +166,9 @@ RENDER: dict[str, Callable[[list[tuple[str, Args]]], str]] = {
         f'<function name="{n}">' + _xml_params(a, '<param name="{k}">{v}</param>') + "</function>\n" for n, a in calls
     ),
     "poolside_v1": lambda calls: RENDER["glm45"](calls),
+    # `auto` reads the calls of the format its markers pick (here Hermes'): its own cost is the
+    # scan of the text for every detected format's markers.
+    "auto": lambda calls: RENDER["hermes"](calls),
     "hunyuan_v3": lambda calls: (
         "<tool_calls>\n"
         + "".join(

@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 from toolcall_middleware.config import Limits, ToolCallConfig
 from toolcall_middleware.env import settable
-from toolcall_middleware.serve import ServeOptions, add_model_flags
+from toolcall_middleware.serve import add_model_flags
+from toolcall_middleware.serve_options import ServeOptions
 
 OUT = Path(__file__).resolve().parent / "options.md"
 MIB = 1024 * 1024

@@ -138,9 +138,7 @@ def test_console_blocks_print_what_they_show(block: Block) -> None:
             name, _, value = words.pop(0).partition("=")
             env[name] = value
         assert words[0] == "toolcall-middleware", f"{block}: only our command runs here"
-        done = subprocess.run(
-            [str(command), *words[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-        )
+        done = subprocess.run([str(command), *words[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
         assert (done.stdout + done.stderr).strip() == expected.strip(), f"{block}: `{line}`"
 
 

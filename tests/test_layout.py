@@ -29,11 +29,12 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+def _runtime_imports(tree: ast.AST, *, type_only: bool = False) -> list[ast.Import | ast.ImportFrom]:
+    """The imports that run (`type_only`: those under `if TYPE_CHECKING:` too)."""
     found: list[ast.Import | ast.ImportFrom] = []
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if not type_only and isinstance(node, ast.If) and _is_type_checking(node):
             for child in node.orelse:
                 visit(child)
             return
@@ -46,11 +47,12 @@ def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def imports_of(name: str, path: Path) -> set[str]:
-    """The package's modules that module `name` imports when it runs."""
+def imports_of(name: str, path: Path, *, type_only: bool = False) -> set[str]:
+    """The package's modules that module `name` imports when it runs (`type_only`: or when the
+    type checker reads it)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8")), type_only=type_only):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         else:
@@ -64,8 +66,34 @@ def imports_of(name: str, path: Path) -> set[str]:
     return out
 
 
-def import_graph() -> dict[str, set[str]]:
-    return {name: imports_of(name, path) for name, path in MODULES.items()}
+def import_graph(*, type_only: bool = False) -> dict[str, set[str]]:
+    return {name: imports_of(name, path, type_only=type_only) for name, path in MODULES.items()}
+
+
+ROOTS = ("toolcall_middleware", "toolcall_middleware.core")
+"""The packages whose subpackages are the nodes of the package graph (their own modules are each
+a node of their own: `core`'s ground floor and the modules above it are not one layer)."""
+
+
+def package_of(module: str) -> str:
+    """The node `module` belongs to: the subpackage of a root it is in, else the module itself."""
+    for root in sorted(ROOTS, key=len, reverse=True):
+        if module.startswith(root + "."):
+            top = root + "." + module[len(root) + 1 :].split(".")[0]
+            if top in ROOTS:
+                continue
+            return top if any(m.startswith(top + ".") for m in MODULES) else module
+    return module
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The imports between packages, from the imports between modules."""
+    packages: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        node = package_of(module)
+        targets = packages.setdefault(node, set())
+        targets.update(package_of(m) for m in imported if package_of(m) != node)
+    return packages
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -96,6 +124,37 @@ def test_the_graph_reader_sees_edges_and_cycles() -> None:
 def test_no_import_cycles() -> None:
     found = cycles(import_graph())
     assert not found, "modules that import each other, directly or around a loop:\n" + "\n".join(
+        " -> ".join(loop) for loop in found
+    )
+
+
+def test_the_package_graph_joins_subpackages_and_counts_type_only_imports() -> None:
+    assert package_of("toolcall_middleware.core.dialects.auto") == "toolcall_middleware.core.dialects"
+    assert package_of("toolcall_middleware.core.dialects") == "toolcall_middleware.core.dialects"
+    assert package_of("toolcall_middleware.core.events") == "toolcall_middleware.core.events"
+    assert package_of("toolcall_middleware.store.layer") == "toolcall_middleware.store"
+    assert package_of("toolcall_middleware.config") == "toolcall_middleware.config"
+    # `dialect.py` names `Renderer` for the type checker only: no edge that runs, an edge all the same.
+    dialect, rendering = "toolcall_middleware.core.dialects.dialect", "toolcall_middleware.core.dialects.rendering"
+    assert rendering not in import_graph()[dialect]
+    assert rendering in import_graph(type_only=True)[dialect]
+    modules = {
+        "toolcall_middleware.core.dialects.hermes": {"toolcall_middleware.core.request.render"},
+        "toolcall_middleware.core.request.render": {"toolcall_middleware.core.dialects.rendering"},
+        "toolcall_middleware.core.dialects.rendering": {"toolcall_middleware.core.events"},
+    }
+    packages = package_graph(modules)
+    assert packages["toolcall_middleware.core.dialects"] == {
+        "toolcall_middleware.core.request",
+        "toolcall_middleware.core.events",
+    }
+    (loop,) = cycles(packages)
+    assert sorted(loop[:-1]) == ["toolcall_middleware.core.dialects", "toolcall_middleware.core.request"]
+
+
+def test_no_package_cycles() -> None:
+    found = cycles(package_graph(import_graph(type_only=True)))
+    assert not found, "packages that import each other (imports for the type checker counted):\n" + "\n".join(
         " -> ".join(loop) for loop in found
     )
 

@@ -45,9 +45,7 @@ def result_json(dialect: str, result: ParseResult) -> dict[str, Any]:
         "dialect": dialect,
         "content": result.content,
         "reasoning": result.reasoning,
-        "tool_calls": [
-            {"id": c.id, "name": c.name, "arguments": json.loads(c.arguments)} for c in result.tool_calls
-        ],
+        "tool_calls": [{"id": c.id, "name": c.name, "arguments": json.loads(c.arguments)} for c in result.tool_calls],
         "truncated": result.truncated,
         "finish_reason": result.finish_reason,
     }

@@ -12,10 +12,35 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .core.api import APIS, Api, spec_for
+from .core.depth import MAX_DEPTH
 from .core.dialects import get_dialect, list_dialects
-from .core.request.depth import MAX_DEPTH
-from .store.chain import MAX_CHAIN
-from .store.state import MAX_REFERENCES
+from .redact import redact
+
+# The defaults of two limits the store applies (`Limits.max_chain_responses`,
+# `Limits.max_item_references`): the store reads them here, with its other options.
+MAX_CHAIN = 2048  # responses a continuation may reach back
+MAX_REFERENCES = 1024  # `item_reference`s per request
+STORE_URLS = ("memory", "sqlite:///path/to/file.db", "redis://host:port/db", "rediss://…", "none")
+
+
+def check_store_url(spec: str) -> None:
+    """Raise a ValueError when `store.open_store` would refuse `spec` (without connecting to
+    anything); its message shows the URL redacted. (The store reads its options here: the check
+    is the option's, and the store asks it before it opens one.)"""
+    shown = redact(spec)
+    if spec == "memory" or spec.startswith(("sqlite://", "redis://", "rediss://", "unix://")):
+        if spec.startswith("sqlite://") and not spec.removeprefix("sqlite://").removeprefix("/"):
+            raise ValueError(f"store {shown!r}: name a file, as sqlite:///path/to/state.db")
+        if not spec.startswith(("memory", "sqlite")):
+            try:
+                import redis.asyncio  # noqa: F401
+            except ImportError:
+                raise ValueError(
+                    f"store {shown!r} needs the redis package: pip install 'toolcall-middleware[redis]'"
+                ) from None
+        return
+    raise ValueError(f"store {shown!r}: expected one of {', '.join(STORE_URLS)}")
+
 
 Profile = Literal["required_action", "extensions", "ping_events", "open_responses"]
 Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "responses-to-messages"]
@@ -280,8 +305,6 @@ class ToolCallConfig(BaseModel):
     def _store_url(cls, value: str | None) -> str | None:
         if value is None or value == "none":
             return value
-        from .store import check_store_url
-
         check_store_url(value)  # a ValueError naming the schemes, or the extra to install
         return value
 

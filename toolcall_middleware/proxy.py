@@ -41,8 +41,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from .config import COUNT_TOKENS
 from .core.api import spec_for
+from .core.detect import kind_of_route
 from .core.http import json_head, without
-from .core.inbound.detect import kind_of_route
 from .core.pipeline import PROXY_ERROR
 from .exchange import UpstreamFailure
 from .inprocess import respond
@@ -295,7 +295,6 @@ class ProxyApp:
             for task in (pumping, watching):
                 with contextlib.suppress(asyncio.CancelledError):
                     await task  # re-raises what the pump raised (a send to a closed connection)
-
 
     def _failure(self, response: httpx.Response, error: httpx.HTTPError) -> UpstreamFailure:
         """The upstream failed after its head: logged with its cause, said to the client."""

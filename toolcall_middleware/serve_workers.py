@@ -33,7 +33,7 @@ from uvicorn.supervisors import Multiprocess
 
 if typing.TYPE_CHECKING:
     from .config import ToolCallConfig
-    from .serve import ServeOptions
+    from .serve_options import ServeOptions
     from .upstream_routes import Served
 
 WORKER_STATE = "_TOOLCALL_SERVE_WORKER"  # (no `TOOLCALL_` prefix: not an option of its own)

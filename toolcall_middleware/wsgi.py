@@ -50,7 +50,6 @@ class ToolCallWSGIMiddleware:
         start_response, exchange.record.request_id = wsgi_request_id(environ, start_response)
         return WSGIExchange(self.app, exchange, environ, start_response).run()
 
-
     def _compact(self, environ: Environ, start_response: StartResponse, responses_path: str) -> Iterable[bytes]:
         limit = self.config.limits.max_request_bytes
         raw, complete = read_body(environ, limit)

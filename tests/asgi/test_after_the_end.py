@@ -79,7 +79,7 @@ def closing(host: str) -> list[bytes]:
 
 def later_event(host: str) -> st.SearchStrategy[bytes]:
     """Anything a host may send after our end."""
-    texts = st.sampled_from(["more text", CALL, "<tool_call>\n{\"name\": \"f\", \"argu", "</tool_call>", " "])
+    texts = st.sampled_from(["more text", CALL, '<tool_call>\n{"name": "f", "argu', "</tool_call>", " "])
     return st.one_of(
         texts.map(lambda text: text_event(host, text)),
         st.sampled_from(

@@ -89,7 +89,6 @@ def test_responses_the_hosts_own_calls_reach_the_client_through_an_agent_turn(
     assert answer.output_text == "It is sunny."
 
 
-
 def _mixed(first_call: str) -> list[dict[str, Any]]:
     """A stream with a call in the model's text (`first_call`), then a call the host made itself,
     then another text call, through the middleware (incremental argument streaming); the client's

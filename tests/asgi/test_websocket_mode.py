@@ -108,7 +108,11 @@ def test_a_tool_call_turn_then_its_output(served: tuple[OpenAI, RecordingHost]) 
         assert [(c.name, json.loads(c.arguments)) for c in calls] == [("get_weather", {"city": "Paris"})]
         output = {"type": "function_call_output", "call_id": calls[0].call_id, "output": "sunny, 21 C"}
         connection.response.create(
-            model="demo", input=[output], tools=[WEATHER], store=False, previous_response_id=called.id  # type: ignore[list-item]
+            model="demo",
+            input=[output],
+            tools=[WEATHER],
+            store=False,
+            previous_response_id=called.id,  # type: ignore[list-item]
         )
         answered = turn(connection)[-1]
     assert answered.type == "response.completed"

@@ -47,8 +47,12 @@ async def over_socket(app: Any, body: dict[str, Any]) -> list[Any]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(words=st.lists(WORDS, min_size=1, max_size=12), piece_size=st.integers(1, 40), tools=st.booleans(),
-       dialect=st.sampled_from(["hermes", "qwen3_coder", "kimi_k2"]))
+@given(
+    words=st.lists(WORDS, min_size=1, max_size=12),
+    piece_size=st.integers(1, 40),
+    tools=st.booleans(),
+    dialect=st.sampled_from(["hermes", "qwen3_coder", "kimi_k2"]),
+)
 def test_the_socket_relays_the_http_stream(words: list[str], piece_size: int, tools: bool, dialect: str) -> None:
     app = ToolCallMiddleware(DemoApp(dialect, piece_size=piece_size), dialect=dialect)
     body: dict[str, Any] = {"model": "demo", "input": " ".join(words), **({"tools": [WEATHER]} if tools else {})}

@@ -13,6 +13,7 @@ from anthropic.types import Message
 
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware import StreamParser
+from toolcall_middleware.core.detect import detect, kind_of, kind_of_route, reader_for
 from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.events import Event
 from toolcall_middleware.core.framing.sse import SSEDecoder
@@ -25,10 +26,6 @@ from toolcall_middleware.core.inbound import (
     UpstreamDone,
     UpstreamError,
     UpstreamMeta,
-    detect,
-    kind_of,
-    kind_of_route,
-    reader_for,
 )
 from toolcall_middleware.core.inbound.events import InboundEvent
 from toolcall_middleware.core.policy import PolicyError, PolicyFilter

@@ -81,7 +81,7 @@ def test_every_dialect_of_the_parsing_core_is_registered() -> None:
 )
 def test_another_model_of_a_known_family_gets_detection_not_the_familys_format(model: str) -> None:
     assert tm.dialect_for_model(model) is tm.get_dialect("auto")
-    react = "Thought: I should look it up.\nAction: search\nAction Input: {\"q\": \"weather\"}"
+    react = 'Thought: I should look it up.\nAction: search\nAction Input: {"q": "weather"}'
     assert parse(react, model=model).content == react  # its own text, untouched
     hermes = 'Sure.\n<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>'
     result = parse(hermes, model=model)

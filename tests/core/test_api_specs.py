@@ -12,7 +12,7 @@ import pytest
 
 from tests.modules import package_modules
 from toolcall_middleware.core.api import APIS, ApiSpec, spec_for
-from toolcall_middleware.core.inbound import kind_of, kind_of_route, reader_for
+from toolcall_middleware.core.detect import kind_of, kind_of_route, reader_for
 from toolcall_middleware.core.replaced import host_error
 from toolcall_middleware.keepalive import PING_COMMENT, ping_for
 
@@ -20,8 +20,8 @@ from toolcall_middleware.keepalive import PING_COMMENT, ping_for
 # translate one named API into another) and the features only one API has (Responses compaction
 # and WebSocket mode, Messages token counting). Anything that dispatches by API asks its spec.
 NAMED_BY_FEATURE = {
-    "toolcall_middleware.core.request.host",  # the bridges' translations
-    "toolcall_middleware.core.request.forwarded",  # Responses compaction items expanded
+    "toolcall_middleware.core.host",  # the bridges' translations
+    "toolcall_middleware.core.forwarded",  # Responses compaction items expanded
     "toolcall_middleware.compact",  # `POST /v1/responses/compact`
     "toolcall_middleware.asgi",  # WebSocket mode on the Responses routes
     "toolcall_middleware.config",  # compaction by the host needs a Responses host
@@ -155,7 +155,7 @@ def test_a_new_api_is_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (
         "toolcall_middleware.core.api",
         "toolcall_middleware.config",
-        "toolcall_middleware.core.inbound.detect",
+        "toolcall_middleware.core.detect",
     ):
         monkeypatch.setattr(sys.modules[name], "APIS", with_echo)
     spec_for.cache_clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,9 @@ from tests.conftest import check_streams, split_at, stream_parse
 from tests.core.test_conformance import FIXTURES
 from tests.core.test_table_formats import SAMPLES as TABLE
 from toolcall_middleware import StreamParser, dialect_for_model, parse
-from toolcall_middleware.core.dialects import ParseContext, get_dialect
-from toolcall_middleware.core.dialects.auto import SHARED, UNIQUE, AutoParser
+from toolcall_middleware.core.dialects import Dialect, ParseContext, get_dialect, list_dialects
+from toolcall_middleware.core.dialects.auto import REASONING, SHARED, UNIQUE, AutoParser, detection_tables
+from toolcall_middleware.core.dialects.dialect import SharedMarker
 from toolcall_middleware.core.dialects.rendering import CallToRender
 from toolcall_middleware.core.events import TextDelta
 
@@ -295,3 +297,37 @@ def test_the_reasoning_of_the_table_formats_is_split_off() -> None:
     ):
         result = check_streams(f"{opener}Just a greeting.{closer}Hello!", seeds=range(3), dialect="auto")
         assert (result.reasoning, result.content) == ("Just a greeting.", "Hello!")
+
+
+def test_auto_reads_the_markers_each_dialect_declares() -> None:
+    """No table of formats lives in `auto`: a marker picks the dialect that declares it."""
+    registered = [get_dialect(name) for name in list_dialects() if name != "auto"]
+    assert UNIQUE == {marker: d.name for d in registered for marker in d.markers}
+    assert set(SHARED) == {shared.marker for d in registered for shared in d.shared_markers}
+    assert {pair for d in registered for pair in d.detected_reasoning} <= set(REASONING.pairs)
+    assert get_dialect("auto").reasoning is REASONING
+    for marker, look in SHARED.items():
+        assert set(look.pattern.groupindex) == {
+            d.name for d in registered if any(shared.marker == marker for shared in d.shared_markers)
+        }
+
+
+def test_a_declared_marker_picks_its_dialect() -> None:
+    tag = Dialect(name="tagged", description="", machine=AutoParser, markers=("<<call>>",))
+    braced = Dialect(
+        name="braced", description="", machine=AutoParser, shared_markers=(SharedMarker("<call>", r" *\{", r"\{"),)
+    )
+    bracketed = Dialect(
+        name="bracketed", description="", machine=AutoParser, shared_markers=(SharedMarker("<call>", r" *\[", r"\["),)
+    )
+    unique, shared = detection_tables([tag, braced, bracketed])
+    assert unique == {"<<call>>": "tagged"}
+    look = shared["<call>"]
+    assert look.decide("<call> {", 6, final=False) == "braced"
+    assert look.decide("<call>[", 6, final=False) == "bracketed"
+    assert look.decide("<call> and more", 6, final=False) is False  # `a` starts neither
+    assert look.decide("<call> ", 6, final=False) is None  # undecided until more comes
+    with pytest.raises(ValueError, match="tagged and again"):
+        detection_tables([tag, replace(tag, name="again")])
+    with pytest.raises(ValueError, match="both"):
+        detection_tables([braced, replace(tag, markers=("<call>",))])

@@ -19,6 +19,7 @@ from openai.types.responses import Response, ResponseStreamEvent
 
 from tests.wire import replay_responses
 from toolcall_middleware import ReasoningDelta, StreamParser, TextDelta, merge_events
+from toolcall_middleware.core.detect import detect, kind_of, kind_of_route, reader_for
 from toolcall_middleware.core.emitters import ChatMessageBuilder, ResponsesStreamEmitter
 from toolcall_middleware.core.framing.sse import SSEDecoder, encode_chat, encode_events
 from toolcall_middleware.core.inbound import (
@@ -34,10 +35,6 @@ from toolcall_middleware.core.inbound import (
     UpstreamDone,
     UpstreamError,
     UpstreamMeta,
-    detect,
-    kind_of,
-    kind_of_route,
-    reader_for,
 )
 from toolcall_middleware.core.result import ParseResult
 

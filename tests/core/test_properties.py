@@ -172,7 +172,7 @@ def test_a_long_text_parsed_in_pieces_is_parsed_as_one_feed(dialect: str, data: 
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.text(alphabet="<tool_call>{}\" \nab", min_size=PIECE + 1, max_size=4 * PIECE))
+@given(st.text(alphabet='<tool_call>{}" \nab', min_size=PIECE + 1, max_size=4 * PIECE))
 def test_a_long_feed_gives_its_text_in_one_delta_per_run(text: str) -> None:
     events = StreamParser("hermes").feed(text)
     kinds = [type(e) for e in events]

@@ -299,7 +299,7 @@ def test_a_rewritten_body_is_the_same_with_its_manifest_spliced(dialect: str, ap
     """Many tools' manifest (the system message, the instructions, Anthropic's `system` as a
     string or as blocks; before or after the system text, as the dialect's template puts it) is
     written from its JSON made once: the host gets the same bytes as written in full."""
-    from toolcall_middleware.core.request import forwarded
+    from toolcall_middleware.core import forwarded
 
     offered = [tool(f"tool_{i}") for i in range(tools)]
     system = "Be brief. \u00e9 \U0001f600"

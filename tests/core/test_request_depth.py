@@ -1,4 +1,4 @@
-"""`core.request.depth`: how deep a body nests, measured without recursion, and the 400 past the limit."""
+"""How deep a body nests (`core.depth`), measured without recursion, and the 400 past the limit."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcall_middleware.core import memo
+from toolcall_middleware.core.depth import deeper, depth
 from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.core.request.depth import check_depth, deeper, depth
+from toolcall_middleware.core.request.errors import check_depth
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=3),

@@ -1,6 +1,6 @@
 """The example Django project wrapped whole, WSGI and ASGI, instead of its MIDDLEWARE entry.
 
-    gunicorn tests.integrations.django_wrapped:wsgi      uvicorn tests.integrations.django_wrapped:asgi
+gunicorn tests.integrations.django_wrapped:wsgi      uvicorn tests.integrations.django_wrapped:asgi
 """
 
 from __future__ import annotations

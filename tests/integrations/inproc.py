@@ -33,8 +33,6 @@ def check_chat(body: bytes, *, stream: bool) -> None:
 
 
 def check_responses(body: bytes, *, stream: bool) -> None:
-    output = (
-        replay_responses(sse_events(body)).model_dump()["output"] if stream else json.loads(body)["output"]
-    )
+    output = replay_responses(sse_events(body)).model_dump()["output"] if stream else json.loads(body)["output"]
     calls = [(i["name"], json.loads(i["arguments"])) for i in output if i["type"] == "function_call"]
     assert calls == [("get_weather", {"city": "Paris"})]

@@ -266,9 +266,7 @@ def test_a_status_the_exchange_chose_reaches_the_client() -> None:
         ({"compaction": "emulate"}, "wrap_wsgi"),
     ],
 )
-def test_an_option_the_middleware_entry_cannot_honour_fails_at_construction(
-    option: dict[str, Any], where: str
-) -> None:
+def test_an_option_the_middleware_entry_cannot_honour_fails_at_construction(option: dict[str, Any], where: str) -> None:
     with override_settings(TOOLCALL_MIDDLEWARE={"dialect": "hermes", **option}):
         with pytest.raises(ValueError, match="ToolCallDjangoMiddleware cannot honour") as caught:
             ToolCallDjangoMiddleware(lambda request: HttpResponse())

@@ -51,9 +51,7 @@ def openai_client(base: str, key: str) -> openai.OpenAI:
 
 def test_openai_clients_need_one_of_the_keys(keyed: str) -> None:
     for key in KEYS:
-        answer = openai_client(keyed, key).chat.completions.create(
-            model="demo", messages=MESSAGES, tools=CHAT_TOOLS
-        )
+        answer = openai_client(keyed, key).chat.completions.create(model="demo", messages=MESSAGES, tools=CHAT_TOOLS)
         calls = answer.choices[0].message.tool_calls or []
         assert [(c.function.name, json.loads(c.function.arguments)) for c in calls] == [
             ("get_weather", {"city": "Paris"})

@@ -27,7 +27,8 @@ from tests.servers import free_port, serve
 from tests.store.redis_server import redis_server
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.redact import redact
-from toolcall_middleware.serve import ServeOptions, build_app
+from toolcall_middleware.serve import build_app
+from toolcall_middleware.serve_options import ServeOptions
 
 SECRET = "s3cr3t"
 TOKEN = f"tok-{SECRET}"  # (a query token with the secret in it: one grep finds both)
@@ -157,7 +158,10 @@ def test_a_configuration_error_shows_no_secret() -> None:
         ("https://sk-token@host/path#frag", "https://***@host/path#***"),
         ('{"upstream": "http://u:p@h/x"}', '{"upstream": "http://u:***@h/x"}'),
         ("URL('http://a:b@c/?q')", "URL('http://a:***@c/?***')"),
-        ("sqlite:////var/lib/state.db and http://plain:8000/v1", "sqlite:////var/lib/state.db and http://plain:8000/v1"),
+        (
+            "sqlite:////var/lib/state.db and http://plain:8000/v1",
+            "sqlite:////var/lib/state.db and http://plain:8000/v1",
+        ),
         ("no URL at all: user:pw@host", "no URL at all: user:pw@host"),
     ],
 )

@@ -16,7 +16,8 @@ import pytest
 from tests.servers import ROOT, free_port, serve
 from toolcall_middleware.cli import build_parser, main
 from toolcall_middleware.env import settable
-from toolcall_middleware.serve import ServeOptions, resolve
+from toolcall_middleware.serve import resolve
+from toolcall_middleware.serve_options import ServeOptions
 
 
 def serve_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:

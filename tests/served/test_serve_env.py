@@ -20,7 +20,8 @@ from tests.servers import ROOT, free_port, serve, uvicorn
 from toolcall_middleware.cli import build_parser, main
 from toolcall_middleware.config import Limits, ToolCallConfig
 from toolcall_middleware.env import settable
-from toolcall_middleware.serve import ServeOptions, resolve
+from toolcall_middleware.serve import resolve
+from toolcall_middleware.serve_options import ServeOptions
 
 SERVE = [sys.executable, "-m", "toolcall_middleware.cli", "serve"]
 WEATHER: Any = {"name": "get_weather", "input_schema": CHAT_TOOLS[0]["function"]["parameters"]}
@@ -107,9 +108,7 @@ def test_a_bad_variable_is_named(
     assert "invalid configuration" in err and said in err
 
 
-def test_a_flag_is_named_for_its_own_value(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_flag_is_named_for_its_own_value(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLCALL_MAX_CALLS", "3")
     assert main(["serve", "--max-calls", "0"]) == 2
     assert "limits.max_calls (--max-calls): Input should be greater than 0" in capsys.readouterr().err

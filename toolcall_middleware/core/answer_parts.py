@@ -8,9 +8,10 @@ from functools import lru_cache
 from typing import Any
 
 from .api import Api
+from .detect import reader_for
 from .emitters.meta import token_count
 from .exchange_data import AnswerSetup, Report
-from .inbound import Reader, reader_for
+from .inbound import Reader
 from .parser import ArgumentsStreaming, StreamParser
 from .policy import PolicyFilter, PolicyLimits
 from .policy.report import PolicyReport

@@ -11,7 +11,7 @@ recognised and read, how the client's bytes are written (`Output` for a stream, 
 JSON body), its error bodies, its request rewrite and field checks. Nothing else compares API
 names but the bridges (which translate one named API into another) and the features only one
 API has (`tests/core/test_api_specs.py` holds the code to that). Adding an API is adding its name
-to `Api` and writing its module.
+to `Api` (`core.api_names`, below the readers and emitters that name it) and writing its module.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .api_names import APIS, Api
 
 if TYPE_CHECKING:
     from .emitters.meta import Upstream
@@ -31,10 +33,6 @@ if TYPE_CHECKING:
     from .inbound.base import ReaderBase
     from .policy import PolicyError
     from .request.rewrite import RewriteResult
-
-Api = Literal["chat", "responses", "completions", "messages"]
-
-APIS: tuple[Api, ...] = get_args(Api)
 
 
 class Output(ABC):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .request.depth import MAX_DEPTH
+from .depth import MAX_DEPTH
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,14 @@
 """One exchange, sans-IO: the request body rewritten, then the response bytes rewritten.
 
 ```
-request JSON -> core.request.forwarded -> host app
+request JSON -> core.forwarded -> host app
 response bytes -> content decoding -> SSE events / whole JSON -> inbound reader -> raw text
   -> StreamParser -> PolicyFilter -> emitter (the API the client called) -> bytes
 ```
 
 A bridged exchange has two APIs: the client's (`api`: the request shape accepted, the emitter
 written) and the host's (`upstream`: the request shape the host gets, the reader of its answer).
-The request is translated first, then rewritten for the host's API (`core.request.host`); the
+The request is translated first, then rewritten for the host's API (`core.host`); the
 answer, once it is known to be ours, is `core.answer.Answer`'s.
 
 Two answers are the middleware's own rather than the host's (`core.replaced`): a bridged host's
@@ -32,6 +32,7 @@ from typing import Any, Literal
 from .answer import Answer
 from .answer_parts import Prepared
 from .api import Api, spec_for
+from .detect import detect, kind_of
 from .exchange_data import AnswerSetup, Report, Settings
 from .exchange_state import (
     AGAIN,
@@ -47,17 +48,18 @@ from .exchange_state import (
     Trigger,
     next_state,
 )
+from .forwarded import forward_request
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, answerable, classify, header, without
-from .inbound import UpstreamDone, detect, kind_of
+from .inbound import UpstreamDone
 from .inbound.base import decode_data
 from .policy.errors import REGENERABLE
 from .replaced import estimate_tokens, host_error, openai_error
 from .request import BadRequest
-from .request.forwarded import forward_request
 
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
+
 
 class Exchange:
     """One request and its response.
@@ -479,7 +481,6 @@ class Exchange:
         if body is None:
             self._move(Trigger.PASS)
         return raw if body is None else body
-
 
     def _answer_kind(self, obj: Any) -> Api | None:
         """The reader for the host's first object: its own API's, or None (not ours). A host may

@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.dialects.rendering import ToolResult
 from ..core.parser import parse
 from ..core.request.render import native_call_id, render_assistant, render_reasoning, render_tool_results, renderer
-from ..core.request.render_base import ToolResult
 from .manifest import Manifest, OfferedTool, read_manifest
 from .transcript import Transcript, Turn, read_transcript
 

@@ -22,32 +22,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..redact import redact
+from ..config import check_store_url
 from .api import load_state
 from .base import Store, StoreError, StoreFull, StoreLimits, StoreUnavailable
 from .memory import MemoryStore
 from .sqlite import SQLiteStore
 from .state import Wanted, expand, history_of, wanted_state
-
-SCHEMES = ("memory", "sqlite:///path/to/file.db", "redis://host:port/db", "rediss://…", "none")
-
-
-def check_store_url(spec: str) -> None:
-    """Raise a ValueError when `open_store` would refuse `spec` (without connecting to anything);
-    its message shows the URL redacted."""
-    shown = redact(spec)
-    if spec == "memory" or spec.startswith(("sqlite://", "redis://", "rediss://", "unix://")):
-        if spec.startswith("sqlite://") and not spec.removeprefix("sqlite://").removeprefix("/"):
-            raise ValueError(f"store {shown!r}: name a file, as sqlite:///path/to/state.db")
-        if not spec.startswith(("memory", "sqlite")):
-            try:
-                import redis.asyncio  # noqa: F401
-            except ImportError:
-                raise ValueError(
-                    f"store {shown!r} needs the redis package: pip install 'toolcall-middleware[redis]'"
-                ) from None
-        return
-    raise ValueError(f"store {shown!r}: expected one of {', '.join(SCHEMES)}")
 
 
 def open_store(spec: str, limits: StoreLimits | None = None) -> Store:
@@ -72,7 +52,6 @@ __all__ = [
     "StoreLimits",
     "StoreUnavailable",
     "Wanted",
-    "check_store_url",
     "expand",
     "history_of",
     "load_state",

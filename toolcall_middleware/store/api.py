@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..config import MAX_CHAIN
 from ..core.request.errors import BadRequest, invalid, invalid_body
 from ..core.schema import JSON_OBJECT
 from .base import Store
-from .chain import MAX_CHAIN, ContextCache, Link, context_of, continue_from, read_turn
+from .chain import ContextCache, Link, context_of, continue_from, read_turn
 from .state import (
     Wanted,
     as_item,

@@ -38,7 +38,6 @@ from .base import Store
 from .state import StateError, conversation_key, output_of, response_key, turn_key
 
 CHECKPOINT_EVERY = 16
-MAX_CHAIN = 2048  # responses a continuation may reach back (the default of `limits.max_chain_responses`)
 RENEW_FRACTION = 0.125  # of the TTL: how stale a chain's expiry may grow before a continuation renews it
 CONTEXT_CACHE_BYTES = 64 * 1024 * 1024
 CONTEXT_CACHE_ENTRIES = 1024
@@ -275,7 +274,6 @@ async def continue_from(
 __all__ = [
     "CHECKPOINT_EVERY",
     "CONTEXT_CACHE_BYTES",
-    "MAX_CHAIN",
     "RENEW_FRACTION",
     "Context",
     "ContextCache",

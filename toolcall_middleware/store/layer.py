@@ -27,10 +27,10 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ..config import Limits, ToolCallConfig
+from ..config import MAX_CHAIN, MAX_REFERENCES, Limits, ToolCallConfig
+from ..core.depth import MAX_DEPTH
 from ..core.framing.utf8 import json_bytes
 from ..core.http import json_head
-from ..core.request.depth import MAX_DEPTH
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
 from ..inprocess import CREDENTIAL
@@ -52,10 +52,9 @@ from .asgi_io import (
 )
 from .background import BackgroundRuns, Stop
 from .base import Store, StoreError, StoreLimits
-from .chain import MAX_CHAIN, Context, ContextCache, stored_records
+from .chain import Context, ContextCache, stored_records
 from .observed import OnOperation, observed
 from .state import (
-    MAX_REFERENCES,
     SECRET_KEY,
     TERMINAL_STATUSES,
     Echo,

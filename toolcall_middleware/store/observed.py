@@ -100,4 +100,3 @@ def observed(store: Store, on_operation: OnOperation) -> Store:
 
 
 __all__ = ["ObservedStore", "OnOperation", "error_kind", "observed"]
-

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..config import MAX_REFERENCES
 from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.request.errors import BadRequest, invalid
 from ..core.schema import JSON_OBJECT
@@ -28,7 +29,6 @@ from ..core.schema import JSON_OBJECT
 SECRET_KEY = "scope-secret"  # the store's own key of the shared scoping secret (unscoped)
 STATEFUL_FIELDS = ("previous_response_id", "conversation")
 ID_BYTES = 24  # 192 random bits per id: unguessable
-MAX_REFERENCES = 1024  # `item_reference`s per request (the default of `limits.max_item_references`)
 
 
 class StateError(BadRequest):
@@ -358,7 +358,6 @@ __all__ = [
     "ID_BYTES",
     "ID_PREFIXES",
     "MAX_LIMIT",
-    "MAX_REFERENCES",
     "RESPONSE_EVENTS",
     "SECRET_KEY",
     "STATEFUL_FIELDS",

@@ -16,12 +16,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.depth import MAX_DEPTH
 from ..core.emitters.responses import error_event
 from ..core.framing.sse import SSEDecoder, encode_event
 from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.http import headers_named, without
 from ..core.inbound.base import decode_data
-from ..core.request.depth import MAX_DEPTH
 from ..core.schema import JSON_OBJECT
 from .asgi_io import Message, Send, answer
 from .base import StoreError

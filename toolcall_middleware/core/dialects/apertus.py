@@ -17,11 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Renderer, dumps, join_turn
-from ..request.tools import ToolSpec
 from .base import BlockParser, Call, Dialect, arguments_object, dump_arguments
 from .harmony import ts_type
 from .json_calls import JsonCallsBlock, JsonCallsSyntax
+from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 TOOLS, TOOLS_END = "<|tools_prefix|>", "<|tools_suffix|>"
 INNER, INNER_END = "<|inner_prefix|>", "<|inner_suffix|>"
@@ -86,6 +85,8 @@ RENDERER = Renderer(
 DIALECTS = [
     Dialect(
         name="apertus",
+        markers=("<|tools_prefix|>",),
+        detected_reasoning=((INNER, INNER_END),),
         description='<|tools_prefix|>[{"f": {json}}, …]<|tools_suffix|>: Swiss AI Apertus, <|inner_prefix|> reasoning',
         machine=ApertusParser,
         models=(r"apertus",),

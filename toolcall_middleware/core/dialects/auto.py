@@ -1,9 +1,11 @@
 """`auto`: the dialect the output itself shows, when the served model name selects none.
 
 The text streams as content until the first marker that picks a format; from there on that
-dialect's parser takes the rest of the output. Most markers are a format's own special token or
-tag (`UNIQUE`). A marker that several formats write, or that is a plain word prose may use, picks
-a format only by what follows it (`SHARED`, after optional whitespace): `<tool_call>` followed by
+dialect's parser takes the rest of the output. Each format declares its markers on its `Dialect`
+(`markers`, `shared_markers`); the tables here are read from the registry once, as this module
+is imported. Most markers are a format's own special token or tag (`UNIQUE`). A marker that
+several formats write, or that is a plain word prose may use, picks a format only by what follows
+it (`SHARED`, after optional whitespace): `<tool_call>` followed by
 `{` is hermes, by `<function=` qwen3_coder, by a name GLM; `<function=` followed by `name>{` is
 llama_function, by `name>` and a `<parameter=` line qwen3_coder; `<tool_calls>` followed by `[`
 is Jamba, by `{` MiniMax-M1; `<answer>` followed by `<tool_calls>[` is Hunyuan-A13B; `<function_calls>`
@@ -21,58 +23,18 @@ code (a fenced block, an inline code span: `inline_code`) is text and picks noth
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..events import Event, TextDelta
 from ..inline_code import FENCE, TICK
 from ..reasoning import DEFAULT_PAIRS, ReasoningInText, ReasoningSyntax
 from ..textscan import WHITESPACE, hold_whitespace
-from .apertus import INNER, INNER_END
 from .base import Dialect, ParseContext, ToolMachine
 from .code_aware import CodeAwareScanner
-from .cohere import THINKING, THINKING_END
-from .gemma4 import THOUGHT
-from .hermes_like import LONGCAT_THINK, LONGCAT_THINK_END
-from .mistral import THINK as MISTRAL_THINK
-from .seed_oss import THINK as SEED_THINK
-
-# Markers one format alone writes, longest first where one is a prefix of another.
-UNIQUE: dict[str, str] = {
-    "<|tool_calls_section_begin|>": "kimi_k2",
-    "<|tool_call_section_begin|>": "kimi_k2",
-    "<|open|>tools<|sep|>": "kimi_k3",
-    "<｜tool▁calls▁begin｜>": "deepseek_v31",
-    "<｜DSML｜function_calls>": "deepseek_v32",
-    "<｜DSML｜tool_calls>": "deepseek_v4",
-    "[TOOL_CALLS]": "mistral",
-    "<|python_tag|>": "llama3_json",
-    "<|python_start|>": "pythonic",
-    "<|channel|>": "gpt_oss",
-    "<|start|>assistant": "gpt_oss",
-    "<|tool_call>": "gemma4",
-    "<minimax:tool_call>": "minimax_m2",
-    "]<]minimax[>[<tool_call>": "minimax_m3",
-    "<seed:tool_call>": "seed_oss",
-    "<|tool_call|>": "granite",
-    "<|action_start|><|plugin|>": "internlm2",
-    "<|action_start|> <|plugin|>": "internlm2",
-    "<TOOLCALL>": "nemotron",
-    "<|START_ACTION|>": "cohere_command",
-    "<|START_RESPONSE|>": "cohere_command",
-    "<|START_TEXT|>": "cohere_command",
-    "<|tools_prefix|>": "apertus",
-    "<longcat_tool_call>": "longcat",
-    "<｜tool_calls_begin｜>": "step3",
-    "<|tool_call_start|>": "lfm2",
-    "<start_function_call>": "functiongemma",
-    "<|message_sep|>": "gigachat3",
-    "<|function_call|>": "gigachat3",
-    "<function name=": "minicpm5",
-    "<|message_model|>": "inkling",
-    "<|content_invoke_tool_json|>": "inkling",
-    "<|content_text|>": "inkling",
-}
+from .dialect import SharedMarker
 
 
 @dataclass(frozen=True)
@@ -80,8 +42,9 @@ class Lookahead:
     """What must follow a shared marker for it to pick a format.
 
     `pattern` is matched right after the marker; the named group that took part names the dialect
-    (an empty group still counts). `starts` matches the characters that may begin the text after
-    the whitespace: any other, and the marker is text at once rather than after `_LOOKAHEAD`.
+    (one group a dialect, around the `then` patterns it declares). `starts` matches the characters
+    that may begin the text after the whitespace: any other, and the marker is text at once rather
+    than after `_LOOKAHEAD`.
     """
 
     pattern: re.Pattern[str]
@@ -103,42 +66,7 @@ class Lookahead:
 _SPACE = re.compile(r"[ \t\r\n]*")
 _LOOKAHEAD = 128  # a shared marker still undecided after this much text is text
 
-SHARED: dict[str, Lookahead] = {
-    "<tool_call>": Lookahead(
-        re.compile(
-            r"[ \t\r\n]*(?:(?P<hermes>\{)|(?P<qwen3_coder><function=)"
-            # GLM-4.5 writes each key on a line of its own, GLM-4.7 does not.
-            r"|[A-Za-z_][\w.\-]*(?:(?P<glm45>\n)|(?P<glm47>))[ \t\r\n]*(?:<arg_key>|</tool_call>))"
-        ),
-        re.compile(r"[{<A-Za-z_]"),
-    ),
-    "<function=": Lookahead(
-        re.compile(r"[\w.\-]+>[ \t\r\n]*(?:(?P<llama_function>\{)|(?P<qwen3_coder><parameter=|</function>))"),
-        re.compile(r"[\w.\-]"),
-    ),
-    "<tool_calls>": Lookahead(
-        re.compile(r"[ \t\r\n]*(?:(?P<jamba>\[)|(?P<minimax_m1>\{)|(?P<hunyuan_v3><tool_call>))"), re.compile(r"[\[{<]")
-    ),
-    "<answer>": Lookahead(re.compile(r"[ \t\r\n]*<tool_calls>[ \t\r\n]*(?P<hunyuan_a13b>\[)"), re.compile("<")),
-    "<function_calls>": Lookahead(re.compile(r"[ \t\r\n]*[A-Za-z_][\w.]*(?P<olmo3>\()"), re.compile(r"[A-Za-z_]")),
-    "<function_call>": Lookahead(re.compile(r"[ \t\r\n]*(?P<granite_20b_fc>\{)"), re.compile(r"\{")),
-}
 KIMI_VL_THINK = ("◁think▷", "◁/think▷")
-# The reasoning markers no other text writes, of the formats detected here (and Kimi-VL's, whose
-# models have no tool format of their own): read at the start of the output, as every dialect's.
-# (Gemma 4's and Magistral's, for one, are their dialects' reading of recorded outputs.)
-REASONING = ReasoningSyntax(
-    pairs=(
-        *DEFAULT_PAIRS,
-        KIMI_VL_THINK,
-        (THINKING, THINKING_END),
-        (INNER, INNER_END),
-        (LONGCAT_THINK, LONGCAT_THINK_END),
-        THOUGHT,
-        MISTRAL_THINK,
-        SEED_THINK,
-    )
-)
 
 
 class AutoParser:
@@ -253,6 +181,59 @@ class _Closed:
         return []
 
 
+def detection_tables(dialects: Iterable[Dialect]) -> tuple[dict[str, str], dict[str, Lookahead]]:
+    """`UNIQUE` and `SHARED` from the markers `dialects` declare (in the registry's order: where
+    two dialects share a marker, the first whose `then` matches picks).
+
+    A marker declared by two dialects as their own, or as one's own and another's shared, is an
+    error: it could not pick either."""
+    unique: dict[str, str] = {}
+    shared: dict[str, dict[str, list[SharedMarker]]] = {}
+    for dialect in dialects:
+        for marker in dialect.markers:
+            if marker in unique:
+                raise ValueError(f"{marker!r} is declared as their own by {unique[marker]} and {dialect.name}")
+            unique[marker] = dialect.name
+        for declared in dialect.shared_markers:
+            shared.setdefault(declared.marker, {}).setdefault(dialect.name, []).append(declared)
+    if both := unique.keys() & shared.keys():
+        raise ValueError(f"markers declared both as a format's own and as shared: {sorted(both)}")
+    lookaheads = {
+        marker: Lookahead(
+            re.compile("|".join(f"(?P<{name}>{_either(d.then for d in found)})" for name, found in by_name.items())),
+            re.compile(_either(d.starts for found in by_name.values() for d in found)),
+        )
+        for marker, by_name in shared.items()
+    }
+    return unique, lookaheads  # (in any order: the scanner reads the longest of two at one place)
+
+
+def _either(patterns: Iterable[str]) -> str:
+    return "|".join(f"(?:{pattern})" for pattern in patterns)
+
+
+def _other_dialects() -> list[Dialect]:
+    """Every registered dialect but this module's, in the registry's order. (This module is one
+    of the registry's, being imported: the registry is not built yet, so its modules are read.)"""
+    from . import _MODULES
+
+    return [
+        dialect
+        for module in _MODULES
+        if module != __name__.rpartition(".")[2]
+        for dialect in importlib.import_module(f"{__package__}.{module}").DIALECTS
+    ]
+
+
+_OTHERS = _other_dialects()
+UNIQUE, SHARED = detection_tables(_OTHERS)
+# The reasoning markers no other text writes, of the formats detected here (each declares its
+# own: `Dialect.detected_reasoning`), and Kimi-VL's, whose models have no tool format of their
+# own: read at the start of the output, as every dialect's.
+REASONING = ReasoningSyntax(
+    pairs=(*DEFAULT_PAIRS, KIMI_VL_THINK, *dict.fromkeys(p for d in _OTHERS for p in d.detected_reasoning))
+)
+
 DIALECTS = [
     Dialect(
         name="auto",
@@ -273,4 +254,5 @@ __all__ = [
     "UNIQUE",
     "AutoParser",
     "Lookahead",
+    "detection_tables",
 ]

@@ -20,11 +20,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Call as RenderCall
-from ..request.render_base import Renderer, ToolResult, dumps, join_turn
-from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Call, Dialect, arguments_object, dump_arguments
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
+from .rendering import CallToRender as RenderCall
+from .rendering import Renderer, ToolResult, ToolSpec, dumps, join_turn
 
 ACTION, ACTION_END = "<|START_ACTION|>", "<|END_ACTION|>"
 THINKING, THINKING_END = "<|START_THINKING|>", "<|END_THINKING|>"
@@ -92,6 +91,8 @@ def _turn(content: str, calls: str) -> str:
 DIALECTS = [
     Dialect(
         name="cohere_command",
+        markers=("<|START_ACTION|>", "<|START_RESPONSE|>", "<|START_TEXT|>"),
+        detected_reasoning=((THINKING, THINKING_END),),
         description="<|START_ACTION|>[{tool_name, parameters}, …]<|END_ACTION|>: Cohere Command R7B, Command A, "
         "<|START_THINKING|> reasoning",
         machine=CohereParser,

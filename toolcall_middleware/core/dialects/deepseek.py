@@ -23,17 +23,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
-from .rendering import CallToRender, Renderer, ToolResult, dumps, join_turn, tool_lines
+from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, tool_lines
 from .streaming import ObjectText, raw_arguments
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALLS_END = "<｜tool▁calls▁end｜>"
@@ -341,6 +336,7 @@ DEEPSEEK_V31 = Renderer(
 DIALECTS = [
     Dialect(
         name="deepseek_v31",
+        markers=(CALLS_BEGIN,),
         description="<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>: DeepSeek-V3.1, V3.1-Terminus",
         machine=DeepSeekV3Parser,
         renderer=DEEPSEEK_V31,

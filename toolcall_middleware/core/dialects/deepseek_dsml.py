@@ -24,16 +24,13 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
 from .deepseek import THINK, Section, prefills_when_thinking
-from .rendering import CallToRender, Renderer, ToolResult, dumps, join_turn, results_joined
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, results_joined
 
 
 def _tags(prefix: str, name: str) -> tuple[str, str]:
@@ -283,6 +280,7 @@ DEEPSEEK_V4 = Renderer(
 DIALECTS = [
     Dialect(
         name="deepseek_v4",
+        markers=("<｜DSML｜tool_calls>",),
         description='<｜DSML｜tool_calls><｜DSML｜invoke name="f">…: DeepSeek-V4, V4.1 (DSML)',
         machine=DsmlV4Parser,
         renderer=DEEPSEEK_V4,
@@ -292,6 +290,7 @@ DIALECTS = [
     ),
     Dialect(
         name="deepseek_v32",
+        markers=(V32_OPEN,),
         description='<｜DSML｜function_calls><｜DSML｜invoke name="f">…: DeepSeek-V3.2 (DSML)',
         machine=DsmlV32Parser,
         renderer=DEEPSEEK_V32,

@@ -5,6 +5,7 @@
 - `ToolMachine`: a dialect's parser for the content stream.
 - `ParseContext`: what a parser knows of the request.
 - `Call`: a complete call as a parser found it.
+- `SharedMarker`: a marker other formats write too, and what must follow it to pick this one.
 
 (`base.py` re-exports these for the dialect modules that import them from there.)
 """
@@ -84,6 +85,19 @@ class ToolMachine(Protocol):
     def take_plain(self, text: str) -> str | None: ...
 
 
+@dataclass(frozen=True)
+class SharedMarker:
+    """A marker that several formats write, or that prose may use: it picks the dialect that
+    declares it only when what follows it matches `then` (a regular expression matched right after
+    the marker, leading whitespace included, with no capturing groups of its own). `starts` is a
+    one-character pattern: what the text after the marker's whitespace may begin with for `then`
+    to match in the end (any other character, and the marker is text at once)."""
+
+    marker: str
+    then: str
+    starts: str
+
+
 def never_prefills(model: str | None, thinking: bool | None) -> bool:
     """`Dialect.prefills_reasoning` of a format whose template never opens the reasoning block."""
     return False
@@ -103,6 +117,12 @@ class Dialect:
     format to write). `incremental`: the parser streams a call's arguments as they arrive with
     `StreamParser(arguments_streaming="incremental")` (its blocks report `Opened` and `Fragment`);
     the others emit each call whole at its end in either mode.
+
+    `markers` and `shared_markers` are what `auto` (and the watch for another dialect's calls,
+    `mismatch.py`) pick the format by: markers only this format writes (its own special tokens
+    or tags), and markers it shares, each with what must follow it. A format with neither is not
+    detected: only its model names select it. `detected_reasoning`: the format's reasoning pairs
+    that no other text writes, which `auto` splits off the start of any output.
     """
 
     name: str
@@ -113,6 +133,9 @@ class Dialect:
     prefills_reasoning: Callable[[str | None, bool | None], bool] = never_prefills
     renderer: Renderer | None = None
     incremental: bool = False
+    markers: tuple[str, ...] = ()
+    shared_markers: tuple[SharedMarker, ...] = ()
+    detected_reasoning: tuple[tuple[str, str], ...] = ()
 
 
-__all__ = ["Call", "Dialect", "ParseContext", "ToolMachine", "never_prefills"]
+__all__ = ["Call", "Dialect", "ParseContext", "SharedMarker", "ToolMachine", "never_prefills"]

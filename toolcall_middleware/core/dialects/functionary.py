@@ -22,10 +22,9 @@ from typing import Any
 
 from ..events import Event
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Renderer, dumps, join_turn
-from ..request.tools import ToolSpec
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
 from .json_calls import JsonCallsBlock, JsonCallsSyntax
+from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 OPEN = ">>>"
 TEXT_RECIPIENT = "all"

@@ -24,17 +24,13 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import BlockParser, Call, Dialect, dump_arguments
-from .rendering import CallToRender, Renderer, ToolResult, join_turn, results_joined
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
+from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, join_turn, results_joined
 
 OPEN = "<|tool_call>"
 CLOSE = "<tool_call|>"
@@ -447,6 +443,8 @@ GEMMA4 = gemma_renderer(
 DIALECTS = [
     Dialect(
         name="gemma4",
+        markers=(OPEN,),
+        detected_reasoning=(THOUGHT,),
         description='<|tool_call>call:f{a:<|"|>text<|"|>,n:3}<tool_call|>: Gemma 4',
         machine=Gemma4Parser,
         renderer=GEMMA4,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
 from ..inline_code import FENCE, TICK
@@ -25,10 +25,7 @@ from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
 from .base import Call, Dialect, ParseContext, call_events
 from .code_aware import CodeAwareScanner
 from .hermes import call_from_object
-from .rendering import CallToRender, Renderer, dumps, join_turn, tool_lines
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, tool_lines
 
 
 def calls_from_value(value: Any) -> list[Call] | str | None:

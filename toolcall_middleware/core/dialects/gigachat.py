@@ -22,17 +22,13 @@ after another are each read.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import Block, BlockItem, BlockParser, Call, Dialect, dump_arguments
 from .harmony import ts_type
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
-from .rendering import CallToRender, Renderer, dumps, join_turn
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
 
 ROLE_SEP = "<|role_sep|>"
 MESSAGE_SEP = "<|message_sep|>"
@@ -128,6 +124,7 @@ GIGACHAT3 = Renderer(
 DIALECTS = [
     Dialect(
         name="gigachat3",
+        markers=(MESSAGE_SEP, FUNCTION_CALL_TOKEN),
         description='function call<|role_sep|>\\n{"name": "f", "arguments": {…}}: GigaChat 3, 3.1',
         machine=GigaChatParser,
         renderer=GIGACHAT3,

@@ -39,19 +39,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..events import Event
 from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value, decode_json, schema_types
 from ..textscan import WHITESPACE, Match, find_first, partial_marker_len
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments
-from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, tool_response, value_text
+from .dialect import SharedMarker
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
 from .streaming import member_fragment
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -417,6 +414,9 @@ GLM47 = Renderer(
 DIALECTS = [
     Dialect(
         name="glm45",
+        shared_markers=(
+            SharedMarker(OPEN, r"[ \t\r\n]*[A-Za-z_][\w.\-]*\n[ \t\r\n]*(?:<arg_key>|</tool_call>)", "[A-Za-z_]"),
+        ),
         description="<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>: GLM-4.5, 4.6",
         machine=GlmParser,
         renderer=GLM45,
@@ -426,6 +426,10 @@ DIALECTS = [
     ),
     Dialect(
         name="glm47",
+        # (read after glm45's: a name with a line break after it is GLM-4.5's)
+        shared_markers=(
+            SharedMarker(OPEN, r"[ \t\r\n]*[A-Za-z_][\w.\-]*[ \t\r\n]*(?:<arg_key>|</tool_call>)", "[A-Za-z_]"),
+        ),
         description="<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>: GLM-4.7, 5.x",
         machine=GlmParser,
         renderer=GLM47,

@@ -24,11 +24,11 @@ import json
 from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Call as RenderCall
-from ..request.render_base import Renderer, dumps, join_turn
-from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
+from .dialect import SharedMarker
 from .json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
+from .rendering import CallToRender as RenderCall
+from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 TOKEN = "<|tool_call|>"
 TAG = "<tool_call>"
@@ -120,6 +120,7 @@ GRANITE_THINKING = ReasoningSyntax(
 DIALECTS = [
     Dialect(
         name="granite_20b_fc",
+        shared_markers=(SharedMarker(FUNCTION_CALL, r"[ \t\r\n]*\{", r"\{"),),
         description='<function_call> {"name": …, "arguments": …} per call: granite-20b-functioncalling',
         machine=Granite20bParser,
         models=(r"granite-20b-function",),
@@ -127,6 +128,7 @@ DIALECTS = [
     ),
     Dialect(
         name="granite",
+        markers=(TOKEN,),
         description="<|tool_call|>[{json}, …] (3.0) and <tool_call>[…] (3.1-3.3): IBM Granite 3.x, "
         "plain-text thinking of 3.2/3.3",
         machine=GraniteParser,

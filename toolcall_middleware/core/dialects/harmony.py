@@ -42,17 +42,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
 from ..schema import JSON_OBJECT
 from ..textscan import JsonStringTracker, alternation, partial_marker_len
 from .base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
-from .rendering import CallToRender, Renderer, dumps
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
+from .rendering import CallToRender, Renderer, ToolSpec, dumps
 
 START = "<|start|>"
 END = "<|end|>"
@@ -469,6 +465,7 @@ GPT_OSS = Renderer(calls=_harmony_calls, tools=_harmony_tools, assistant=_harmon
 DIALECTS = [
     Dialect(
         name="gpt_oss",
+        markers=(CHANNEL, "<|start|>assistant"),
         description="harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}: gpt-oss",
         machine=HarmonyParser,
         renderer=GPT_OSS,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
@@ -28,12 +28,9 @@ from .base import (
     dump_arguments,
     load_object,
 )
-from .rendering import CallToRender, Renderer, dumps, results_joined, tool_lines, tool_response
+from .dialect import SharedMarker
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, tool_lines, tool_response
 from .streaming import CallObjectWatcher, raw_arguments
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -151,6 +148,7 @@ HERMES = Renderer(calls=_hermes_calls, tools=hermes_tools, results=results_joine
 DIALECTS = [
     Dialect(
         name="hermes",
+        shared_markers=(SharedMarker(OPEN, r"[ \t\r\n]*\{", r"\{"),),
         description="<tool_call>{json}</tool_call>: Hermes 2 Pro/3, Qwen2.5, Qwen3, QwQ, Granite 4",
         machine=HermesParser,
         renderer=HERMES,

@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Renderer, dumps, join_turn
-from ..request.tools import ToolSpec
 from .base import BlockParser, Dialect
 from .granite import tool_list
 from .hermes import HermesBlock
+from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 LONGCAT, LONGCAT_END = "<longcat_tool_call>", "</longcat_tool_call>"
 LONGCAT_THINK, LONGCAT_THINK_END = "<longcat_think>", "</longcat_think>"
@@ -84,6 +83,8 @@ INTERNLM_RENDERER = Renderer(
 DIALECTS = [
     Dialect(
         name="longcat",
+        markers=("<longcat_tool_call>",),
+        detected_reasoning=((LONGCAT_THINK, LONGCAT_THINK_END),),
         description="<longcat_tool_call>{json}</longcat_tool_call>: LongCat-Flash-Chat",
         machine=LongcatParser,
         incremental=True,
@@ -93,6 +94,7 @@ DIALECTS = [
     ),
     Dialect(
         name="internlm2",
+        markers=(ACTION, ACTION_SPACED),
         description="<|action_start|><|plugin|>{json}<|action_end|>: InternLM2.5, Intern-S1",
         machine=InternLMParser,
         incremental=True,

@@ -27,17 +27,14 @@ Reasoning is `<think>…</think>`. The template opens the block itself when thin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value
 from ..textscan import WHITESPACE
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext
+from .dialect import SharedMarker
 from .glm import OPEN, GlmBlock
-from .rendering import CallToRender, Renderer, join_turn, results_joined, tools_in_tags, value_text
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
 
 SECTION, SECTION_END = "<tool_calls>", "</tool_calls>"
 TOOL_SEP = "<tool_sep>"
@@ -171,6 +168,7 @@ HUNYUAN_V3 = Renderer(
 DIALECTS = [
     Dialect(
         name="hunyuan_v3",
+        shared_markers=(SharedMarker("<tool_calls>", r"[ \t\r\n]*<tool_call>", "<"),),
         description="<tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>"
         "</tool_call></tool_calls>: Hunyuan 3 (Hy3)",
         machine=HunyuanParser,

@@ -21,16 +21,12 @@ cannot be an OpenAI call: it stays text.)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockItem, BlockParser, Call, Dialect
 from .gigachat import strict_call
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
-from .rendering import CallToRender, Renderer, dumps, tools_in_tags
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, tools_in_tags
 
 MESSAGE_MODEL = "<|message_model|>"
 INVOKE_JSON = "<|content_invoke_tool_json|>"
@@ -151,6 +147,7 @@ INKLING = Renderer(calls=_calls, tools=_tools, assistant=_assistant)
 DIALECTS = [
     Dialect(
         name="inkling",
+        markers=(MESSAGE_MODEL, INVOKE_JSON, CONTENT_TEXT),
         description='<|message_model|>f<|content_invoke_tool_json|>{"name": "f", "args": {…}}<|end_message|>: Inkling',
         machine=InklingParser,
         renderer=INKLING,

@@ -26,11 +26,11 @@ import re
 from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Renderer, dumps, join_turn, results_joined
-from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
+from .dialect import SharedMarker
 from .granite import call_array, tool_list
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
+from .rendering import Renderer, ToolSpec, dumps, join_turn, results_joined
 
 _ARRAY_FORMAT = '[{"name": <function-name>, "arguments": <args-json-object>}, …]'
 
@@ -234,6 +234,7 @@ M1_RENDERER = Renderer(
 DIALECTS = [
     Dialect(
         name="minimax_m1",
+        shared_markers=(SharedMarker("<tool_calls>", r"[ \t\r\n]*\{", r"\{"),),
         description='<tool_calls>\\n{"name": …, "arguments": …}\\n…</tool_calls>: MiniMax-M1',
         machine=MinimaxM1Parser,
         models=(r"minimax[-_]?m1",),
@@ -242,6 +243,7 @@ DIALECTS = [
     ),
     Dialect(
         name="hunyuan_a13b",
+        shared_markers=(SharedMarker("<answer>", r"[ \t\r\n]*<tool_calls>[ \t\r\n]*\[", "<"),),
         description="<answer><tool_calls>[{json}, …]</tool_calls></answer>: Hunyuan-A13B",
         machine=HunyuanParser,
         models=(r"hunyuan-a13b",),
@@ -250,6 +252,7 @@ DIALECTS = [
     ),
     Dialect(
         name="jamba",
+        shared_markers=(SharedMarker("<tool_calls>", r"[ \t\r\n]*\[", r"\["),),
         description="<tool_calls>[{json}, …]</tool_calls>: AI21 Jamba 1.5-1.7",
         machine=JambaParser,
         models=(r"jamba",),
@@ -257,6 +260,7 @@ DIALECTS = [
     ),
     Dialect(
         name="nemotron",
+        markers=("<TOOLCALL>",),
         description="<TOOLCALL>[{json}, …]</TOOLCALL>: Nemotron-Nano-9B/12B-v2, Llama-Nemotron",
         machine=NemotronParser,
         models=(r"nemotron-nano-\d+b-v2", r"llama-3\.\d-nemotron", r"nemotron-(?:super|ultra|nano)-.*v1"),

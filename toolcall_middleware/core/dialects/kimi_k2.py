@@ -22,17 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment, MarkerScanner
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
-from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined
 from .streaming import ObjectText, raw_arguments
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 SECTION_BEGINS = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
 SECTION_ENDS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
@@ -249,6 +244,7 @@ KIMI_K2 = Renderer(
 DIALECTS = [
     Dialect(
         name="kimi_k2",
+        markers=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
         description=(
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{json}"
             "<|tool_call_end|><|tool_calls_section_end|>: Kimi-K2, K2-Thinking, K2.5, K2.6"

@@ -30,17 +30,13 @@ import json
 import re
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE, MarkerScanner
 from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments, load_object
-from .rendering import CallToRender, Renderer, dumps, dumps_safe, fallback_result, results_joined
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolChoice, ToolSpec
-
+from .rendering import CallToRender, Renderer, ToolChoice, ToolSpec, dumps, dumps_safe, fallback_result, results_joined
 
 OPEN = "<|open|>"
 SEP = "<|sep|>"
@@ -385,6 +381,7 @@ KIMI_K3 = Renderer(
 DIALECTS = [
     Dialect(
         name="kimi_k3",
+        markers=(TOOLS_OPEN,),
         description=(
             '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument key="k" type="string"'
             "<|sep|>v<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>: Kimi-K3 (XTML)"

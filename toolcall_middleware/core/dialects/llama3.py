@@ -18,18 +18,14 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE
 from .base import Call, Dialect, arguments_object, dump_arguments, load_object
 from .llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
 from .pythonic import PyScanner, Scan, keyword_arguments, parse_source
-from .rendering import CallToRender, Renderer, dumps, join_turn, tool_lines
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, tool_lines
 
 _FIRST_KEYS = ("name", "parameters", "arguments", "type")
 _CALL_KEYS = frozenset(_FIRST_KEYS)
@@ -280,6 +276,7 @@ LLAMA3_JSON = Renderer(calls=_llama3_calls, tools=_llama3_tools, assistant=lambd
 DIALECTS = [
     Dialect(
         name="llama3_json",
+        markers=("<|python_tag|>",),
         description='<|python_tag|>{"name": …, "parameters": …}: Llama 3.1/3.2/3.3 (JSON template)',
         machine=Llama3Parser,
         renderer=LLAMA3_JSON,

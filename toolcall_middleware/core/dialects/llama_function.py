@@ -9,16 +9,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
-from .rendering import CallToRender, Renderer, dumps, join_turn
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
+from .dialect import SharedMarker
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
 
 OPEN = "<function="
 CLOSE = "</function>"
@@ -110,6 +106,7 @@ LLAMA_FUNCTION = Renderer(calls=_function_calls, tools=_function_tools, assistan
 DIALECTS = [
     Dialect(
         name="llama_function",
+        shared_markers=(SharedMarker(OPEN, r"[\w.\-]+>[ \t\r\n]*\{", r"[\w.\-]"),),
         description="<function=name>{json}</function>: Llama 3.1 custom tools, Functionary v3.1",
         machine=LlamaFunctionParser,
         renderer=LLAMA_FUNCTION,

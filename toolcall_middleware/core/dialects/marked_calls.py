@@ -24,15 +24,15 @@ from collections.abc import Callable, Sequence
 
 from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Call as RenderCall
-from ..request.render_base import Renderer, dumps, join_turn, python_literal, results_joined
-from ..request.tools import ToolSpec
 from ..textscan import MarkerSegment
 from .base import BlockItem, BlockParser, Call, Dialect, dump_arguments
+from .dialect import SharedMarker
 from .gemma4 import STR as GEMMA4_STR
 from .gemma4 import GemmaMarkup, gemma_renderer, parse_arguments, read_header
 from .hermes import call_from_object
 from .pythonic import calls_from_list
+from .rendering import CallToRender as RenderCall
+from .rendering import Renderer, ToolSpec, dumps, join_turn, python_literal, results_joined
 
 Reader = Callable[[str], list[Call] | None]
 
@@ -198,6 +198,7 @@ FUNCTIONGEMMA_RENDERER = gemma_renderer(
 DIALECTS = [
     Dialect(
         name="olmo3",
+        shared_markers=(SharedMarker("<function_calls>", r"[ \t\r\n]*[A-Za-z_][\w.]*\(", "[A-Za-z_]"),),
         description="<function_calls>\\nf(a=1)\\n…</function_calls>: Olmo 3 Instruct/Think",
         machine=Olmo3Parser,
         models=(r"olmo-?3",),
@@ -205,6 +206,7 @@ DIALECTS = [
     ),
     Dialect(
         name="lfm2",
+        markers=("<|tool_call_start|>",),
         description="<|tool_call_start|>[f(a=1)]<|tool_call_end|>: Liquid LFM2, LFM2.5",
         machine=Lfm2Parser,
         models=(r"lfm-?2",),
@@ -212,6 +214,7 @@ DIALECTS = [
     ),
     Dialect(
         name="functiongemma",
+        markers=("<start_function_call>",),
         description="<start_function_call>call:f{a:<escape>text<escape>}<end_function_call>: FunctionGemma",
         machine=FunctionGemmaParser,
         models=(r"functiongemma",),

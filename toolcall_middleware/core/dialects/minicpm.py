@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments
 from .glm import typed_value
 from .marked_calls import MarkedBlock
-from .rendering import CallToRender, Renderer, join_turn, results_joined, tools_in_tags, value_text
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
 
 OPEN, CLOSE = "<function name=", "</function>"
 PARAM_END = "</param>"
@@ -130,6 +127,7 @@ MINICPM5 = Renderer(
 DIALECTS = [
     Dialect(
         name="minicpm5",
+        markers=("<function name=",),
         description='<function name="f"><param name="k">v</param></function>: MiniCPM 5',
         machine=MiniCPMParser,
         renderer=MINICPM5,

@@ -28,13 +28,12 @@ is a `TruncatedCall`, never a call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockParser, Dialect, ParseContext
 from .minimax_m3 import SECTION as M3_SECTION
 from .minimax_m3 import MinimaxM3Block
-from .rendering import CallToRender, Renderer, dumps, results_joined, value_text
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
 MINIMAX = XmlCallSyntax(
@@ -101,13 +100,11 @@ MINIMAX_M2 = Renderer(
     results=results_joined(lambda r: f"<response>{r.output}</response>"),
 )
 
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 DIALECTS = [
     Dialect(
         name="minimax_m2",
+        markers=("<minimax:tool_call>",),
         description='<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>'
         "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5",
         machine=MinimaxM2Parser,

@@ -31,16 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value, schema_types
 from ..textscan import WHITESPACE, partial_marker_len
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
-from .rendering import CallToRender, Renderer, dumps, fallback_results
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, fallback_results
 
 NS = "]<]minimax[>["
 SECTION = NS + "<tool_call>"
@@ -281,6 +278,7 @@ MINIMAX_M3 = Renderer(calls=_calls, tools=_tools, results=fallback_results)
 DIALECTS = [
     Dialect(
         name="minimax_m3",
+        markers=("]<]minimax[>[<tool_call>",),
         description=f'{NS}<tool_call>{NS}<invoke name="f">{NS}<k>v{NS}</k>{NS}</invoke>{NS}</tool_call>: MiniMax-M3',
         machine=MinimaxM3Parser,
         renderer=MINIMAX_M3,

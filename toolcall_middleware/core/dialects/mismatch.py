@@ -4,9 +4,9 @@ A served model name can select one dialect while the model writes another (a Lla
 trained on Hermes tags, a renamed Qwen): the dialect in force finds no call, and the other
 format's markup would reach the client as text. `MismatchWatch` wraps the parser of the dialect
 in force and reads the text it gives (never its calls) as `auto` does: the first marker outside
-code that only another format writes (`auto.UNIQUE`, or a `auto.SHARED` one by what follows it)
-hands the text from there on to that format's parser, on trial. That text is held until the
-trial ends:
+code that only another format writes (`auto.UNIQUE`, or a `auto.SHARED` one by what follows it:
+the markers each `Dialect` declares) hands the text from there on to that format's parser, on
+trial. That text is held until the trial ends:
 
 - that parser reads a complete call: the held text goes out as it read it, the call with it, and
   it reads the rest of the output (`found` names the dialect);

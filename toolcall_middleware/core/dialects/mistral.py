@@ -24,13 +24,22 @@ import json
 import re
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
 from .hermes import call_from_object
-from .rendering import CallToRender, Renderer, ToolResult, alnum_id, dumps, join_turn, results_joined, tool_lines
+from .rendering import (
+    CallToRender,
+    Renderer,
+    ToolResult,
+    ToolSpec,
+    alnum_id,
+    dumps,
+    join_turn,
+    results_joined,
+    tool_lines,
+)
 
 OPEN = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
@@ -58,9 +67,6 @@ class _State(Enum):
 _SKIP_WS = frozenset(
     {_State.START, _State.AFTER_NAME, _State.ARGS_START, _State.ARRAY_FIRST, _State.ARRAY_AFTER, _State.ARRAY_NEXT}
 )
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
 
 
 class MistralBlock:
@@ -288,6 +294,8 @@ MISTRAL = Renderer(
 DIALECTS = [
     Dialect(
         name="mistral",
+        markers=(OPEN,),
+        detected_reasoning=(THINK,),
         description=(
             "[TOOL_CALLS] [{json}, …] (v3: Mistral-7B-v0.3, Mixtral, Nemo) and [TOOL_CALLS]f[ARGS]{json} "
             "(v11+: Mistral Small 3.2, Magistral, Devstral, Ministral 3), [THINK] reasoning"

@@ -23,17 +23,13 @@ import tokenize
 import warnings
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE
 from .base import Call, Dialect, dump_arguments
 from .llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
-from .rendering import CallToRender, Renderer, python_literal
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
+from .rendering import CallToRender, Renderer, ToolSpec, python_literal
 
 _MAX_NAME = 128  # a longer "function name" after `[` is prose, not a call
 
@@ -456,6 +452,7 @@ PYTHONIC = Renderer(calls=_pythonic_calls, tools=_pythonic_tools)
 DIALECTS = [
     Dialect(
         name="pythonic",
+        markers=("<|python_start|>",),
         description="[f(a=1), g()] Python call list: Llama 3.2 (pythonic), Llama 4, ToolACE",
         machine=PythonicParser,
         renderer=PYTHONIC,

@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import Block, BlockItem, Dialect, ParseContext
+from .dialect import SharedMarker
 from .hermes import HERMES, HermesBlock
-from .rendering import CallToRender, Renderer, dumps, join_turn, results_joined, tool_response, value_text
+from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
 from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 
 OPEN = "<tool_call>"
@@ -189,13 +190,14 @@ QWEN3_CODER_RENDERER = Renderer(
     assistant=lambda c, k: join_turn(c, k, "\n\n"),
 )
 
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
-
 
 DIALECTS = [
     Dialect(
         name="qwen3_coder",
+        shared_markers=(
+            SharedMarker(OPEN, r"[ \t\r\n]*<function=", "<"),
+            SharedMarker(FUNCTION, r"[\w.\-]+>[ \t\r\n]*(?:<parameter=|</function>)", r"[\w.\-]"),
+        ),
         description="<tool_call><function=f><parameter=k>v</parameter></function></tool_call>: "
         "Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5/3.6/3.8",
         machine=Qwen3CoderParser,

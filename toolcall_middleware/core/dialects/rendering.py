@@ -6,8 +6,9 @@ one turn, and the tool manifest with its calling rules for the system prompt. Ea
 declares its renderer next to its parser, in its own module (`Dialect(renderer=...)`);
 `core.request.render` is the API over them.
 
-The dialects do not import the request package at run time (it imports them): the tool types
-`ToolSpec` and `ToolChoice` are named here for the type checker only.
+Everything a renderer is given is declared here too: `ToolSpec` (one function tool), `ToolChoice`
+(what the model may call), `CallToRender` and `ToolResult`. The request package reads a client's
+request into these and imports this module; nothing here imports the request package.
 """
 
 from __future__ import annotations
@@ -16,13 +17,51 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 from ..framing.utf8 import json_text
 from ..schema import JSON_OBJECT
 
-if TYPE_CHECKING:
-    from ..request.tools import ToolChoice, ToolSpec
+ChoiceMode = Literal["none", "auto", "required"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One function tool: `parameters` is its JSON schema as the client wrote it (`None` if absent)."""
+
+    name: str
+    description: str | None = None
+    parameters: Mapping[str, Any] | None = None
+    strict: bool | None = None
+
+    def schema(self) -> Mapping[str, Any]:
+        """The parameters schema, `{"type": "object", "properties": {}}` when the tool has none."""
+        return self.parameters if self.parameters is not None else {"type": "object", "properties": {}}
+
+    def function(self) -> dict[str, Any]:
+        """The inner `function` object of Chat's shape, with only the fields the client gave."""
+        out: dict[str, Any] = {"name": self.name}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.parameters is not None:
+            out["parameters"] = self.parameters
+        return out
+
+    def chat_shape(self) -> dict[str, Any]:
+        """`{"type": "function", "function": {…}}`: what most chat templates dump into the prompt."""
+        return {"type": "function", "function": self.function()}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChoice:
+    """What the model may call: `mode`, narrowed to `allowed` names (`None`: every offered tool).
+
+    A forced function is `mode="required"` with `forced` set (and `allowed == (forced,)`).
+    """
+
+    mode: ChoiceMode = "auto"
+    allowed: tuple[str, ...] | None = None
+    forced: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +235,11 @@ def alnum_id(call_id: str, length: int = 9) -> str:
 
 __all__ = [
     "CallToRender",
+    "ChoiceMode",
     "Renderer",
+    "ToolChoice",
     "ToolResult",
+    "ToolSpec",
     "alnum_id",
     "dumps",
     "dumps_safe",

@@ -28,12 +28,12 @@ budget are reasoning text and stay in it, tags and all, as vLLM keeps them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from .base import Dialect
-from .rendering import CallToRender, Renderer, join_turn, value_text
+from .rendering import CallToRender, Renderer, ToolSpec, join_turn, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
 THINK = ("<seed:think>", "</seed:think>")
@@ -48,9 +48,6 @@ SEED = XmlCallSyntax(
     line_ends=True,
     one_newline=True,
 )
-
-if TYPE_CHECKING:
-    from ..request.tools import ToolSpec
 
 
 class SeedOssParser(XmlCallParser):
@@ -120,6 +117,8 @@ SEED_OSS = Renderer(calls=_seed_calls, tools=_seed_tools, assistant=lambda c, k:
 DIALECTS = [
     Dialect(
         name="seed_oss",
+        markers=("<seed:tool_call>",),
+        detected_reasoning=(THINK,),
         description="<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>: "
         "ByteDance Seed-OSS",
         machine=SeedOssParser,

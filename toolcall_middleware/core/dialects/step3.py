@@ -21,10 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Call as RenderCall
-from ..request.render_base import Renderer, dumps, join_turn, results_joined, value_text
-from ..request.tools import ToolSpec
 from .base import Dialect
+from .rendering import CallToRender as RenderCall
+from .rendering import Renderer, ToolSpec, dumps, join_turn, results_joined, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
 CALLS_BEGIN, CALLS_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
@@ -74,6 +73,7 @@ RENDERER = Renderer(
 DIALECTS = [
     Dialect(
         name="step3",
+        markers=("<｜tool_calls_begin｜>",),
         description='<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">…'
         "<｜tool_calls_end｜>: StepFun Step3",
         machine=Step3Parser,

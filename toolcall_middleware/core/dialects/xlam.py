@@ -22,11 +22,10 @@ import json
 from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
-from ..request.render_base import Renderer, join_turn
-from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
 from .granite import call_array
 from .json_calls import BARE_ARRAY, BARE_ARRAY_SPACED, JsonCallsBlock, JsonCallsSyntax, bare_array_block
+from .rendering import Renderer, ToolSpec, join_turn
 
 FENCED = "```json"
 MISTRAL = "[TOOL_CALLS]"

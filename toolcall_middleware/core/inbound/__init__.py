@@ -4,8 +4,8 @@ The SSE framing is decoded before (`core.framing.sse.SSEDecoder`); a reader take
 decoded JSON (or the `[DONE]` data string), or a whole JSON body:
 
 ```python
-kind = detect(body, route="/v1/chat/completions")  # None: not ours, pass it through untouched
-reader = reader_for(kind, stream=False)
+kind = detect(body, route="/v1/chat/completions")  # core.detect; None: not ours, pass it through
+reader = reader_for(kind, stream=False)             # core.detect
 for event in reader.feed(body) + reader.flush():
     ...  # UpstreamMeta, RawText (-> StreamParser.feed / feed_reasoning), UpstreamDone,
          # UpstreamCall (an Anthropic upstream's own tool_use blocks -> NativeCalls -> PolicyFilter)
@@ -18,7 +18,6 @@ from .anthropic import MessagesReader, NativeCalls
 from .base import DONE, Reader
 from .chat import ChatReader
 from .completions import CompletionsReader
-from .detect import detect, kind_of, kind_of_route, reader_for
 from .events import (
     Channel,
     InboundEvent,
@@ -47,8 +46,4 @@ __all__ = [
     "UpstreamDone",
     "UpstreamError",
     "UpstreamMeta",
-    "detect",
-    "kind_of",
-    "kind_of_route",
-    "reader_for",
 ]

@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..api import Api
+from ..api_names import Api
 from ..events import Event, ToolCallDelta, ToolCallEnd, ToolCallStart
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, str_or_none, upstream_error

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
-from ..api import Api
+from ..api_names import Api
+from ..depth import MAX_DEPTH, deeper
 from ..framing.utf8 import json_loads
-from ..request.depth import MAX_DEPTH, deeper
 from ..schema import JSON_OBJECT
 from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
 from .template import TextTemplate

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from ..api import Api
+from ..api_names import Api
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, choices_meta, content_texts, int_or_none, reasoning_text, str_or_none, upstream_error
 from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall

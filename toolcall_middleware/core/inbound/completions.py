@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..api import Api
+from ..api_names import Api
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, choices_meta, upstream_error
 from .events import Channel, InboundEvent, RawText, Unrecognized

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import Api
+from ..api_names import Api
 from ..emitters.ids import chat_completion_id
 from ..emitters.meta import Upstream
 from ..reasoning import Channel

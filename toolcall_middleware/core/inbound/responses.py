@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from ..api import Api
+from ..api_names import Api
 from ..schema import JSON_OBJECT
 from .base import ReaderBase, error_from, str_or_none, upstream_error
 from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamError, UpstreamMeta

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from ..dialects.rendering import ToolResult
+from ..dialects.rendering import ToolChoice, ToolResult, ToolSpec
 from .chat import rewrite_chat_request
 from .errors import BadRequest
 from .render import (
@@ -26,7 +26,7 @@ from .render import (
 )
 from .responses import rewrite_responses_request
 from .rewrite import RewriteResult
-from .tools import ToolChoice, ToolSet, ToolSpec, normalize_tools
+from .tools import ToolSet, normalize_tools
 
 __all__ = [
     "NO_TOOLS",

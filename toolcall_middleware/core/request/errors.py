@@ -4,13 +4,15 @@ The message names the offending field the way OpenAI does (`messages[2].tool_cal
 and `param` carries the same path, so the middleware can answer 400 with `.body()` and the client's
 SDK raises a `BadRequestError` whose text points at the field. `invalid`, `missing` and
 `invalid_body` word the usual faults; `required_string` and `required_array` read a required field
-or raise them.
+or raise them; `check_depth` refuses a body nested too deep for the rewrite to walk.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from ..depth import too_deep_member
 
 
 class BadRequest(ValueError):
@@ -72,4 +74,33 @@ def required_array(body: Mapping[str, Any], key: str, what: str) -> list[Any]:
     return value
 
 
-__all__ = ["BadRequest", "invalid", "invalid_body", "missing", "required_array", "required_string"]
+def check_depth(body: dict[str, Any], limit: int) -> None:
+    """Raise `BadRequest`, naming where, when `body` nests deeper than `limit` levels (the body
+    itself is the first)."""
+    found = too_deep_member(body, limit)
+    if found is not None:
+        key, below = found
+        raise BadRequest(
+            f"Invalid '{key}': nested deeper than {limit} levels of arrays and objects (at '{key}{below}').",
+            key,
+            code="nested_too_deep",
+        )
+
+
+def too_deep_error(limit: int) -> BadRequest:
+    """The error for a body too deep for JSON's own decoder (it gave up before any field)."""
+    return BadRequest(
+        f"The request body nests deeper than {limit} levels of arrays and objects.", None, code="nested_too_deep"
+    )
+
+
+__all__ = [
+    "BadRequest",
+    "check_depth",
+    "invalid",
+    "invalid_body",
+    "missing",
+    "required_array",
+    "required_string",
+    "too_deep_error",
+]

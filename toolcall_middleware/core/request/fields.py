@@ -33,7 +33,7 @@ from typing import Any
 
 from ..schema import JSON_OBJECT
 from .errors import invalid, missing, required_string
-from .render_base import load_arguments
+from .render import load_arguments
 
 Check = tuple[Callable[[Any], bool], str]
 

@@ -17,21 +17,56 @@ render_calls("hermes", [("call_1", "get_weather", '{"city": "Paris"}')])
   as the model's chat template words them, followed by what `tool_choice` and
   `parallel_tool_calls` require (`none`: no tools offered, and the prompt says so).
 
-Every registered dialect but `auto` has a renderer; `auto` is not a format to write.
+Every registered dialect but `auto` has a renderer; `auto` is not a format to write. What a
+renderer is and what it is given (`Renderer`, `CallToRender`, `ToolResult`, `ToolSpec`) are the
+dialects' (`core.dialects.rendering`); this module reads a client's calls into them
+(`decode_calls`, `load_arguments`) and asks the dialect's renderer.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring
+from typing import Any
 
 from ..dialects import UnknownDialectError, get_dialect, list_dialects
-from ..dialects.rendering import Renderer, ToolResult
+from ..dialects.rendering import CallToRender, Renderer, ToolChoice, ToolResult
 from ..memo import MAX_ENTRIES
-from .render_base import CallText, decode_calls
-from .tools import ToolChoice, ToolSet
+from ..schema import JSON_OBJECT
+from .errors import invalid
+from .tools import ToolSet
 
 NO_TOOLS = "No tools are available for this response: do not call any function, answer directly."
+
+
+CallText = tuple[str, str, str]
+"""`(call_id, name, arguments_json)`: one call of an assistant turn, as the client sent it."""
+
+
+def load_arguments(text: Any, param: str = "arguments") -> dict[str, Any]:
+    """A call's arguments: the JSON text of an object (`""` for none); `BadRequest` otherwise."""
+    if isinstance(text, JSON_OBJECT):
+        return dict(text)  # some clients send the object itself
+    if not isinstance(text, str):
+        raise invalid(param, "expected a string holding a JSON object")
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise invalid(param, "expected valid JSON text of an object") from None
+    if not isinstance(value, dict):
+        raise invalid(param, "expected the JSON text of an object")
+    return value
+
+
+def decode_calls(calls: Sequence[CallText]) -> list[CallToRender]:
+    """`(call_id, name, arguments_json)` tuples as `CallToRender`s (the arguments decoded)."""
+    return [
+        CallToRender(id=call_id, name=name, arguments=load_arguments(args, f"calls[{i}].arguments"))
+        for i, (call_id, name, args) in enumerate(calls)
+    ]
 
 
 def renderer(dialect: str) -> Renderer:
@@ -166,8 +201,11 @@ def _render_manifest(dialect: str, tools: ToolSet) -> str | None:
 
 __all__ = [
     "NO_TOOLS",
+    "CallText",
     "ToolResult",
     "choice_rules",
+    "decode_calls",
+    "load_arguments",
     "manifest_token",
     "native_call_id",
     "render_assistant",

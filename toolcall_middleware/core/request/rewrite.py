@@ -16,8 +16,7 @@ from typing import Any
 from ..dialects.rendering import CallToRender, ToolResult
 from ..schema import JSON_OBJECT
 from .errors import invalid
-from .render import renderer
-from .render_base import load_arguments
+from .render import load_arguments, renderer
 from .tools import ToolSet
 
 TEXT_PARTS = ("text", "input_text", "output_text")

@@ -2,7 +2,8 @@
 
 Clients write tools three ways: Chat's nested `{"type": "function", "function": {name, …}}`, the
 Responses API's flat `{"type": "function", "name": …}`, and the deprecated `functions: [{name, …}]`.
-`normalize_tools(body)` reads all three into `ToolSpec`s. Tools of any other type (Codex sends
+`normalize_tools(body)` reads all three into `ToolSpec`s (the tool as a dialect's renderer writes
+it: `core.dialects.rendering`). Tools of any other type (Codex sends
 `web_search`, `local_shell`, `custom`, `namespace`, `file_search`, `image_generation`, …) are
 hosted or free-form tools a raw-text backend cannot run: they are dropped from what the backend
 sees and reported by type, never an error (ik_llama.cpp#1964, unsloth#5141).
@@ -20,54 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
+from ..dialects.rendering import ChoiceMode, ToolChoice, ToolSpec
 from ..memo import remembered
 from ..schema import JSON_OBJECT
 from .errors import BadRequest, invalid, missing, required_string
 
-ChoiceMode = Literal["none", "auto", "required"]
 _MODES: dict[str, ChoiceMode] = {"none": "none", "auto": "auto", "required": "required"}
 Kept = TypeVar("Kept")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """One function tool: `parameters` is its JSON schema as the client wrote it (`None` if absent)."""
-
-    name: str
-    description: str | None = None
-    parameters: Mapping[str, Any] | None = None
-    strict: bool | None = None
-
-    def schema(self) -> Mapping[str, Any]:
-        """The parameters schema, `{"type": "object", "properties": {}}` when the tool has none."""
-        return self.parameters if self.parameters is not None else {"type": "object", "properties": {}}
-
-    def function(self) -> dict[str, Any]:
-        """The inner `function` object of Chat's shape, with only the fields the client gave."""
-        out: dict[str, Any] = {"name": self.name}
-        if self.description is not None:
-            out["description"] = self.description
-        if self.parameters is not None:
-            out["parameters"] = self.parameters
-        return out
-
-    def chat_shape(self) -> dict[str, Any]:
-        """`{"type": "function", "function": {…}}`: what most chat templates dump into the prompt."""
-        return {"type": "function", "function": self.function()}
-
-
-@dataclass(frozen=True, slots=True)
-class ToolChoice:
-    """What the model may call: `mode`, narrowed to `allowed` names (`None`: every offered tool).
-
-    A forced function is `mode="required"` with `forced` set (and `allowed == (forced,)`).
-    """
-
-    mode: ChoiceMode = "auto"
-    allowed: tuple[str, ...] | None = None
-    forced: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,4 +255,4 @@ def _allowed(raw: Mapping[str, Any], names: Sequence[str], where: str) -> tuple[
     return ToolChoice(mode or "auto", allowed=tuple(allowed)), None
 
 
-__all__ = ["ChoiceMode", "ToolChoice", "ToolSet", "ToolSpec", "normalize_tools", "partition_tools"]
+__all__ = ["ToolSet", "normalize_tools", "partition_tools"]

@@ -1,5 +1,8 @@
 """Which reader applies: from the object itself (`object` / `type`), from the route, or neither.
 
+Each API's spec is asked (`core.api`), so this sits above the readers (`core.inbound`) that the
+specs name.
+
 `None` is the "not ours" answer: the middleware passes such a response through untouched. An
 error body (`{"error": …}`) is not ours either: it is the host's own answer and goes out as it
 came. Inside a stream the reader reports errors itself (`UpstreamError`).
@@ -7,10 +10,10 @@ came. Inside a stream the reader reports errors itself (`UpstreamError`).
 
 from __future__ import annotations
 
-from ..api import APIS, Api, spec_for
-from ..request.depth import MAX_DEPTH
-from ..schema import JSON_OBJECT
-from .base import Reader, upstream_error
+from .api import APIS, Api, spec_for
+from .depth import MAX_DEPTH
+from .inbound.base import Reader, upstream_error
+from .schema import JSON_OBJECT
 
 
 def kind_of(obj: object) -> Api | None:

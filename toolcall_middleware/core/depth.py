@@ -1,13 +1,15 @@
-"""How deep a request body nests, checked before any part of the rewrite walks it.
+"""How deep a JSON value nests, measured without recursion.
 
-The rewrite, the bridges and the tool rules read a body recursively; a small body nested a
-thousand deep (2 KB of brackets) would raise `RecursionError` in them, or already in JSON's own
-decoder. A body deeper than `Limits.max_depth` is refused with a 400 that names where it goes too
-deep. The walk goes level by level, without recursion, so it is safe at any depth; an agent's tools
-(the same every turn, shared: `core.memo`) have their depth measured once.
+The rewrite, the bridges, the tool rules and the readers of a host's answer read JSON
+recursively; a small body nested a thousand deep (2 KB of brackets) would raise `RecursionError`
+in them, or already in JSON's own decoder. So a request body deeper than `Limits.max_depth` is
+refused with a 400 that names where it goes too deep (`core.request.errors.check_depth`), and a
+host answer deeper than `MAX_DEPTH` is not read. The walk goes level by level, without recursion,
+so it is safe at any depth; an agent's tools (the same every turn, shared: `core.memo`) have their
+depth measured once.
 
 ```python
-check_depth(body, 128)   # raises BadRequest when body nests deeper than 128 levels
+too_deep_member(body, 128)   # ("messages", "[0].content[0]…") when body nests deeper than 128 levels
 ```
 """
 
@@ -16,8 +18,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ..memo import remembered
-from .errors import BadRequest
+from .memo import remembered
 
 MAX_DEPTH = 128
 """The default depth limit (`Limits.max_depth`): of a request body, and of a host answer we read."""
@@ -63,9 +64,9 @@ def deeper(value: Any, limit: int) -> bool:
     return False
 
 
-def check_depth(body: dict[str, Any], limit: int) -> None:
-    """Raise `BadRequest`, naming where, when `body` nests deeper than `limit` levels (the body
-    itself is the first)."""
+def too_deep_member(body: dict[str, Any], limit: int) -> tuple[str, str] | None:
+    """The first member of `body` that nests deeper than `limit` levels (the body itself is the
+    first), with the path below it where it does; `None` when none does."""
     for key, value in body.items():
         if not _container(value):
             continue
@@ -74,19 +75,8 @@ def check_depth(body: dict[str, Any], limit: int) -> None:
         else:
             too_deep = deeper(value, limit - 1)
         if too_deep:
-            where = key + _path_past(value, limit - 1)
-            raise BadRequest(
-                f"Invalid '{key}': nested deeper than {limit} levels of arrays and objects (at '{where}').",
-                key,
-                code="nested_too_deep",
-            )
-
-
-def too_deep_error(limit: int) -> BadRequest:
-    """The error for a body too deep for JSON's own decoder (it gave up before any field)."""
-    return BadRequest(
-        f"The request body nests deeper than {limit} levels of arrays and objects.", None, code="nested_too_deep"
-    )
+            return key, _path_past(value, limit - 1)
+    return None
 
 
 def _path_past(value: Any, limit: int) -> str:
@@ -114,4 +104,4 @@ def _path_past(value: Any, limit: int) -> str:
     return shown + ("…" if len(keys) > _SHOWN else "")
 
 
-__all__ = ["MAX_DEPTH", "check_depth", "deeper", "depth", "too_deep_error"]
+__all__ = ["MAX_DEPTH", "deeper", "depth", "too_deep_member"]

@@ -8,9 +8,10 @@ forwarded.request       # the client's request object
 forwarded.rules         # tools, tool_choice, parallel_tool_calls (an OpenAI shape) for the answer
 ```
 
-A bridged request always comes back translated: its host does not serve the client's API. A body
-that is not a JSON object is a `BadRequest` on every route (400 `invalid_json` / `invalid_body`),
-and the host never sees it. The record
+It sits above `core.request` (whose parts it runs) and the API specs (it asks the host's for its
+rewrite), below the exchange (`core.pipeline`). A bridged request always comes back translated:
+its host does not serve the client's API. A body that is not a JSON object is a `BadRequest` on
+every route (400 `invalid_json` / `invalid_body`), and the host never sees it. The record
 (`Report`) gets the request's dialect, model, size and what the rewrite did.
 """
 
@@ -20,15 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import Api, spec_for
-from ..exchange_data import Report, Settings
-from ..framing.utf8 import json_bytes, json_bytes_with
-from .body import read_request
-from .compaction import expand_compactions
-from .depth import check_depth, too_deep_error
-from .errors import BadRequest
+from .api import Api, spec_for
+from .exchange_data import Report, Settings
+from .framing.utf8 import json_bytes, json_bytes_with
 from .host import for_host, request_dialect
-from .render import manifest_token
+from .request.body import read_request
+from .request.compaction import expand_compactions
+from .request.errors import BadRequest, check_depth, too_deep_error
+from .request.render import manifest_token
 
 SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
 

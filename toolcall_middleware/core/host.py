@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import spec_for
-from .bridge import responses_to_chat
-from .bridge_messages import chat_to_messages, messages_to_chat
+from .api import spec_for
+from .request.bridge import responses_to_chat
+from .request.bridge_messages import chat_to_messages, messages_to_chat
 
 
 def request_dialect(dialect: str) -> str:
