@@ -245,6 +245,14 @@ def test_round_trip_loses_and_invents_nothing(
 FOREIGN = (*UNIQUE, *SHARED)  # the markers of the formats a watch for another dialect looks for
 
 
+def _reasoning_start(held: str) -> bool:
+    return held.startswith("<") and any(m.startswith(held) for m in ("<think>", "</think>"))
+
+
+def _foreign_start(held: str) -> bool:
+    return any(m.startswith(held) or held.startswith(m) for m in FOREIGN)
+
+
 @pytest.mark.parametrize("mismatch", ["off", "read"])
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(st.characters(codec="ascii", exclude_characters="[`")), seed=st.integers(min_value=0, max_value=99))
@@ -261,9 +269,14 @@ def test_plain_text_is_not_delayed(text: str, seed: int, mismatch: str) -> None:
         # start another format's marker, and the text from one on (`dialect_mismatch`).
         held = fed[len(emitted) :]
         assert fed.startswith(emitted)
-        marker_start = held.startswith("<") and any(m.startswith(held) for m in ("<think>", "</think>"))
+        marker_start = _reasoning_start(held)
         if mismatch == "read":
-            marker_start = marker_start or any(m.startswith(held) or held.startswith(m) for m in FOREIGN)
+            # The watch reads only what the parser gave: it may hold the start of a foreign marker
+            # while the parser holds, behind it, the start of a reasoning marker.
+            marker_start = marker_start or any(
+                _foreign_start(held[:cut]) and (cut == len(held) or _reasoning_start(held[cut:]))
+                for cut in range(1, len(held) + 1)
+            )
         assert emitted == fed or (not emitted and "<think>".startswith(held.lstrip(" \t\r\n"))) or marker_start
     emitted += "".join(e.text for e in parser.close() if isinstance(e, TextDelta))
     assert emitted == text
