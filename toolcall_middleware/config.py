@@ -121,6 +121,11 @@ class ToolCallConfig(BaseModel):
     messages_routes: tuple[str, ...] = Field(
         spec_for("messages").routes, description="Anthropic Messages paths (and their /count_tokens)"
     )
+    agui_routes: tuple[str, ...] = Field(
+        spec_for("agui").routes,
+        description="AG-UI paths: a frontend's runs (RunAgentInput), sent to the host as Chat Completions "
+        "requests, answered as AG-UI events; () turns the route off",
+    )
     route_prefixes: tuple[str, ...] = Field(("",), description="mount prefixes routes may sit under, e.g. '/api'")
     generation_prompt: str | None = Field(None, description="the text the chat template appends after the last message")
     thinking: bool | None = Field(None, description="whether the template opens a reasoning block (None: by model)")
@@ -248,7 +253,13 @@ class ToolCallConfig(BaseModel):
         return value
 
     @field_validator(
-        "chat_routes", "responses_routes", "completions_routes", "messages_routes", "route_prefixes", mode="before"
+        "chat_routes",
+        "responses_routes",
+        "completions_routes",
+        "messages_routes",
+        "agui_routes",
+        "route_prefixes",
+        mode="before",
     )
     @classmethod
     def _one_path(cls, value: Any) -> Any:
@@ -267,7 +278,9 @@ class ToolCallConfig(BaseModel):
                 raise ValueError(f"{path!r} must start with '/'")
         return {**BRIDGE_ROUTES, **value}
 
-    @field_validator("chat_routes", "responses_routes", "completions_routes", "messages_routes", "route_prefixes")
+    @field_validator(
+        "chat_routes", "responses_routes", "completions_routes", "messages_routes", "agui_routes", "route_prefixes"
+    )
     @classmethod
     def _paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for path in value:
@@ -350,7 +363,9 @@ class ToolCallConfig(BaseModel):
         return routes
 
     def upstream_api(self, api: Api) -> Api:
-        """The API the host speaks for requests of client API `api`."""
+        """The API the host speaks for requests of client API `api` (one no host speaks, AG-UI,
+        goes in its spec's `host_api`, and on through that API's bridge, if it has one)."""
+        api = spec_for(api).host_api or api
         for name in self.bridge:
             client, upstream = name.split("-to-")
             if client == api:
