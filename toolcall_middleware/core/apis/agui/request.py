@@ -3,8 +3,8 @@ Chat Completions request a raw-output host takes.
 
 `check_run_input(body)` raises `BadRequest` naming the first field (camelCase, as on the wire:
 `messages[1].toolCalls[0].function.name`) that the protocol's own types (`ag_ui.core.RunAgentInput`
-of the `ag-ui-protocol` package) would refuse: `threadId` and `runId` strings, `messages`, `tools`
-and `context` arrays (`state`, `forwardedProps` and `parentRunId` optional). The check is written
+of the `ag-ui-protocol` package) would refuse: `threadId` and `runId` strings, a `messages` array,
+`tools` and `context` arrays where given (`state`, `forwardedProps` and `parentRunId` optional). The check is written
 here, without pydantic, so the route needs no extra; `tests/core/test_agui_request.py` holds it to
 the package's verdicts.
 
@@ -71,9 +71,11 @@ def _string(obj: Mapping[str, Any], key: str, where: str, *, optional: bool = Fa
         raise invalid(f"{where}{key}", "expected a string")
 
 
-def _array(body: Mapping[str, Any], key: str) -> list[Any]:
+def _array(body: Mapping[str, Any], key: str, *, optional: bool = False) -> list[Any]:
     value = body.get(key)
     if value is None:
+        if optional:
+            return []
         raise missing(key)
     if not isinstance(value, list):
         raise invalid(key, "expected an array")
@@ -146,16 +148,14 @@ def check_run_input(body: Mapping[str, Any]) -> None:
     _string(body, "parentRunId", "", optional=True)
     for i, message in enumerate(_array(body, "messages")):
         _check_message(message, i)
-    for i, tool in enumerate(_array(body, "tools")):
+    for i, tool in enumerate(_array(body, "tools", optional=True)):
         tool = _object(tool, f"tools[{i}]", "a tool")
         _string(tool, "name", f"tools[{i}].")
         _string(tool, "description", f"tools[{i}].")
-    for i, entry in enumerate(_array(body, "context")):
+    for i, entry in enumerate(_array(body, "context", optional=True)):
         entry = _object(entry, f"context[{i}]", "a context")
         _string(entry, "description", f"context[{i}].")
         _string(entry, "value", f"context[{i}].")
-    if "forwardedProps" not in body:
-        raise missing("forwardedProps")
 
 
 def _user_content(content: Any) -> Any:
@@ -240,7 +240,7 @@ def run_to_chat(body: Any) -> Bridged:
     if not messages:
         raise BadRequest("The run has no messages for the model to answer.", "messages", code="invalid_value")
     chat: dict[str, Any] = {**forwarded_fields(body.get("forwardedProps")), "messages": messages, "stream": True}
-    if body["tools"]:
+    if body.get("tools"):
         chat["tools"] = [
             {
                 "type": "function",
