@@ -6,7 +6,7 @@ fields; a bad value fails at once with a message that names the field.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -371,6 +371,13 @@ class ToolCallConfig(BaseModel):
             if client == api:
                 return upstream  # type: ignore[return-value]
         return api
+
+    def request_checks(self) -> dict[str, Callable[[Mapping[str, Any]], None]]:
+        """The request checks beyond the core's, by client API: AG-UI runs by the protocol's own
+        types, where its route is on and the `agui` extra installed (`toolcall_middleware.agui`)."""
+        from .agui import request_checks
+
+        return request_checks(bool(self.agui_routes))
 
     def route_kind(self, path: str) -> Api | None:
         """Which API a request path is, or None when the middleware leaves it alone."""

@@ -187,7 +187,12 @@ def route_map(config: ToolCallConfig, routes: RouteMap, url_for: Callable[[bytes
             continue
         target = config.upstream_api(api)
         where = url_for(routes.paths[target].encode())
-        lines.append(f"  POST {config.routes_for(api)[0]} -> {where} (served: {api} runs as {target} requests)")
+        said = f"served: {api} runs as {target} requests"
+        if api == "agui":  # (the one client-only API: how its runs are checked)
+            from .agui import check_said
+
+            said += "; " + check_said()
+        lines.append(f"  POST {config.routes_for(api)[0]} -> {where} ({said})")
     return "toolcall-middleware: forwarding\n" + "\n".join(lines)
 
 

@@ -76,3 +76,9 @@ async def last(request: Request) -> Response:
 
 host = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/last", last)])
 app = ToolCallMiddleware(host, dialect="hermes")
+prefixed = ToolCallMiddleware(
+    Starlette(routes=[Route("/api/v1/chat/completions", chat, methods=["POST"]), Route("/last", last)]),
+    dialect="hermes",
+    route_prefixes=("/api",),
+    agui_routes=("/agent",),
+)

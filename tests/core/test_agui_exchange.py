@@ -9,11 +9,10 @@ import itertools
 import json
 from typing import Any
 
-from ag_ui.core import Event as AGUIEvent
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import TypeAdapter
 
+from tests.agui.protocol import EVENT, run_input
 from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
@@ -21,17 +20,7 @@ from toolcall_middleware.core.pipeline import Exchange
 
 SSE = [(b"content-type", b"text/event-stream")]
 JSON = [(b"content-type", b"application/json")]
-EVENT = TypeAdapter[Any](AGUIEvent)
-SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-RUN: dict[str, Any] = {
-    "threadId": "thread-1",
-    "runId": "run-2",
-    "parentRunId": "run-1",
-    "messages": [{"id": "u1", "role": "user", "content": "Weather?"}],
-    "tools": [{"name": "get_weather", "description": "The weather", "parameters": SCHEMA}],
-    "context": [],
-    "forwardedProps": {},
-}
+RUN = run_input(messages=[{"id": "u1", "role": "user", "content": "Weather?"}])
 WORDS = st.sampled_from(
     [
         "It is ",

@@ -32,8 +32,7 @@ def for_host(api: str, upstream: str, body: dict[str, Any]) -> tuple[dict[str, A
     spec = spec_for(api)
     if spec.to_host is not None and spec.host_api is not None:
         translated = spec.to_host(body)  # (checks the request itself)
-        host, rules, dropped = for_host(spec.host_api, upstream, translated.body)
-        return host, rules, dropped or None
+        return for_host(spec.host_api, upstream, translated.body)
     spec.check_request(body)
     if api == "messages":
         as_chat = messages_to_chat(body)  # Anthropic tools, read in Chat's shape
