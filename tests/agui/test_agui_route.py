@@ -17,9 +17,10 @@ from tests.agui.hosts import app, prefixed
 from tests.agui.protocol import EVENT, run_input
 from tests.asgi.harness import sse_events
 from tests.servers import serve, uvicorn
-from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware import ToolCallConfig, ToolCallMiddleware
 from toolcall_middleware.agui import field_path
 from toolcall_middleware.core.apis.agui.request import CONTEXT_HEADING, STATE_HEADING
+from toolcall_middleware.upstream_routes import RouteMap, route_map
 
 RUN = run_input(
     threadId="thread-7",
@@ -130,3 +131,24 @@ def test_a_quiet_stream_gets_pings_between_whole_events(quiet: str) -> None:
     for event in events:
         EVENT.validate_python(event)
     assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
+
+
+def test_serves_start_up_map_says_where_runs_go_and_how_they_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolcall_middleware.agui
+
+    config = ToolCallConfig(dialect="hermes")
+    routes = RouteMap.of(config)
+    assert "agui" not in routes.paths  # (never probed on the upstream: no host serves it)
+    said = route_map(config, routes, lambda path: "http://up" + path.decode())
+    line = "POST /v1/agui -> http://up/v1/chat/completions (served: agui runs as chat requests; "
+    assert line + "runs checked by the ag-ui-protocol types)" in said
+    # Without the extra, the route still checks runs, by hand, and serve says how to check more.
+    monkeypatch.setattr(toolcall_middleware.agui, "protocol_types", lambda: None)
+    said = route_map(config, routes, lambda path: "http://up" + path.decode())
+    assert line + "runs checked by hand; pip install 'toolcall-middleware[agui]' checks them by" in said
+    assert config.request_checks() == {}
+    image = {"type": "image", "source": {"type": "url"}}  # (what only the protocol's types refuse)
+    plain = ToolCallMiddleware(app.app, dialect="hermes")
+    unchecked = {**RUN, "messages": [{"id": "u", "role": "user", "content": [image]}]}
+    assert post(plain, "/v1/agui", unchecked)[0].status_code == 200
+    assert post(plain, "/v1/agui", {**RUN, "threadId": None})[0].status_code == 400
