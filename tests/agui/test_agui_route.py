@@ -59,6 +59,14 @@ def test_a_run_carries_its_ids_and_calls_the_frontends_tool() -> None:
     assert "<tools>" in system and "get_weather" in system
 
 
+def test_the_record_says_what_the_run_was() -> None:
+    records: list[dict[str, Any]] = []
+    reported = ToolCallMiddleware(app.app, dialect="hermes", on_report=records.append)
+    post(reported, "/v1/agui", RUN)
+    assert records[0]["api"] == "agui" and records[0]["stream"] is True
+    assert records[0]["path"] == "/v1/agui" and records[0]["calls_emitted"] == 1
+
+
 def test_tool_choice_from_forwarded_props_is_kept() -> None:
     # `required`, and the model answers without a call: the run ends in RUN_ERROR, not RUN_FINISHED.
     tools = [{"name": "get_time", "description": "The time"}]  # (the model never calls it)

@@ -77,6 +77,7 @@ def forward_request(
         compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
         expanded, body = compacted is not body, compacted
     body, rules, dropped = for_host(api, upstream, body)
+    record.stream = record.stream or bool(body.get("stream"))  # (an AG-UI run asks its host for a stream)
     further = settings.request_checks.get(api)  # (AG-UI's, by the protocol's own types)
     if further is not None:
         further(request)
