@@ -1,10 +1,12 @@
 """The AG-UI route as `@ag-ui/client`'s `HttpAgent` (npm) uses it: a two-run tool loop (the call
 in run one; the tool's result and the answer in run two) against `serve` in front of a chat-only
 raw-output host, and against the middleware in process under uvicorn, with the host's output cut
-in two at every character. The client checks each run's event order itself.
+in two at every character. The client checks each run's event order itself. Then the same loop
+through CopilotKit's runtime (`@copilotkit/runtime`, its v2 AG-UI endpoint, run headless in node)
+with an `HttpAgent` on the route as its agent.
 
-Skipped where node is not installed; the package is installed from the npm registry into
-`.venv/ag-ui` once. In CI a failed install fails the test.
+Skipped where node is not installed; the packages are installed from the npm registry into
+`.venv/ag-ui` and `.venv/copilotkit` once. In CI a failed install fails the test.
 """
 
 from __future__ import annotations
@@ -24,28 +26,39 @@ from tests.agui.hosts import FIRST, SECOND
 from tests.servers import ROOT, free_port, serve, uvicorn
 
 PACKAGES = ["@ag-ui/client@0"]
+COPILOTKIT = ["@copilotkit/runtime@1"]  # (it brings the @ag-ui/client it was built with)
 SCRIPT = Path(__file__).parent / "js" / "agui_tool_loop.mjs"
 SPLITS: list[int | None] = [None, *range(1, max(len(FIRST), len(SECOND)))]
 
 
-@pytest.fixture(scope="module")
-def node_modules() -> Path:
+def installed(folder: str, packages: list[str], marker: str) -> Path:
+    """The node_modules of `.venv/<folder>`, where `packages` are installed once."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed: @ag-ui/client cannot run here")
-    prefix = ROOT / ".venv" / "ag-ui"
+        pytest.skip("node and npm are not installed: the AG-UI clients cannot run here")
+    prefix = ROOT / ".venv" / folder
     modules = prefix / "node_modules"
-    if not (modules / "@ag-ui" / "client").exists():
+    if not (modules / marker).exists():
         done = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *PACKAGES],
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *packages],
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=600,
         )
         if done.returncode != 0:
             if os.environ.get("CI"):
-                pytest.fail(f"npm install {' '.join(PACKAGES)} failed:\n{done.stdout}\n{done.stderr}")
+                pytest.fail(f"npm install {' '.join(packages)} failed:\n{done.stdout}\n{done.stderr}")
             pytest.skip(f"npm install failed (offline?): {done.stderr[-500:]}")
     return modules
+
+
+@pytest.fixture(scope="module")
+def node_modules() -> Path:
+    return installed("ag-ui", PACKAGES, "@ag-ui/client")
+
+
+@pytest.fixture(scope="module")
+def copilotkit_modules() -> Path:
+    return installed("copilotkit", COPILOTKIT, "@copilotkit/runtime")
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +68,11 @@ def upstream() -> Iterator[str]:
         yield base
 
 
-def tool_loops(node_modules: Path, url: str) -> list[dict[str, Any]]:
+def tool_loops(node_modules: Path, url: str, *through: str) -> list[dict[str, Any]]:
     done = subprocess.run(
-        ["node", str(SCRIPT), url, json.dumps(SPLITS)],
-        env={**os.environ, "NODE_PATH": str(node_modules)},
+        ["node", str(SCRIPT), url, json.dumps(SPLITS), *through],
+        # (CopilotKit's runtime reports telemetry unless told not to: these tests send nothing out)
+        env={**os.environ, "NODE_PATH": str(node_modules), "COPILOTKIT_TELEMETRY_DISABLED": "true"},
         capture_output=True,
         text=True,
         timeout=600,
@@ -101,3 +115,9 @@ def test_through_the_middleware_under_uvicorn(node_modules: Path) -> None:
     command, port = uvicorn("tests.agui.hosts:app")
     with serve(command, port) as base:
         check(tool_loops(node_modules, base + "/v1/agui"))
+
+
+def test_through_copilotkits_runtime(copilotkit_modules: Path) -> None:
+    command, port = uvicorn("tests.agui.hosts:app")
+    with serve(command, port) as base:
+        check(tool_loops(copilotkit_modules, base + "/v1/agui", "copilotkit"))

@@ -2,13 +2,27 @@
 // Run one: the frontend's tool is offered, the model calls it; the client (as a frontend does)
 // runs the tool and starts run two with the result as a `tool` message; the model answers.
 // The client verifies every event sequence itself (a wrong order fails the run).
-// Usage: node agui_tool_loop.mjs <url> <splits as JSON: [null, 1, 2, …]>; prints one JSON line.
+// Usage: node agui_tool_loop.mjs <url> <splits as JSON: [null, 1, 2, …]> [copilotkit]; prints one
+// JSON line. With `copilotkit`, the loop goes through CopilotKit's runtime (`@copilotkit/runtime`,
+// its v2 AG-UI endpoint, served here on a port of its own) with an HttpAgent on <url> as its agent.
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
 const require = createRequire(process.env.NODE_PATH + "/");
 const { HttpAgent } = require("@ag-ui/client");
 
-const [url, splitsJson] = process.argv.slice(2);
+const [given, splitsJson, through] = process.argv.slice(2);
 const splits = JSON.parse(splitsJson);
+let url = given;
+let server = null;
+if (through === "copilotkit") {
+  const { CopilotRuntime } = require("@copilotkit/runtime/v2");
+  const { createCopilotNodeListener } = require("@copilotkit/runtime/v2/node");
+  const runtime = new CopilotRuntime({ agents: { assistant: new HttpAgent({ url: given }) } });
+  const listener = createCopilotNodeListener({ runtime, basePath: "/api/copilotkit", activateChannels: false });
+  server = createServer(listener);
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${server.address().port}/api/copilotkit/agent/assistant/run`;
+}
 const tools = [
   {
     name: "get_weather",
@@ -62,4 +76,6 @@ for (const split of splits) {
     roles: agent.messages.map((m) => m.role),
   });
 }
-console.log(JSON.stringify(loops));
+server?.close();
+// (exit once the line is written: a pipe takes it in pieces, and the runtime may hold timers open)
+process.stdout.write(JSON.stringify(loops) + "\n", () => process.exit(0));
