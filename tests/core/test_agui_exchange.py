@@ -88,10 +88,16 @@ def view(events: list[dict[str, Any]]) -> tuple[str, str, list[tuple[str, Any]]]
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(WORDS, min_size=1, max_size=8), st.lists(st.integers(0, 10_000), max_size=12), st.integers(1, 9))
-def test_stream_equals_whole_at_any_split(words: list[str], points: list[int], piece: int) -> None:
+@given(
+    st.lists(WORDS, min_size=1, max_size=8),
+    st.lists(st.integers(0, 10_000), max_size=12),
+    st.integers(1, 9),
+    st.sampled_from(["whole", "incremental"]),
+)
+def test_stream_equals_whole_at_any_split(words: list[str], points: list[int], piece: int, arguments: str) -> None:
     raw = "".join(words)
-    streamed = verified(sse_events(feed(exchange(SSE), cut(chat_stream(raw, piece), points))))
+    streaming = exchange(SSE, arguments_streaming=arguments)
+    streamed = verified(sse_events(feed(streaming, cut(chat_stream(raw, piece), points))))
     whole = verified(json.loads(feed(exchange(JSON), [chat_answer(raw)]))["events"])
     assert view(streamed) == view(whole)
     assert streamed[-1]["type"] == "RUN_FINISHED"
