@@ -160,3 +160,19 @@ def test_serves_start_up_map_says_where_runs_go_and_how_they_are_checked(monkeyp
     unchecked = {**RUN, "messages": [{"id": "u", "role": "user", "content": [image]}]}
     assert post(plain, "/v1/agui", unchecked)[0].status_code == 200
     assert post(plain, "/v1/agui", {**RUN, "threadId": None})[0].status_code == 400
+
+
+def test_a_run_reaches_a_messages_only_host_through_the_chat_bridge() -> None:
+    from tests.hosts import anthropic_host
+
+    bridged = ToolCallMiddleware(anthropic_host(native=False), dialect="hermes", bridge="chat-to-messages")
+
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=bridged), base_url="http://t") as client:
+            return await client.post("/v1/agui", json=run_input())
+
+    events = sse_events(asyncio.run(go()).content)
+    for event in events:
+        EVENT.validate_python(event)
+    assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
+    assert [e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"] == ["get_weather"]
