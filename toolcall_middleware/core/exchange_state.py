@@ -109,7 +109,6 @@ TRANSITIONS: dict[State, dict[Trigger, State]] = {
     State.DONE: {},
 }
 
-
 class IllegalTransition(RuntimeError):
     """A trigger the table does not allow from the exchange's state: a bug of ours or of a shell."""
 

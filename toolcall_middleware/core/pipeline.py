@@ -59,7 +59,6 @@ from .request.forwarded import forward_request
 
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
-
 class Exchange:
     """One request and its response.
 
@@ -480,6 +479,7 @@ class Exchange:
         if body is None:
             self._move(Trigger.PASS)
         return raw if body is None else body
+
 
     def _answer_kind(self, obj: Any) -> Api | None:
         """The reader for the host's first object: its own API's, or None (not ours). A host may

@@ -1,3 +1,4 @@
 """Framing: wire objects <-> bytes (SSE for streams, JSON for whole bodies)."""
 
+
 __all__: list[str] = []
