@@ -4,9 +4,10 @@ Chat Completions request a raw-output host takes.
 `check_run_input(body)` raises `BadRequest` naming the first field (camelCase, as on the wire:
 `messages[1].toolCalls[0].function.name`) that the protocol's own types (`ag_ui.core.RunAgentInput`
 of the `ag-ui-protocol` package) would refuse: `threadId` and `runId` strings, a `messages` array,
-`tools` and `context` arrays where given (`state`, `forwardedProps` and `parentRunId` optional). The check is written
-here, without pydantic, so the route needs no extra; `tests/core/test_agui_request.py` holds it to
-the package's verdicts.
+`tools` and `context` arrays where given (`state`, `forwardedProps` and `parentRunId` optional).
+The check is written here, without pydantic, so the route needs no extra (with it, the shell
+validates by the package's types too: `toolcall_middleware.agui`);
+`tests/core/test_agui_request.py` holds it to the package's verdicts.
 
 `run_to_chat(body)` is the Chat request (the usual Chat rewrite for the host's dialect runs on it
 afterwards: the tools written into the prompt, the tool history flattened):
