@@ -6,7 +6,7 @@ fields; a bad value fails at once with a message that names the field.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -146,6 +146,11 @@ class ToolCallConfig(BaseModel):
     messages_routes: tuple[str, ...] = Field(
         spec_for("messages").routes, description="Anthropic Messages paths (and their /count_tokens)"
     )
+    agui_routes: tuple[str, ...] = Field(
+        spec_for("agui").routes,
+        description="AG-UI paths: a frontend's runs (RunAgentInput), sent to the host as Chat Completions "
+        "requests, answered as AG-UI events; () turns the route off",
+    )
     route_prefixes: tuple[str, ...] = Field(("",), description="mount prefixes routes may sit under, e.g. '/api'")
     generation_prompt: str | None = Field(None, description="the text the chat template appends after the last message")
     thinking: bool | None = Field(None, description="whether the template opens a reasoning block (None: by model)")
@@ -273,7 +278,13 @@ class ToolCallConfig(BaseModel):
         return value
 
     @field_validator(
-        "chat_routes", "responses_routes", "completions_routes", "messages_routes", "route_prefixes", mode="before"
+        "chat_routes",
+        "responses_routes",
+        "completions_routes",
+        "messages_routes",
+        "agui_routes",
+        "route_prefixes",
+        mode="before",
     )
     @classmethod
     def _one_path(cls, value: Any) -> Any:
@@ -292,7 +303,9 @@ class ToolCallConfig(BaseModel):
                 raise ValueError(f"{path!r} must start with '/'")
         return {**BRIDGE_ROUTES, **value}
 
-    @field_validator("chat_routes", "responses_routes", "completions_routes", "messages_routes", "route_prefixes")
+    @field_validator(
+        "chat_routes", "responses_routes", "completions_routes", "messages_routes", "agui_routes", "route_prefixes"
+    )
     @classmethod
     def _paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for path in value:
@@ -373,12 +386,21 @@ class ToolCallConfig(BaseModel):
         return routes
 
     def upstream_api(self, api: Api) -> Api:
-        """The API the host speaks for requests of client API `api`."""
+        """The API the host speaks for requests of client API `api` (one no host speaks, AG-UI,
+        goes in its spec's `host_api`, and on through that API's bridge, if it has one)."""
+        api = spec_for(api).host_api or api
         for name in self.bridge:
             client, upstream = name.split("-to-")
             if client == api:
                 return upstream  # type: ignore[return-value]
         return api
+
+    def request_checks(self) -> dict[str, Callable[[Mapping[str, Any]], None]]:
+        """The request checks beyond the core's, by client API: AG-UI runs by the protocol's own
+        types, where its route is on and the `agui` extra installed (`toolcall_middleware.agui`)."""
+        from .agui import request_checks
+
+        return request_checks(bool(self.agui_routes))
 
     def route_kind(self, path: str) -> Api | None:
         """Which API a request path is, or None when the middleware leaves it alone."""

@@ -117,6 +117,7 @@ def settings_from(config: ToolCallConfig, *, remote_host: bool = False) -> Setti
         expand_compactions=config.compaction == "emulate",
         regenerate=config.regenerate,
         remote_host=remote_host,
+        request_checks=config.request_checks(),
     )
 
 

@@ -34,8 +34,14 @@ Served = dict[Api, "bool | None"]  # per API: served, missing, or not known (no 
 
 
 def rewritten_apis() -> list[Api]:
-    """The APIs whose answers the middleware rewrites (legacy completions carries no tool calls)."""
-    return [api for api in APIS if spec_for(api).output is not None]
+    """The APIs a host may serve whose answers the middleware rewrites (legacy completions carries
+    no tool calls; AG-UI is no host's API, and goes to the host in another: `client_only_apis`)."""
+    return [api for api in APIS if spec_for(api).output is not None and spec_for(api).host_api is None]
+
+
+def client_only_apis() -> list[Api]:
+    """The APIs only clients speak (AG-UI): served through a route of another API of the host."""
+    return [api for api in APIS if spec_for(api).host_api is not None]
 
 
 def host_path(config: ToolCallConfig, api: Api) -> str:
@@ -176,6 +182,17 @@ def route_map(config: ToolCallConfig, routes: RouteMap, url_for: Callable[[bytes
             lines.append(f"  POST {asked} -> {where} (404/405: the upstream lacks it; {remedy(api, routes.served)})")
         else:
             lines.append(f"  POST {asked} -> {where}")
+    for api in client_only_apis():
+        if not config.routes_for(api):
+            continue
+        target = config.upstream_api(api)
+        where = url_for(routes.paths[target].encode())
+        said = f"served: {api} runs as {target} requests"
+        if api == "agui":  # (the one client-only API: how its runs are checked)
+            from .agui import check_said
+
+            said += "; " + check_said()
+        lines.append(f"  POST {config.routes_for(api)[0]} -> {where} ({said})")
     return "toolcall-middleware: forwarding\n" + "\n".join(lines)
 
 

@@ -74,6 +74,8 @@ def test_error_bodies_are_in_the_api_shape(api: str) -> None:
     body = json.loads(spec_for(api).error_body("nope", 429, code="rate", param="model"))
     if api == "messages":
         assert body == {"type": "error", "error": {"type": "rate_limit_error", "message": "nope"}}
+    elif api == "agui":  # the body reads as the protocol's own error event
+        assert body == {"type": "RUN_ERROR", "message": "nope", "code": "rate", "param": "model"}
     else:
         assert body == {"error": {"message": "nope", "type": "invalid_request_error", "param": "model", "code": "rate"}}
     # A host's error in OpenAI's shape reaches an OpenAI client as it is, an Anthropic one translated.
@@ -81,6 +83,8 @@ def test_error_bodies_are_in_the_api_shape(api: str) -> None:
     translated = json.loads(host_error(raw, 503, api))
     if api == "messages":
         assert translated["error"] == {"type": "overloaded_error", "message": "slow down"}
+    elif api == "agui":
+        assert translated == {"type": "RUN_ERROR", "message": "slow down"}
     else:
         assert translated == json.loads(raw)
 
@@ -93,10 +97,12 @@ def test_only_messages_has_a_typed_ping() -> None:
 
 def test_the_apis_that_rewrite_have_outputs() -> None:
     # An API either rewrites answers whole (a reader's events out as its stream and body) or
-    # passes them through (legacy completions): never half.
+    # passes them through (legacy completions): never half. One no host serves (AG-UI) has no
+    # rewrite of its own: its requests become its host API's (`to_host`), rewritten as such.
     for api in APIS:
         spec = spec_for(api)
-        assert (spec.output is None) == (spec.whole is None) == (spec.rewrite is None)
+        assert (spec.output is None) == (spec.whole is None) == (spec.rewrite is None and spec.to_host is None)
+        assert (spec.host_api is None) == (spec.to_host is None)
     assert [api for api in APIS if spec_for(api).output is None] == ["completions"]
 
 

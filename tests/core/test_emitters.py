@@ -25,8 +25,8 @@ from toolcall_middleware import (
     TruncatedCall,
     merge_events,
 )
+from toolcall_middleware.core.apis.agui import AGUIEmitter
 from toolcall_middleware.core.emitters import (
-    AGUIEmitter,
     ChatMessageBuilder,
     ChatStreamEmitter,
     ResponsesBuilder,

@@ -2,8 +2,9 @@
 record.
 
 `Api` names one: OpenAI Chat Completions (`chat`), the Responses API (`responses`), legacy
-`/v1/completions` (`completions`), Anthropic Messages (`messages`). A request's client API and
-the host's API (the upstream, another one when bridged) are both an `Api`.
+`/v1/completions` (`completions`), Anthropic Messages (`messages`), and AG-UI (`agui`), which
+only clients speak: its requests go to the host in another API (`ApiSpec.host_api`). A request's
+client API and the host's API (the upstream, another one when bridged) are both an `Api`.
 
 Everything the library does differently by API is asked of that API's `ApiSpec` (`spec_for`),
 declared in its own module, `core/apis/<name>.py`: its standard path, how its answers are
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .inbound import UpstreamDone
     from .inbound.base import ReaderBase
     from .policy import PolicyError
+    from .request.bridge import Bridged
     from .request.rewrite import RewriteResult
 
 
@@ -126,6 +128,10 @@ class ApiSpec:
     # Its clients may send their key in `x-api-key` (Anthropic's SDK does) as well as in
     # `Authorization: Bearer`; the proxy's own keys are read so, and an upstream's sent so.
     x_api_key: bool = False
+    # An API no host serves (AG-UI): its requests go to the host in `host_api`, translated by
+    # `to_host` (which checks the request first); the host's answers are read in that API.
+    host_api: Api | None = None
+    to_host: Callable[[Mapping[str, Any]], Bridged] | None = None
 
 
 @cache

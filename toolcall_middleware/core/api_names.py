@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-Api = Literal["chat", "responses", "completions", "messages"]
+Api = Literal["chat", "responses", "completions", "messages", "agui"]
 
 APIS: tuple[Api, ...] = get_args(Api)
 

@@ -44,6 +44,9 @@ class Settings:
     # The host is another process (the reverse proxy's upstream): a 2xx answer on a rewritten route
     # that is not its API's JSON or SSE is the client's 502 (a stream: its API's error), not passed on.
     remote_host: bool = False
+    # Checks of a request beyond the core's, by client API, from outside the core: AG-UI runs
+    # by the protocol's own (pydantic) types, where its extra is installed (`toolcall_middleware.agui`).
+    request_checks: Mapping[str, Callable[[Mapping[str, Any]], None]] = field(default_factory=dict)
 
 
 @dataclass

@@ -77,6 +77,10 @@ def forward_request(
         compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
         expanded, body = compacted is not body, compacted
     body, rules, dropped = for_host(api, upstream, body)
+    record.stream = record.stream or bool(body.get("stream"))  # (an AG-UI run asks its host for a stream)
+    further = settings.request_checks.get(api)  # (AG-UI's, by the protocol's own types)
+    if further is not None:
+        further(request)
     rewrite = spec_for(upstream).rewrite
     if rewrite is None:  # its client writes its own prompt (legacy completions)
         return Forwarded(None, request, rules)

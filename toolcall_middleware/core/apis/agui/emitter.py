@@ -11,16 +11,25 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .ids import call_id, random_id
+from ...emitters.ids import call_id, random_id
+from ...events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 
 class AGUIEmitter:
     """Events in, AG-UI event objects out: `start()`, `feed(events)`, `finish()`."""
 
-    def __init__(self, *, thread_id: str | None = None, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        parent_run_id: str | None = None,
+        reasoning: bool = True,
+    ) -> None:
         self.thread_id = thread_id or random_id("thread_")
         self.run_id = run_id or random_id("run_")
+        self.parent_run_id = parent_run_id  # the run this one follows from, said in RUN_STARTED
+        self.reasoning = reasoning  # False: reasoning is dropped
         self._open: str | None = None  # "text" | "reasoning" | "tool"
         self._id = ""
         self._message_id = ""  # the text message a call belongs to
@@ -31,7 +40,10 @@ class AGUIEmitter:
         if self._started:
             return []
         self._started = True
-        return [{"type": "RUN_STARTED", "threadId": self.thread_id, "runId": self.run_id}]
+        started = {"type": "RUN_STARTED", "threadId": self.thread_id, "runId": self.run_id}
+        if self.parent_run_id:
+            started["parentRunId"] = self.parent_run_id
+        return [started]
 
     def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         out = self.start()
@@ -43,7 +55,7 @@ class AGUIEmitter:
                     self._message_id = self._id
                     out.append({"type": "TEXT_MESSAGE_START", "messageId": self._id, "role": "assistant"})
                 out.append({"type": "TEXT_MESSAGE_CONTENT", "messageId": self._id, "delta": event.text})
-            elif isinstance(event, ReasoningDelta) and event.text:
+            elif isinstance(event, ReasoningDelta) and event.text and self.reasoning:
                 if self._open != "reasoning":
                     self._close(out)
                     self._open, self._id = "reasoning", random_id("rs_")

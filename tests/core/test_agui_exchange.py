@@ -1,0 +1,155 @@
+"""The AG-UI route's answers, through the sans-IO exchange: a run sent to a chat host, its raw
+answer back as AG-UI events that the protocol's own types (`ag_ui.core`, the `ag-ui-protocol`
+package) parse, in the order its client verifies, the same at every chunking of the host's
+stream as from its whole answer; and one terminal event, `RUN_ERROR` when the run fails."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.agui.protocol import EVENT, run_input
+from tests.asgi.harness import chat_answer, chat_stream, sse_events
+from toolcall_middleware.asgi import settings_from
+from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.pipeline import Exchange
+
+SSE = [(b"content-type", b"text/event-stream")]
+JSON = [(b"content-type", b"application/json")]
+RUN = run_input(messages=[{"id": "u1", "role": "user", "content": "Weather?"}])
+WORDS = st.sampled_from(
+    [
+        "It is ",
+        "sunny",
+        " <think>hm</think>",
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
+        "\n",
+        "ok.",
+        "<",
+        "é",
+    ]
+)
+
+
+def exchange(headers: list[tuple[bytes, bytes]], run: dict[str, Any] = RUN, **options: Any) -> Exchange:
+    ex = Exchange("agui", settings_from(ToolCallConfig(dialect="hermes", **options)), upstream="chat")
+    ex.rewrite_request(json.dumps(run).encode())
+    ex.start("POST", 200, headers)
+    return ex
+
+
+def cut(data: bytes, points: list[int]) -> list[bytes]:
+    edges = sorted({0, len(data), *(p % (len(data) + 1) for p in points)})
+    return [data[a:b] for a, b in itertools.pairwise(edges)]
+
+
+def feed(ex: Exchange, chunks: list[bytes]) -> bytes:
+    return b"".join(ex.feed(c) for c in chunks) + ex.close()
+
+
+def verified(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`events`, each parsed by the protocol's types, in the order `@ag-ui/client` verifies:
+    RUN_STARTED first, every content inside its open start and end, one terminal event last."""
+    for event in events:
+        EVENT.validate_python(event)
+    assert events[0] == {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-2", "parentRunId": "run-1"}
+    open_ids: set[str] = set()
+    for event in events[1:-1]:
+        kind, key = event["type"], event.get("messageId") or event.get("toolCallId")
+        assert kind not in ("RUN_STARTED", "RUN_FINISHED", "RUN_ERROR")
+        if kind.endswith("_START") and kind != "REASONING_START":
+            assert key not in open_ids
+            open_ids.add(key)
+        elif kind.endswith(("_CONTENT", "_ARGS")):
+            assert key in open_ids
+        elif kind.endswith("_END") and kind != "REASONING_END":
+            open_ids.remove(key)
+    if events[-1]["type"] == "RUN_FINISHED":
+        assert not open_ids
+        assert events[-1] == {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-2"}
+    else:
+        assert events[-1]["type"] == "RUN_ERROR"
+    return events
+
+
+def view(events: list[dict[str, Any]]) -> tuple[str, str, list[tuple[str, Any]]]:
+    text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+    reasoning = "".join(e["delta"] for e in events if e["type"] == "REASONING_MESSAGE_CONTENT")
+    names = {e["toolCallId"]: e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"}
+    args: dict[str, str] = dict.fromkeys(names, "")
+    for e in events:
+        if e["type"] == "TOOL_CALL_ARGS":
+            args[e["toolCallId"]] += e["delta"]
+    return text, reasoning, [(names[i], json.loads(a)) for i, a in args.items()]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(WORDS, min_size=1, max_size=8),
+    st.lists(st.integers(0, 10_000), max_size=12),
+    st.integers(1, 9),
+    st.sampled_from(["whole", "incremental"]),
+)
+def test_stream_equals_whole_at_any_split(words: list[str], points: list[int], piece: int, arguments: str) -> None:
+    raw = "".join(words)
+    streaming = exchange(SSE, arguments_streaming=arguments)
+    streamed = verified(sse_events(feed(streaming, cut(chat_stream(raw, piece), points))))
+    whole = verified(json.loads(feed(exchange(JSON), [chat_answer(raw)]))["events"])
+    assert view(streamed) == view(whole)
+    assert streamed[-1]["type"] == "RUN_FINISHED"
+
+
+def test_a_call_reaches_the_client_as_tool_call_events() -> None:
+    raw = 'Let me see.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    events = verified(sse_events(feed(exchange(SSE), [chat_stream(raw, 3)])))
+    assert view(events) == ("Let me see.", "", [("get_weather", {"city": "Paris"})])
+    start = next(e for e in events if e["type"] == "TOOL_CALL_START")
+    text = next(e for e in events if e["type"] == "TEXT_MESSAGE_START")
+    assert start["parentMessageId"] == text["messageId"] and start["toolCallId"].startswith("call_")
+
+
+def test_reasoning_is_dropped_where_the_configuration_says() -> None:
+    events = verified(sse_events(feed(exchange(SSE, reasoning_field="none"), [chat_stream("<think>x</think>Hi")])))
+    assert [e["type"] for e in events] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+
+
+def test_a_call_cut_off_is_never_a_call() -> None:
+    raw = 'Hi <tool_call>{"name": "get_weather", "arguments": {"ci'
+    stream = chat_stream(raw).replace(b"data: [DONE]\n\n", b"")
+    stream = stream[: stream.rindex(b"data: ")]  # (no finish reason either: the connection dropped)
+    events = verified(sse_events(feed(exchange(SSE), [stream])))
+    assert view(events) == ("Hi", "", [])
+
+
+def test_a_host_that_fails_midway_ends_the_run_in_an_error() -> None:
+    ex = exchange(SSE)
+    out = ex.feed(chat_stream("Hello there")[:150])
+    events = verified(sse_events(out + (ex.abort("the upstream connection was lost") or b"")))
+    assert events[-1] == {"type": "RUN_ERROR", "message": "the upstream connection was lost", "code": "upstream_error"}
+
+
+def test_a_call_that_breaks_the_rules_ends_the_run_in_an_error() -> None:
+    run = {**RUN, "forwardedProps": {"toolChoice": "required"}}
+    events = verified(sse_events(feed(exchange(SSE, run), [chat_stream("No call here.")])))
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert [e for e in events if e["type"] == "RUN_FINISHED"] == []
+
+
+def test_a_host_error_is_a_run_error_body() -> None:
+    ex = Exchange("agui", settings_from(ToolCallConfig(dialect="hermes")), upstream="chat")
+    ex.rewrite_request(json.dumps(RUN).encode())
+    headers = ex.start("POST", 503, JSON)
+    body = feed(ex, [b'{"error": {"message": "overloaded", "type": "server_error", "code": null, "param": null}}'])
+    assert (b"content-type", b"application/json") in headers
+    assert json.loads(body) == {"type": "RUN_ERROR", "message": "overloaded"}
+    EVENT.validate_python(json.loads(body))
