@@ -9,8 +9,8 @@ upstream a key), `--port` (a free one), a Redis (a real `redis-server`), an OTLP
 receiver that decodes what it is sent); the block's `export`s are its environment. Then what the
 page says the line gives is checked through the official `openai` SDK: the probes answer 200, a
 chat request with tools gets real `tool_calls` from the upstream, keys refuse a request without
-one, `--log-format json` writes only JSON lines, `--workers N` runs N processes that all serve,
-two machines on one Redis share a stored response, `--tracing` sends the exchange's span.
+one, `--log-format json` writes only JSON lines, `--workers N` runs N processes that all serve and
+whose `/metrics` is their sum, two machines on one Redis share a stored response, `--tracing` sends the exchange's span.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import pytest
 from tests.docs_snippets import ROOT, blocks
 from tests.served.otlp_receiver import otlp_receiver
 from tests.served.test_proxy import CHAT_TOOLS, QUESTION
-from tests.served.test_serve_workers import workers_of
+from tests.served.test_serve_workers import exchanges_counted, workers_of
 from tests.servers import free_port, running, serve, uvicorn
 from tests.store.redis_server import redis_server
 
@@ -243,9 +243,12 @@ def _refuses_without_a_key(base: str, keys: list[str]) -> None:
 
 
 def _all_workers_serve(served: Served, workers: int, key: str, model: str) -> None:
+    """N processes serve, and `/metrics` counts what all of them did, whichever one answers it."""
     assert len(workers_of(served.proc.pid)) == workers
     for _ in range(2 * workers):  # (fresh connections, which the kernel spreads over the workers)
         _asks_a_tool(served.base, key, model)
+    asked = 2 * workers + 1  # (and the first)
+    assert [exchanges_counted(served.base) for _ in range(workers)] == [asked] * workers
 
 
 def _shared_on_one_redis(line: Line, machines: Machines, tmp_path: Path, key: str, model: str) -> None:
