@@ -248,7 +248,7 @@ def _all_workers_serve(served: Served, workers: int, key: str, model: str) -> No
     for _ in range(2 * workers):  # (fresh connections, which the kernel spreads over the workers)
         _asks_a_tool(served.base, key, model)
     asked = 2 * workers + 1  # (and the first)
-    assert [exchanges_counted(served.base) for _ in range(workers)] == [asked] * workers
+    assert [exchanges_counted(served.base, at_least=asked) for _ in range(workers)] == [asked] * workers
 
 
 def _shared_on_one_redis(line: Line, machines: Machines, tmp_path: Path, key: str, model: str) -> None:
