@@ -116,6 +116,12 @@ def test_item_reference_resolves_from_history_then_from_the_index() -> None:
     assert alone["input"] == [found["fc_9"]]
 
 
+def test_an_input_item_that_is_no_object_is_a_400_naming_it() -> None:
+    with pytest.raises(BadRequest) as caught:
+        expand({"input": [user("hi"), "hi"], "previous_response_id": "r"}, history_of(STORED), {})
+    assert caught.value.param == "input[1]"
+
+
 def test_an_unknown_item_reference_is_a_404_naming_the_item() -> None:
     with pytest.raises(StateError) as caught:
         expand({"input": [{"type": "item_reference", "id": "rs_gone"}]}, [], {})

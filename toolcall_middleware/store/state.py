@@ -206,8 +206,10 @@ def expand(
     thousands of items, which neither list changes (the body is encoded for the host, the whole
     input stored and cached), and a copy of each on every turn made the turn grow with the chain."""
     given = body.get("input")
-    references = isinstance(given, list) and any(item.get("type") == "item_reference" for item in given)
-    known = {item.get("id"): item for item in history} if references else {}
+    references = isinstance(given, list) and any(
+        isinstance(item, JSON_OBJECT) and item.get("type") == "item_reference" for item in given
+    )
+    known = {item.get("id"): item for item in history} if references else {}  # (made only when asked for)
     own: list[dict[str, Any]] = []  # as stored: ids minted, content typed
     sent: list[Any] = []  # as the host gets them: the client's own items, references resolved
     for i, item in enumerate(input_items(body)):
