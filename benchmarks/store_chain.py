@@ -1,13 +1,22 @@
-"""A long `previous_response_id` chain: the room it takes and what each turn costs.
+"""A long `previous_response_id` chain: the room it takes and what each turn costs, by part.
 
 A client makes N turns (default 1,000), each a 230-byte user message continuing the last response,
 through the middleware with a store, in front of a Responses host that reads the whole input and
 answers a short message. Printed per store: the bytes the store holds (its records' values; for
-SQLite also the file, for Redis its memory), the median time of turn 10 and of turn N (each taken
+SQLite also the file, for Redis its memory); the median time of turn 10 and of turn N (each taken
 15 times, alternately, as branches continuing turn 9 and turn N-1, so that both meet the same load
-on the machine) and the part of it spent in the store; then a turn continuing the chain from a
-second middleware on the same store, which has nothing cached and rebuilds the context from the
-links.
+on the machine), split into its parts:
+
+- the store's: its calls' time (reading the chain, writing the turn);
+- the host's: its own work (reading the request, writing its answer), the CPU time it takes less
+  what it waits for in `send` (the middleware's reading of the answer, and the store's writes);
+- the middleware's: the CPU time of the turn (all of it runs in this thread: the client, the
+  middleware, the host) less the host's and the store calls', so the load of other processes on
+  the machine does not count;
+- the whole turn, as the client waits for it;
+
+then a turn continuing the chain from a second middleware on the same store, which has nothing
+cached and rebuilds the context from the links.
 
     python benchmarks/store_chain.py [--turns 1000] [--store sqlite|redis ...]
 
@@ -37,13 +46,36 @@ from toolcall_middleware import ToolCallMiddleware
 from toolcall_middleware.store.base import Store
 
 REPEATS = 15
+PARTS = {"store": "store's part", "middleware": "middleware's part", "host": "host's part", "whole": "whole turn"}
 TEXT = ("Please go on with the next step of the plan, keeping every earlier decision in mind. " * 3)[:224]
 
 
+HOST_SPENT = [0.0]  # the host's own CPU time since last reset: its work, not what it waits for in `send`
+
+
 async def host(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]):
-    """A Responses host: it reads the whole request (as a model server must) and answers briefly."""
+    """A Responses host: it reads the whole request (as a model server must) and answers briefly.
+    Its own time adds up in `HOST_SPENT`."""
     if scope["type"] != "http":
         return
+    started = time.thread_time()
+    waited = 0.0
+
+    async def timed_send(message: Any) -> None:
+        nonlocal waited
+        start = time.thread_time()
+        try:
+            await send(message)
+        finally:
+            waited += time.thread_time() - start
+
+    try:
+        await _answer(receive, timed_send)
+    finally:
+        HOST_SPENT[0] += time.thread_time() - started - waited
+
+
+async def _answer(receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
     body = b""
     while True:
         message = await receive()
@@ -61,18 +93,20 @@ async def host(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]], sen
 
 
 def timed_store(app: ToolCallMiddleware) -> list[float]:
-    """Wrap the store's calls so their time adds up in the returned one-element list."""
-    spent = [0.0]
+    """Wrap the store's calls so that their time adds up in the returned list: `[0]` the time they
+    took, `[1]` the CPU time this thread spent in them."""
+    spent = [0.0, 0.0]
     store: Store = app._entry.store  # type: ignore[attr-defined]
     for name in ("get", "get_many", "put", "alive", "update"):
         original = getattr(store, name)
 
         async def wrapped(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return await _original(*args, **kwargs)
             finally:
                 spent[0] += time.perf_counter() - start
+                spent[1] += time.thread_time() - cpu
 
         setattr(store, name, wrapped)
     return spent
@@ -103,26 +137,30 @@ async def chain(url: str, turns: int, stored: Callable[[], dict[str, Any]]) -> d
         room = stored()
         # Turn 10 and turn N, timed in turns (branches of the chain) taken one after the other, so
         # that both meet the same load on the machine.
-        times: dict[int, list[float]] = {10: [], turns: []}
-        store_times: dict[int, list[float]] = {10: [], turns: []}
+        times: dict[str, dict[int, list[float]]] = {part: {10: [], turns: []} for part in PARTS}
         for _ in range(REPEATS):
-            for at in times:
-                spent[0] = 0.0
-                start = time.perf_counter()
+            for at in (10, turns):
+                spent[0] = spent[1] = HOST_SPENT[0] = 0.0
+                start, cpu = time.perf_counter(), time.thread_time()
                 await turn(client, at, ids[at - 2])
-                times[at].append(time.perf_counter() - start)
-                store_times[at].append(spent[0])
+                times["whole"][at].append(time.perf_counter() - start)
+                times["store"][at].append(spent[0])
+                times["host"][at].append(HOST_SPENT[0])
+                # (the client's own work, httpx's in process, is in it too: the same at any length)
+                times["middleware"][at].append(time.thread_time() - cpu - spent[1] - HOST_SPENT[0])
     cold = ToolCallMiddleware(host, dialect="hermes", store=url, store_secret="bench")  # nothing cached
     async with client_of(cold) as client:
         await turn(client, 2, ids[0])  # (the process's first request, set up)
         start = time.perf_counter()
         await turn(client, turns + 1, ids[-1])
         rebuilt = time.perf_counter() - start
+    medians = {
+        f"{PARTS[part]}, turn {at} (ms)": statistics.median(times[part][at]) * 1000
+        for part in PARTS
+        for at in (10, turns)
+    }
     return {
-        "turn 10 (ms)": statistics.median(times[10]) * 1000,
-        f"turn {turns} (ms)": statistics.median(times[turns]) * 1000,
-        "store part, turn 10 (ms)": statistics.median(store_times[10]) * 1000,
-        f"store part, turn {turns} (ms)": statistics.median(store_times[turns]) * 1000,
+        **medians,
         f"turn {turns + 1}, rebuilt in a fresh process (ms)": rebuilt * 1000,
         **room,
     }

@@ -30,9 +30,12 @@ def serve(command: list[str], port: int, *, timeout: float = 20.0) -> Iterator[s
 
 
 @contextlib.contextmanager
-def running(command: list[str], port: int, *, timeout: float = 20.0) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """`serve`, yielding the process too (for a test that kills it)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def running(
+    command: list[str], port: int, *, timeout: float = 20.0, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """`serve`, yielding the process too (for a test that kills it). `env`: the variables it runs
+    with, this process's by default."""
+    env = {**(os.environ if env is None else env), "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:

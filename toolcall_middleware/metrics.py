@@ -46,16 +46,25 @@ With a response store (`watch_state`, which `serve` calls):
 Every label has a bounded set of values a client cannot add to: the routes are the configured
 ones, the APIs, dialects, operations and backends are the library's own; no model name (a client
 writes any), id or credential is a label.
+
+Several processes (`serve --workers N`, or gunicorn's workers): with `PROMETHEUS_MULTIPROC_DIR`
+set before prometheus-client is imported (`serve` makes and removes a folder for its workers),
+each process writes its values there and `GET /metrics` answers, from whichever process, their
+sum over the processes (prometheus-client's multiprocess mode): the counters and histograms of
+every process that ever served, the background gauges of those alive, as of each one's last store
+operation.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .store.layer import ResponsesState
 
+MULTIPROCESS_FOLDER = "PROMETHEUS_MULTIPROC_DIR"  # (prometheus-client's own variable)
 # The histograms' buckets for the host's time: a first token in milliseconds, a long generation in minutes.
 HOST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 
@@ -73,6 +82,9 @@ class PrometheusMetrics:
             ) from None
         self._prom = prom
         self.registry = registry if registry is not None else prom.REGISTRY
+        # Several processes write their values in one folder (see the module doc).
+        self.multiprocess = bool(os.environ.get(MULTIPROCESS_FOLDER))
+        self._refresh: Callable[[], None] = lambda: None  # the gauges, written where the others read them
         by_answer = ("api", "dialect")
         made: dict[str, Any] = {"namespace": namespace, "registry": self.registry}
         self.exchanges = prom.Counter(
@@ -123,8 +135,13 @@ class PrometheusMetrics:
             buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0),
             **made,
         )
-        self.background_running = prom.Gauge("background_running", "background responses running here", **made)
-        self.background_queued = prom.Gauge("background_queued", "background responses waiting here", **made)
+        # (several processes: the sum over those alive)
+        self.background_running = prom.Gauge(
+            "background_running", "background responses running", multiprocess_mode="livesum", **made
+        )
+        self.background_queued = prom.Gauge(
+            "background_queued", "background responses waiting", multiprocess_mode="livesum", **made
+        )
 
     def observe(self, record: Mapping[str, Any]) -> None:
         """Count one exchange's record (an `on_report` callback)."""
@@ -159,22 +176,54 @@ class PrometheusMetrics:
         self.store_seconds.labels(operation, backend).observe(seconds)
         if error is not None:
             self.store_errors.labels(operation, backend, error).inc()
+        self._refresh()
 
     def watch_state(self, state: ResponsesState) -> None:
         """Count the store operations of the Responses state `state` from now on, and show its
-        background responses running and queued (read when scraped)."""
+        background responses running and queued (read when scraped; with several processes,
+        written at each store operation and scrape, where the others read them)."""
         state.observe_store(self.observe_store)
         admission = state.background.admission
-        self.background_running.set_function(lambda: admission.running_count)
-        self.background_queued.set_function(lambda: admission.queued_count)
+        if not self.multiprocess:
+            self.background_running.set_function(lambda: admission.running_count)
+            self.background_queued.set_function(lambda: admission.queued_count)
+            return
+
+        def refresh() -> None:
+            self.background_running.set(admission.running_count)
+            self.background_queued.set(admission.queued_count)
+
+        self._refresh = refresh
+
+    def _served_registry(self) -> Any:
+        """What `/metrics` serves: the registry, or with several processes the sum of theirs."""
+        if not self.multiprocess:
+            return self.registry
+        from prometheus_client import multiprocess
+
+        summed = self._prom.CollectorRegistry()
+        multiprocess.MultiProcessCollector(summed)  # type: ignore[no-untyped-call]
+        return summed
 
     def asgi_app(self) -> Any:
         """An ASGI app that serves the registry in Prometheus's text format."""
-        return self._prom.make_asgi_app(registry=self.registry)
+        served = self._prom.make_asgi_app(registry=self._served_registry())
+
+        async def metrics(scope: Any, receive: Any, send: Any) -> None:
+            self._refresh()  # (this process's gauges, as of now)
+            await served(scope, receive, send)
+
+        return metrics
 
     def wsgi_app(self) -> Any:
         """The same, as a WSGI app."""
-        return self._prom.make_wsgi_app(registry=self.registry)
+        served = self._prom.make_wsgi_app(registry=self._served_registry())
+
+        def metrics(environ: Any, start_response: Any) -> Any:
+            self._refresh()
+            return served(environ, start_response)
+
+        return metrics
 
 
 def observers(*callbacks: Callable[[dict[str, Any]], None] | None) -> Callable[[dict[str, Any]], None]:
@@ -203,4 +252,4 @@ class MetricsRoute:
             await self.app(scope, receive, send)
 
 
-__all__ = ["MetricsRoute", "PrometheusMetrics", "observers"]
+__all__ = ["MULTIPROCESS_FOLDER", "MetricsRoute", "PrometheusMetrics", "observers"]

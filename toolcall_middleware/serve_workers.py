@@ -23,7 +23,9 @@ import contextlib
 import inspect
 import json
 import os
+import shutil
 import signal
+import tempfile
 import typing
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
@@ -63,7 +65,8 @@ def run(app: Any, options: ServeOptions, state: str, log_config: dict[str, Any])
     }
     if options.workers > 1:
         os.environ[WORKER_STATE] = state
-        return _run_workers(uvicorn.Config(WORKER_FACTORY, factory=True, workers=options.workers, **settings))
+        with _metrics_folder():
+            return _run_workers(uvicorn.Config(WORKER_FACTORY, factory=True, workers=options.workers, **settings))
     server = uvicorn.Server(uvicorn.Config(Drained(app), **settings))
     with _stop_is_orderly():
         server.run()
@@ -119,14 +122,50 @@ class Drained:
         return settled
 
 
+@contextlib.contextmanager
+def _metrics_folder() -> Iterator[None]:
+    """The workers' metrics summed on `/metrics` (`metrics`' multiprocess mode): a folder of this
+    run's own, named to them in `PROMETHEUS_MULTIPROC_DIR` (which a worker reads before it imports
+    prometheus-client), removed when they have stopped. A folder the environment names already is
+    used as it is, and left."""
+    from .metrics import MULTIPROCESS_FOLDER
+
+    if os.environ.get(MULTIPROCESS_FOLDER):
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="toolcall-metrics-")
+    os.environ[MULTIPROCESS_FOLDER] = folder
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS_FOLDER]
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class Supervisor(Multiprocess):
     """uvicorn's supervisor of the workers, which also closes its own copy of the listening socket
-    when it stops them: until every copy is closed, the port takes connections no worker accepts."""
+    when it stops them (until every copy is closed, the port takes connections no worker accepts),
+    and takes a dead worker's background gauges out of the metrics' sum."""
 
     def terminate_all(self) -> None:
         for sock in self.sockets:
             sock.close()
         super().terminate_all()
+
+    def keep_subprocess_alive(self) -> None:
+        before = {process.pid for process in self.processes}
+        super().keep_subprocess_alive()
+        gone = before - {process.pid for process in self.processes}
+        from .metrics import MULTIPROCESS_FOLDER
+
+        if gone and os.environ.get(MULTIPROCESS_FOLDER):
+            try:
+                from prometheus_client import multiprocess
+            except ImportError:
+                return
+            for pid in gone:
+                if pid is not None:
+                    multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 
 
 def _run_workers(config: uvicorn.Config) -> int:

@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 
@@ -101,3 +102,36 @@ def test_every_worker_asks_for_the_keys_the_parent_was_given(upstream: str, tmp_
             assert sdk(base, "sk-ops").responses.create(model="m", input="Yo.").output_text == "Heard: Yo."
             with pytest.raises(openai.AuthenticationError):
                 sdk(base, "**********").responses.create(model="m", input="Hi.")
+
+
+def environment_of(pid: int) -> dict[str, str]:
+    pairs = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+
+
+def exchanges_counted(base: str, *, at_least: float = 0.0) -> float:
+    """The sum of `toolcall_exchanges_total` that `/metrics` shows (on a fresh connection); asked
+    again for up to 5 s while under `at_least` (an exchange is counted just after its answer)."""
+    deadline = time.monotonic() + 5
+    while True:
+        lines = httpx.get(base + "/metrics", timeout=10).text.splitlines()
+        found = sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith("toolcall_exchanges_total{"))
+        if found >= at_least or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_metrics_are_summed_over_the_workers(upstream: str, tmp_path: Path) -> None:
+    """Each worker counts in a folder `serve` made for them (prometheus-client's multiprocess
+    mode), and `/metrics`, whichever worker answers it, shows the sum; the folder goes with
+    `serve`. (Each worker had its own registry: a scrape showed the count of one.)"""
+    with instance(upstream, f"sqlite:///{tmp_path / 'state.db'}", "--workers", "2") as (proc, base):
+        workers = workers_of(proc.pid)
+        (folder,) = {environment_of(pid).get("PROMETHEUS_MULTIPROC_DIR") for pid in workers}
+        assert folder and Path(folder).is_dir()
+        for n in range(24):  # (a client each, a connection each: both workers serve some)
+            assert sdk(base, "sk-team").responses.create(model="m", input=f"Number {n}.").output_text
+        counted_by = {int(name.split("_")[-1].removesuffix(".db")) for name in os.listdir(folder)}
+        assert workers <= counted_by
+        assert [exchanges_counted(base, at_least=24) for _ in range(6)] == [24.0] * 6  # (by either worker)
+    assert not Path(folder).exists()

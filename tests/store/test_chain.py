@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from starlette.testclient import TestClient
 from tests.store.hosts import host
 from tests.store.redis_server import redis_server
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware.core.framing.utf8 import json_bytes
 from toolcall_middleware.store import open_store
 from toolcall_middleware.store.state import item_key, response_key, scope_of
 
@@ -95,6 +97,41 @@ def test_a_chain_stores_each_turn_once_and_rebuilds_its_whole_context(store_url:
         assert [item.content[0].text for item in items if item.type == "message" and item.role == "user"] == [
             count(n) for n in range(1, 42)
         ]
+
+
+def test_the_host_gets_the_whole_context_as_the_request_encoded(store_url: str) -> None:
+    """Each turn's body is written from its context's JSON text, kept with the context (made
+    anew once when the context is rebuilt): the host gets the bytes that encoding the whole
+    request gives, non-ASCII text and all, from the cache and after a rebuild."""
+    bodies: list[bytes] = []
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        async def kept() -> Any:
+            message = await receive()
+            bodies.append(message.get("body", b""))
+            return message
+
+        await host(scope, kept if scope["type"] == "http" else receive, send)
+
+    def turns(start: int, stop: int, previous: str | None) -> str | None:
+        app = ToolCallMiddleware(recording, dialect="hermes", store=store_url, store_secret=SECRET)
+        with TestClient(app) as http:
+            for n in range(start, stop):
+                text = f"{count(n)} é ☃ \u2028"
+                answer = sdk(http).responses.create(model="m", input=text, previous_response_id=previous)
+                assert answer.output_text == heard(n)
+                previous = answer.id
+        return previous
+
+    last = turns(2, 8, turns(1, 2, None))  # (the second process rebuilds the first turn's context)
+    assert len(bodies) == 7
+    for n, body in enumerate(bodies, 1):
+        sent = json.loads(body)
+        assert body == json_bytes(sent)  # (the host's bytes: the request as encoding it whole writes it)
+        given = sent["input"] if n > 1 else [{"role": "user", "content": [{"text": sent["input"]}]}]
+        users = [item["content"][0]["text"] for item in given if item.get("role") == "user"]
+        assert users == [f"{count(k)} é ☃ \u2028" for k in range(1, n + 1)]
+    assert last is not None
 
 
 def test_continuing_a_large_response_stores_only_what_is_new(store_url: str) -> None:

@@ -9,13 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from toolcall_middleware.core.framing.utf8 import json_bytes
 from toolcall_middleware.core.request.errors import BadRequest
 from toolcall_middleware.store.state import (
     Echo,
     StateError,
     as_item,
     expand,
+    forward_bytes,
     history_of,
+    items_json,
     mint_id,
     page,
     scope_of,
@@ -56,6 +59,37 @@ def test_expand_puts_history_before_the_new_input_and_drops_the_stateful_fields(
     assert whole == forward["input"] and own == [forward["input"][3]]
 
 
+def test_expand_puts_the_historys_own_items_in_both_lists() -> None:
+    """A chain's context is thousands of items: a copy of each per turn made turns grow with it."""
+    history = history_of(STORED)
+    forward, whole, _ = expand({"model": "m", "input": "next", "previous_response_id": "r"}, history, {})
+    assert all(a is b for a, b in zip(forward["input"], history, strict=False))
+    assert all(a is b for a, b in zip(whole, history, strict=False))
+
+
+TEXT = st.text(st.characters(codec="utf-8") | st.sampled_from(["\ud800", "\u2028", '"', "\\", "\x00"]), max_size=8)
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+ITEMS = st.lists(st.dictionaries(TEXT, VALUES, max_size=4), max_size=5)
+
+
+@given(ITEMS, ITEMS, st.dictionaries(TEXT, VALUES, max_size=3), st.integers(0, 3))
+def test_a_body_written_from_the_historys_json_is_the_body_encoded(
+    history: list[dict[str, Any]], own: list[dict[str, Any]], fields: dict[str, Any], at: int
+) -> None:
+    """Any items, any text (a lone surrogate too: the whole body is escaped then), `input` at any
+    place among the fields: the same bytes as encoding the body whole."""
+    fields.pop("input", None)
+    members = list(fields.items())
+    members.insert(min(at, len(members)), ("input", [*history, *own]))
+    forward = dict(members)
+    assert forward_bytes(forward, len(history), items_json(history)) == json_bytes(forward)
+    assert forward_bytes(forward, len(history), None) == json_bytes(forward)  # (not known: encoded)
+
+
 def test_with_nothing_to_expand_the_input_goes_on_as_the_client_wrote_it() -> None:
     body = {"model": "m", "input": [{"role": "user", "content": "hi"}], "store": True}
     forward, whole, _ = expand(body, [], {})
@@ -80,6 +114,12 @@ def test_item_reference_resolves_from_history_then_from_the_index() -> None:
     assert own[0]["id"] == "rs_1" and own[2]["id"].startswith("msg_")
     alone, _, _ = expand({"input": [{"type": "item_reference", "id": "fc_9"}]}, [], found)
     assert alone["input"] == [found["fc_9"]]
+
+
+def test_an_input_item_that_is_no_object_is_a_400_naming_it() -> None:
+    with pytest.raises(BadRequest) as caught:
+        expand({"input": [user("hi"), "hi"], "previous_response_id": "r"}, history_of(STORED), {})
+    assert caught.value.param == "input[1]"
 
 
 def test_an_unknown_item_reference_is_a_404_naming_the_item() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from .api import spec_for
 from .request.bridge import responses_to_chat
 from .request.bridge_messages import chat_to_messages, messages_to_chat
+from .request.fields import RESPONSES_FIELDS, check_fields
 
 
 def request_dialect(dialect: str) -> str:
@@ -27,13 +28,18 @@ def request_dialect(dialect: str) -> str:
 def for_host(api: str, upstream: str, body: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, Any], Any]:
     """The body in the host's API's shape, the tool rules in an OpenAI shape (for the parser and
     the policy), and the tool types the translation dropped (`None`: no translation). The body's
-    fields are checked to its API's types first, the same on a bridged route as on a native one.
-    An API no host serves (AG-UI) is translated to its host API first, and goes on from there."""
+    fields are checked to its API's types first, the same on a bridged route as on a native one
+    (a Responses request's input items, on its own route, by its rewrite: it checks them as it
+    reads them, and a long chain's input is thousands of items, checked once). An API no host
+    serves (AG-UI) is translated to its host API first, and goes on from there."""
     spec = spec_for(api)
     if spec.to_host is not None and spec.host_api is not None:
         translated = spec.to_host(body)  # (checks the request itself)
         return for_host(spec.host_api, upstream, translated.body)
-    spec.check_request(body)
+    if api == upstream == "responses":
+        check_fields(RESPONSES_FIELDS, body)
+    else:
+        spec.check_request(body)
     if api == "messages":
         as_chat = messages_to_chat(body)  # Anthropic tools, read in Chat's shape
         return (as_chat.body if upstream == "chat" else body), as_chat.body, as_chat.dropped_tools

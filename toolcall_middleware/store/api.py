@@ -51,11 +51,13 @@ async def stored_response(store: Store, scope: str, ident: str) -> dict[str, Any
 @dataclass(frozen=True)
 class Loaded:
     """What a request's state gives its turn: the `history` it continues, the items it refers to
-    by id (`found`), and where the new response will sit (`link`)."""
+    by id (`found`), where the new response will sit (`link`), and the history's JSON text
+    (`history_json`, `state.items_json`; None: not made, as for a conversation's)."""
 
     history: list[dict[str, Any]]
     found: dict[str, dict[str, Any]]
     link: Link
+    history_json: str | None = None
 
 
 async def load_turn(
@@ -65,19 +67,23 @@ async def load_turn(
     or its conversation's items, and every item it refers to in one batched read."""
     now = time.time()
     history: list[dict[str, Any]] = []
+    history_json: str | None = ""
     link = Link(renewed=now)
     if wanted.previous_response_id is not None:
-        history, link = await continue_from(store, scope, wanted.previous_response_id, contexts, max_chain=max_chain)
+        history, link, history_json = await continue_from(
+            store, scope, wanted.previous_response_id, contexts, max_chain=max_chain
+        )
     elif wanted.conversation is not None:
         ident = wanted.conversation
         history = list(
             (await fetch(store, conversation_key(scope, ident), "Conversation", ident, "conversation"))["items"]
         )
         link = Link(renewed=now, conversation_items=len(history))
+        history_json = None
     unique = list(dict.fromkeys(wanted.references))
     items = await store.get_many([item_key(scope, ident) for ident in unique]) if unique else []
     found = {ident: item for ident, item in zip(unique, items, strict=True) if item is not None}
-    return Loaded(history, found, link)
+    return Loaded(history, found, link, history_json)
 
 
 async def load_state(

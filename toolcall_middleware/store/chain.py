@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import Store
-from .state import StateError, conversation_key, output_of, response_key, turn_key
+from .state import StateError, conversation_key, items_json, joined_json, output_of, response_key, turn_key
 
 CHECKPOINT_EVERY = 16
 RENEW_FRACTION = 0.125  # of the TTL: how stale a chain's expiry may grow before a continuation renews it
@@ -106,11 +106,13 @@ def broken(ident: str, missing: str, param: str | None) -> StateError:
 @dataclass(frozen=True)
 class Context:
     """A stored response's whole input, rebuilt, and the ids of the responses before it; `size`:
-    about the bytes it takes (0: not known, estimated when cached)."""
+    about the bytes it takes (0: not known, estimated when cached); `encoded`: the whole input's
+    JSON text (`items_json`), from which the next turn's body is written (None: not made yet)."""
 
     ancestors: tuple[str, ...]
     whole: list[dict[str, Any]]
     size: int = 0
+    encoded: str | None = None
 
 
 class ContextCache:
@@ -249,9 +251,10 @@ def _size(items: Iterable[Mapping[str, Any]]) -> int:
 
 async def continue_from(
     store: Store, scope: str, ident: str, cache: ContextCache | None, *, max_chain: int
-) -> tuple[list[dict[str, Any]], Link]:
-    """The history a response continuing `ident` starts from, and its link (a 404 naming
-    `previous_response_id` when it is not there; a 400 past `max_chain`)."""
+) -> tuple[list[dict[str, Any]], Link, str]:
+    """The history a response continuing `ident` starts from, its link, and the history's JSON
+    text (`items_json`); a 404 naming `previous_response_id` when it is not there, a 400 past
+    `max_chain`."""
     param = "previous_response_id"
     _, turn = await read_turn(store, scope, ident, "Previous response", param)
     link = turn.get("chain") or {}
@@ -268,7 +271,9 @@ async def continue_from(
     renew = needs_renewal(float(link.get("renewed", 0.0)), store.limits.ttl, now)
     context = await context_of(store, scope, ident, turn, cache, param, renew=renew)
     renewed = now if renew else float(link.get("renewed", 0.0))
-    return [*context.whole, *turn["output"]], Link((*context.ancestors, ident), renewed)
+    encoded = context.encoded if context.encoded is not None else items_json(context.whole)  # (rebuilt)
+    history_json = joined_json(encoded, items_json(turn["output"]))
+    return [*context.whole, *turn["output"]], Link((*context.ancestors, ident), renewed), history_json
 
 
 __all__ = [

@@ -59,7 +59,10 @@ from .state import (
     TERMINAL_STATUSES,
     Echo,
     expand,
+    forward_bytes,
     item_records,
+    items_json,
+    joined_json,
     mint_id,
     new_secret,
     queued_response,
@@ -259,12 +262,12 @@ class ResponsesState:
             raise BadRequest("Background responses require 'store' to be true.", "background", code="invalid_value")
         echo = Echo(mint_id("resp"), stored, wanted.previous_response_id, wanted.conversation, background)
         if background:
-            turn = Turn(credential, echo, whole, own, loaded.link)
+            turn = Turn(credential, echo, whole, own, loaded.link, history_json=loaded.history_json)
             await self._start_background(scope, request, forward, turn, receive, send)
             return
         # (nothing expanded: the client's own bytes go on)
-        new_body = body if forward == request else json_bytes(forward)
-        turn = Turn(credential, echo, whole, own, loaded.link, len(new_body))
+        new_body = body if forward == request else forward_bytes(forward, len(loaded.history), loaded.history_json)
+        turn = Turn(credential, echo, whole, own, loaded.link, len(new_body), loaded.history_json)
         tee = Tee(
             turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2, max_depth=self.max_depth
         )
@@ -283,7 +286,8 @@ class ResponsesState:
                 finished = records.pop(key)
                 await self.store.update(key, lambda old: old if _has_ended(old) else finished)
             await self.store.put({**records, **items}, lifetime=self._lifetime(turn))
-            self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole, turn.size))
+            encoded = None if turn.history_json is None else joined_json(turn.history_json, items_json(turn.own))
+            self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole, turn.size, encoded))
         if echo.conversation is not None and response.get("status") in ("completed", "incomplete"):
             await api.append_to_conversation(self.store, turn.credential, echo.conversation, [*turn.own, *output])
 
@@ -303,7 +307,10 @@ class ResponsesState:
         `retry-after` when the queue is full."""
         key = response_key(turn.credential, turn.echo.id)
         queued = queued_response(request, turn.echo, int(time.time()))
-        body = json_bytes({**forward, "stream": True})  # (streamed: its progress is visible)
+        history = len(turn.whole) - len(turn.own)
+        body = forward_bytes(
+            {**forward, "stream": True}, history, turn.history_json
+        )  # (streamed: its progress is visible)
         records = stored_records(turn.credential, turn.echo.id, turn.link, queued, turn.own, [])
         try:
             await self.background.submit(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import MAX_REFERENCES
-from ..core.framing.utf8 import COMPACT, json_bytes
+from ..core.framing.utf8 import COMPACT, json_bytes, json_text
 from ..core.request.errors import BadRequest, invalid
 from ..core.schema import JSON_OBJECT
 
@@ -194,15 +194,22 @@ def history_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def expand(
-    body: Mapping[str, Any], history: Sequence[Mapping[str, Any]], found: Mapping[str, Mapping[str, Any]]
+    body: Mapping[str, Any], history: Sequence[dict[str, Any]], found: Mapping[str, Mapping[str, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """The stateless body, the whole input as stored items, and the request's own new items.
 
     The body has `history`, then the request's own input as the client wrote it, with every
     `item_reference` replaced by its item; no stateful fields; `instructions` as the request gives
-    them, never inherited. With nothing to expand, its `input` is the client's, unchanged."""
-    known = {item.get("id"): item for item in history}
+    them, never inherited. With nothing to expand, its `input` is the client's, unchanged.
+
+    The history's items are put in both lists as they are, not copied: a long chain's context is
+    thousands of items, which neither list changes (the body is encoded for the host, the whole
+    input stored and cached), and a copy of each on every turn made the turn grow with the chain."""
     given = body.get("input")
+    references = isinstance(given, list) and any(
+        isinstance(item, JSON_OBJECT) and item.get("type") == "item_reference" for item in given
+    )
+    known = {item.get("id"): item for item in history} if references else {}  # (made only when asked for)
     own: list[dict[str, Any]] = []  # as stored: ids minted, content typed
     sent: list[Any] = []  # as the host gets them: the client's own items, references resolved
     for i, item in enumerate(input_items(body)):
@@ -215,10 +222,35 @@ def expand(
         own.append(item)
         sent.append(given[i] if isinstance(given, list) and given[i].get("type") != "item_reference" else item)
     out = {k: v for k, v in body.items() if k not in STATEFUL_FIELDS and k != "background"}
-    references = isinstance(given, list) and any(item.get("type") == "item_reference" for item in given)
     if history or references:
-        out["input"] = [dict(item) for item in history] + sent
-    return out, [dict(item) for item in history] + own, own
+        out["input"] = [*history, *sent]
+    return out, [*history, *own], own
+
+
+def items_json(items: Iterable[Mapping[str, Any]]) -> str:
+    """The JSON text of `items` as the members of an array (`json_bytes` of the array, without its
+    brackets): a chain's context is kept so, to write the next turn's body from."""
+    return json_text(list(items))[1:-1]
+
+
+def joined_json(*members: str | None) -> str:
+    """Arrays' members (`items_json`) as the members of one array."""
+    return ", ".join(text for text in members if text)
+
+
+def forward_bytes(forward: Mapping[str, Any], history: int, history_json: str | None) -> bytes:
+    """`json_bytes(forward)`, the first `history` items of its `input` (the chain's context, as
+    `expand` puts them) written from their JSON text `history_json` (`items_json`) rather than
+    encoded again: the same bytes, while a long chain's turn encodes only its own items."""
+    given = forward.get("input")
+    if history_json is None or not history or not isinstance(given, list):
+        return json_bytes(forward)
+    items = f"[{joined_json(history_json, items_json(given[history:]))}]"
+    members = [f"{json_text(key)}: {items if key == 'input' else json_text(value)}" for key, value in forward.items()]
+    try:
+        return ("{" + ", ".join(members) + "}").encode()
+    except UnicodeEncodeError:  # (a lone surrogate: `json_bytes` escapes the whole body then)
+        return json_bytes(forward)
 
 
 def item_records(scope: str, items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -35,7 +35,8 @@ logger = logging.getLogger("toolcall_middleware")
 class Turn:
     """One response being made: whose it is, what it says of the state, and its input items
     (`whole`: everything the host got, in about `size` bytes; `own`: the request's new items, the
-    only ones it stores; `link`: the responses it continues)."""
+    only ones it stores; `link`: the responses it continues; `history_json`: the JSON text of
+    the items of `whole` before `own`, `state.items_json`, None when not made)."""
 
     credential: str
     echo: Echo
@@ -43,6 +44,7 @@ class Turn:
     own: list[dict[str, Any]]
     link: Link = field(default_factory=Link)
     size: int = 0
+    history_json: str | None = None
 
 
 Finish = Callable[[Turn, dict[str, Any], "list[str] | None"], Awaitable[None]]

@@ -152,6 +152,11 @@ def _parts(content: Any, where: str, what: str, sep: str) -> None:
         raise invalid(where, f"expected a string or an array of {what}s")
 
 
+def _all_objects(content: Any) -> bool:
+    """`content` a list of objects: what `_parts` lets through without a word."""
+    return type(content) is list and all(isinstance(part, JSON_OBJECT) for part in content)
+
+
 def check_anthropic_messages(messages: list[Any]) -> None:
     """Raise `BadRequest` for the first Anthropic message of the wrong shape (see the module doc)."""
     for i, message in enumerate(messages):
@@ -173,18 +178,23 @@ def check_anthropic_messages(messages: list[Any]) -> None:
 
 
 def check_input_items(items: list[Any]) -> None:
-    """Raise `BadRequest` for the first Responses input item of the wrong shape (see the module doc)."""
+    """Raise `BadRequest` for the first Responses input item of the wrong shape (see the module doc).
+
+    A long chain's input is thousands of items, nearly all messages: a message's check makes no
+    string unless it fails (its place is named then)."""
     for i, item in enumerate(items):
-        where = f"input[{i}]"
         if not isinstance(item, JSON_OBJECT):
-            raise invalid(where, "expected an input item object")
+            raise invalid(f"input[{i}]", "expected an input item object")
         kind = item.get("type")
         if not isinstance(kind, str) or kind == "message":
             if not isinstance(item.get("role"), str):
-                raise missing(f"{where}.role")
-            if item.get("content") is not None:
-                _parts(item["content"], f"{where}.content", "content part", "[")
-        elif kind == "function_call":
+                raise missing(f"input[{i}].role")
+            content = item.get("content")
+            if content is not None and not (type(content) is str or _all_objects(content)):
+                _parts(content, f"input[{i}].content", "content part", "[")
+            continue
+        where = f"input[{i}]"
+        if kind == "function_call":
             required_string(item, "call_id", where)
             required_string(item, "name", where)
             load_arguments(item.get("arguments", ""), f"{where}.arguments")

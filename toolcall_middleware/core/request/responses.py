@@ -55,7 +55,8 @@ def _is_output(kind: str) -> bool:
 
 
 def _is_history(item: Mapping[str, Any]) -> bool:
-    return _is_call(item_kind(item)) or _is_output(item_kind(item))
+    kind = item_kind(item)  # (asked of every item of a long input: its kind read once)
+    return _is_call(kind) or _is_output(kind)
 
 
 def rewrite_responses_request(
