@@ -119,7 +119,7 @@ def check(loops: list[dict[str, Any]]) -> None:
 def test_through_serve(node_modules: Path, upstream: str) -> None:
     port = free_port()
     command = [sys.executable, "-m", "toolcall_middleware.cli", "serve", "--upstream", upstream, "--port", str(port)]
-    flags = ["--dialect", "hermes", "--store", "none", "--log-level", "warning"]  # (a log line per run fills the pipe)
+    flags = ["--dialect", "hermes", "--store", "none", "--log-level", "warning"]
     with serve([*command, *flags], port) as base:
         check(tool_loops(node_modules, base + "/v1/agui"))
 
