@@ -16,6 +16,7 @@ from tests.agui.protocol import EVENT, run_input
 from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.apis.agui.transcript import Transcript
 from toolcall_middleware.core.pipeline import Exchange
 
 SSE = [(b"content-type", b"text/event-stream")]
@@ -235,3 +236,30 @@ def test_a_host_error_is_a_run_error_body() -> None:
     assert (b"content-type", b"application/json") in headers
     assert json.loads(body) == {"type": "RUN_ERROR", "message": "overloaded"}
     EVENT.validate_python(json.loads(body))
+
+
+def test_the_transcript_makes_messages_as_the_client_does() -> None:
+    # The client's rules (`apply/default.ts`) where a call names no parent, or a reasoning one.
+    transcript = Transcript()
+    transcript.apply(
+        [
+            {"type": "REASONING_MESSAGE_START", "messageId": "rs1", "role": "reasoning"},
+            {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rs1", "delta": "hm"},
+            {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "f", "parentMessageId": "rs1"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"},
+            {"type": "TOOL_CALL_START", "toolCallId": "c2", "toolCallName": "g"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "c2", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "c2", "delta": "Done."},
+        ]
+    )
+    call = {"type": "function", "function": {"name": "f", "arguments": "{}"}}
+    assert transcript.messages == [
+        {"id": "rs1", "role": "reasoning", "content": "hm"},
+        {"id": "c1", "role": "assistant", "toolCalls": [{"id": "c1", **call}]},
+        {
+            "id": "c2",
+            "role": "assistant",
+            "toolCalls": [{"id": "c2", "type": "function", "function": {"name": "g", "arguments": ""}}],
+            "content": "Done.",
+        },
+    ]

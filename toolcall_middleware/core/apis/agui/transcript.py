@@ -49,9 +49,10 @@ class Transcript:
     def _call(self, call_id: str, name: str, parent_id: str | None) -> None:
         parent = self._by_id.get(parent_id) if parent_id else None
         if parent is None or parent["role"] != "assistant":
-            # (as the client does: a new assistant message under the parent's id, or the call's
-            # own where there is none or it names a message of another role)
-            parent = self._message(call_id if parent is not None or not parent_id else parent_id, "assistant")
+            # (as the client does: a new assistant message under the parent's id where no message
+            # has it yet, or under the call's own where there is no parent or it is not assistant)
+            own_id = parent_id if parent_id and parent is None else call_id
+            parent = self._message(own_id, "assistant")
         function = {"name": name, "arguments": ""}
         parent.setdefault("toolCalls", []).append({"id": call_id, "type": "function", "function": function})
         self._calls[call_id] = function
