@@ -7,9 +7,11 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -29,27 +31,63 @@ def serve(command: list[str], port: int, *, timeout: float = 20.0) -> Iterator[s
         yield base
 
 
+class Output:
+    """A server's output (standard output and error together), read as it comes so that a chatty
+    server never blocks on a full pipe, its last `limit` bytes kept to say why a server failed."""
+
+    def __init__(self, stream: IO[bytes], limit: int = 64 * 1024) -> None:
+        self.limit = limit
+        self._kept = bytearray()
+        self._lock = threading.Lock()
+        self._stream = stream
+        self._reader = threading.Thread(target=self._drain, name="server-output", daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        fd = self._stream.fileno()
+        while chunk := os.read(fd, 65536):
+            with self._lock:
+                self._kept += chunk
+                del self._kept[: max(0, len(self._kept) - self.limit)]
+
+    def text(self, *, wait: float = 0.0) -> str:
+        """The output kept so far (after waiting up to `wait` seconds for the server's last)."""
+        self._reader.join(wait)
+        with self._lock:
+            return self._kept.decode(errors="replace")
+
+
+_OUTPUTS: dict[int, Output] = {}
+
+
+def output_of(proc: subprocess.Popen[bytes]) -> Output:
+    """The output of a process `running` started (its stdout is read there, never by a test)."""
+    return _OUTPUTS[proc.pid]
+
+
 @contextlib.contextmanager
 def running(
     command: list[str], port: int, *, timeout: float = 20.0, env: dict[str, str] | None = None
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """`serve`, yielding the process too (for a test that kills it). `env`: the variables it runs
-    with, this process's by default."""
+    with, this process's by default. The process's output is read all along (`Output`), and its
+    end is in the error when it fails to start."""
     env = {**(os.environ if env is None else env), "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    output = _OUTPUTS[proc.pid] = Output(proc.stdout)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                output = proc.stdout.read().decode() if proc.stdout else ""
-                raise RuntimeError(f"server exited early:\n{output}")
+                raise RuntimeError(f"server exited early:\n{output.text(wait=5)}")
             try:
                 httpx.get(base + "/", timeout=0.5)
                 break
             except httpx.TransportError:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"{command} did not answer on {port}") from None
+                    raise TimeoutError(f"{command} did not answer on {port}:\n{output.text()}") from None
                 time.sleep(0.1)
         yield proc, base
     finally:

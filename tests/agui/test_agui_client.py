@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.agui.hosts import FIRST, SECOND
+from tests.agui.protocol import EVENT_MESSAGE
 from tests.servers import ROOT, free_port, serve, uvicorn
 
 PACKAGES = ["@ag-ui/client@0"]
@@ -101,12 +102,24 @@ def check(loops: list[dict[str, Any]]) -> None:
         assert first["types"][0] == "RUN_STARTED" and first["types"][-1] == "RUN_FINISHED", where
         assert first["types"].count("TOOL_CALL_START") == first["types"].count("TOOL_CALL_END") == 1, where
         assert "TOOL_CALL_START" not in second["types"] and second["types"][-1] == "RUN_FINISHED", where
+        # Each run's MESSAGES_SNAPSHOT, which the client applied, is the conversation it then holds:
+        # the run's messages and the ones the run's events made, under the same ids.
+        for run in (first, second):
+            assert run["types"][-2:] == ["MESSAGES_SNAPSHOT", "RUN_FINISHED"], where
+            assert run["snapshot"] == run["messages"], where
+        assert [m["role"] for m in first["snapshot"]] == ["user", "reasoning", "assistant"], where
+        call = first["snapshot"][-1]["toolCalls"][0]
+        assert (call["id"], call["function"]["name"]) == (loop["calls"][0]["id"], "get_weather"), where
+        assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}, where
+        assert first["snapshot"][-1]["content"] == "Let me check.", where
+        for message in first["snapshot"] + second["snapshot"]:
+            EVENT_MESSAGE.validate_python(message)
 
 
 def test_through_serve(node_modules: Path, upstream: str) -> None:
     port = free_port()
     command = [sys.executable, "-m", "toolcall_middleware.cli", "serve", "--upstream", upstream, "--port", str(port)]
-    flags = ["--dialect", "hermes", "--store", "none", "--log-level", "warning"]  # (a log line per run fills the pipe)
+    flags = ["--dialect", "hermes", "--store", "none", "--log-level", "warning"]
     with serve([*command, *flags], port) as base:
         check(tool_loops(node_modules, base + "/v1/agui"))
 

@@ -1,6 +1,7 @@
 """The AG-UI route as a frontend meets it, in process and under uvicorn: its runs' ids carried,
 the frontend's context, state and `forwardedProps` reaching the model as documented, a run the
-protocol refuses answered 400 naming the field, the route moved by `agui_routes` and
+protocol refuses (or a `forwardedProps` field Chat refuses) answered 400 naming the field as
+sent, the route moved by `agui_routes` and
 `route_prefixes`, and keep-alive on a quiet stream."""
 
 from __future__ import annotations
@@ -96,6 +97,26 @@ def test_a_run_the_protocol_refuses_is_a_400_naming_the_field(change: dict[str, 
     body = response.json()
     EVENT.validate_python(body)
     assert body["type"] == "RUN_ERROR" and body["param"] == param and param in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("props", "param"),
+    [
+        ({"toolChoice": "bogus"}, "forwardedProps.toolChoice"),
+        ({"toolChoice": 5}, "forwardedProps.toolChoice"),
+        ({"toolChoice": {"type": "function", "function": {"name": "nope"}}}, "forwardedProps.toolChoice"),
+        ({"toolChoice": {"type": "function", "function": {"name": 3}}}, "forwardedProps.toolChoice.function.name"),
+        ({"tool_choice": "bogus"}, "forwardedProps.tool_choice"),  # (named as sent: snake_case here)
+        ({"parallelToolCalls": "yes"}, "forwardedProps.parallelToolCalls"),
+        ({"maxTokens": "many"}, "forwardedProps.maxTokens"),
+    ],
+)
+def test_a_bad_forwarded_field_is_a_400_naming_it_as_sent(props: dict[str, Any], param: str) -> None:
+    response, _ = post(app, "/v1/agui", {**RUN, "forwardedProps": props})
+    assert response.status_code == 400
+    body = response.json()
+    EVENT.validate_python(body)
+    assert body["type"] == "RUN_ERROR" and body["param"] == param and f"'{param}'" in body["message"]
 
 
 def test_a_body_that_is_no_run_is_a_400() -> None:

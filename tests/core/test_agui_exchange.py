@@ -16,6 +16,7 @@ from tests.agui.protocol import EVENT, run_input
 from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.apis.agui.transcript import Transcript
 from toolcall_middleware.core.pipeline import Exchange
 
 SSE = [(b"content-type", b"text/event-stream")]
@@ -76,7 +77,9 @@ def verified(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return events
 
 
-def view(events: list[dict[str, Any]]) -> tuple[str, str, list[tuple[str, Any]]]:
+def view(events: list[dict[str, Any]]) -> tuple[str, str, list[tuple[str, Any]], Any]:
+    """What the client makes of a run: its text, reasoning, calls, and the snapshot's messages
+    with their minted ids (random, so not the same from one run to the next) put as their order."""
     text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
     reasoning = "".join(e["delta"] for e in events if e["type"] == "REASONING_MESSAGE_CONTENT")
     names = {e["toolCallId"]: e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"}
@@ -84,7 +87,35 @@ def view(events: list[dict[str, Any]]) -> tuple[str, str, list[tuple[str, Any]]]
     for e in events:
         if e["type"] == "TOOL_CALL_ARGS":
             args[e["toolCallId"]] += e["delta"]
-    return text, reasoning, [(names[i], json.loads(a)) for i, a in args.items()]
+    snapshots = [e["messages"] for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
+    minted: dict[str, str] = {}
+    snapshot = json.loads(
+        json.dumps(snapshots),
+        object_hook=lambda o: {
+            k: minted.setdefault(v, f"#{len(minted)}") if k == "id" and v != "u1" else v for k, v in o.items()
+        },
+    )
+    return text, reasoning, [(names[i], json.loads(a)) for i, a in args.items()], snapshot
+
+
+def snapshot_agrees(events: list[dict[str, Any]], run: dict[str, Any] = RUN) -> None:
+    """A finished run's one `MESSAGES_SNAPSHOT`, just before `RUN_FINISHED`: the run's input
+    messages as it gave them, then what the events made, the calls under the events' ids."""
+    assert [e["type"] for e in events].count("MESSAGES_SNAPSHOT") == 1
+    assert events[-2]["type"] == "MESSAGES_SNAPSHOT" and events[-1]["type"] == "RUN_FINISHED"
+    messages = events[-2]["messages"]
+    assert messages[: len(run["messages"])] == run["messages"]
+    made = messages[len(run["messages"]) :]
+    text, reasoning, calls, _ = view(events)
+    assert "".join(m.get("content", "") for m in made if m["role"] == "assistant") == text
+    assert "".join(m["content"] for m in made if m["role"] == "reasoning") == reasoning
+    snapshot_calls = [c for m in made for c in m.get("toolCalls", [])]
+    starts = [e for e in events if e["type"] == "TOOL_CALL_START"]
+    assert [c["id"] for c in snapshot_calls] == [e["toolCallId"] for e in starts]
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in snapshot_calls] == calls
+    assert {m["id"] for m in made if m["role"] == "assistant"} <= {e.get("parentMessageId") for e in starts} | {
+        e["messageId"] for e in events if e["type"] == "TEXT_MESSAGE_START"
+    }
 
 
 @settings(max_examples=60, deadline=None)
@@ -101,15 +132,65 @@ def test_stream_equals_whole_at_any_split(words: list[str], points: list[int], p
     whole = verified(json.loads(feed(exchange(JSON), [chat_answer(raw)]))["events"])
     assert view(streamed) == view(whole)
     assert streamed[-1]["type"] == "RUN_FINISHED"
+    snapshot_agrees(streamed)
+    snapshot_agrees(whole)
 
 
 def test_a_call_reaches_the_client_as_tool_call_events() -> None:
     raw = 'Let me see.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
     events = verified(sse_events(feed(exchange(SSE), [chat_stream(raw, 3)])))
-    assert view(events) == ("Let me see.", "", [("get_weather", {"city": "Paris"})])
+    assert view(events)[:3] == ("Let me see.", "", [("get_weather", {"city": "Paris"})])
     start = next(e for e in events if e["type"] == "TOOL_CALL_START")
     text = next(e for e in events if e["type"] == "TEXT_MESSAGE_START")
     assert start["parentMessageId"] == text["messageId"] and start["toolCallId"].startswith("call_")
+    snapshot_agrees(events)
+    assert events[-2]["messages"] == [
+        *RUN["messages"],
+        {
+            "id": text["messageId"],
+            "role": "assistant",
+            "content": "Let me see.",
+            "toolCalls": [
+                {
+                    "id": start["toolCallId"],
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
+    ]
+
+
+def test_calls_with_no_text_share_one_assistant_message() -> None:
+    one = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    two = one.replace("Paris", "Rome")
+    history = [
+        {"id": "s1", "role": "system", "content": "Be brief."},
+        {"id": "u1", "role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+        {"id": "r0", "role": "reasoning", "content": "From an earlier run."},
+    ]
+    run = {**RUN, "messages": history}
+    events = verified(sse_events(feed(exchange(SSE, run), [chat_stream(one + two, 5)])))
+    snapshot_agrees(events, run)
+    starts = [e for e in events if e["type"] == "TOOL_CALL_START"]
+    assert len(starts) == 2 and starts[0]["parentMessageId"] == starts[1]["parentMessageId"]
+    made = events[-2]["messages"][len(history) :]
+    assert [(m["id"], m["role"], len(m["toolCalls"])) for m in made] == [(starts[0]["parentMessageId"], "assistant", 2)]
+    assert "content" not in made[0]  # (as the client makes it: a message of calls only)
+
+
+def test_the_runs_reasoning_is_in_the_snapshot() -> None:
+    events = verified(sse_events(feed(exchange(SSE), [chat_stream("<think>hm</think>Hi")])))
+    snapshot_agrees(events)
+    reasoning_id = next(e["messageId"] for e in events if e["type"] == "REASONING_MESSAGE_START")
+    assert events[-2]["messages"][1:] == [
+        {"id": reasoning_id, "role": "reasoning", "content": "hm"},
+        {
+            "id": next(e["messageId"] for e in events if e["type"] == "TEXT_MESSAGE_START"),
+            "role": "assistant",
+            "content": "Hi",
+        },
+    ]
 
 
 def test_reasoning_is_dropped_where_the_configuration_says() -> None:
@@ -119,8 +200,10 @@ def test_reasoning_is_dropped_where_the_configuration_says() -> None:
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
+        "MESSAGES_SNAPSHOT",
         "RUN_FINISHED",
     ]
+    assert [m["role"] for m in events[-2]["messages"]] == ["user", "assistant"]
 
 
 def test_a_call_cut_off_is_never_a_call() -> None:
@@ -128,7 +211,7 @@ def test_a_call_cut_off_is_never_a_call() -> None:
     stream = chat_stream(raw).replace(b"data: [DONE]\n\n", b"")
     stream = stream[: stream.rindex(b"data: ")]  # (no finish reason either: the connection dropped)
     events = verified(sse_events(feed(exchange(SSE), [stream])))
-    assert view(events) == ("Hi", "", [])
+    assert view(events)[:3] == ("Hi", "", [])
 
 
 def test_a_host_that_fails_midway_ends_the_run_in_an_error() -> None:
@@ -142,7 +225,7 @@ def test_a_call_that_breaks_the_rules_ends_the_run_in_an_error() -> None:
     run = {**RUN, "forwardedProps": {"toolChoice": "required"}}
     events = verified(sse_events(feed(exchange(SSE, run), [chat_stream("No call here.")])))
     assert events[-1]["type"] == "RUN_ERROR"
-    assert [e for e in events if e["type"] == "RUN_FINISHED"] == []
+    assert [e for e in events if e["type"] in ("RUN_FINISHED", "MESSAGES_SNAPSHOT")] == []
 
 
 def test_a_host_error_is_a_run_error_body() -> None:
@@ -153,3 +236,30 @@ def test_a_host_error_is_a_run_error_body() -> None:
     assert (b"content-type", b"application/json") in headers
     assert json.loads(body) == {"type": "RUN_ERROR", "message": "overloaded"}
     EVENT.validate_python(json.loads(body))
+
+
+def test_the_transcript_makes_messages_as_the_client_does() -> None:
+    # The client's rules (`apply/default.ts`) where a call names no parent, or a reasoning one.
+    transcript = Transcript()
+    transcript.apply(
+        [
+            {"type": "REASONING_MESSAGE_START", "messageId": "rs1", "role": "reasoning"},
+            {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rs1", "delta": "hm"},
+            {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "f", "parentMessageId": "rs1"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"},
+            {"type": "TOOL_CALL_START", "toolCallId": "c2", "toolCallName": "g"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "c2", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "c2", "delta": "Done."},
+        ]
+    )
+    call = {"type": "function", "function": {"name": "f", "arguments": "{}"}}
+    assert transcript.messages == [
+        {"id": "rs1", "role": "reasoning", "content": "hm"},
+        {"id": "c1", "role": "assistant", "toolCalls": [{"id": "c1", **call}]},
+        {
+            "id": "c2",
+            "role": "assistant",
+            "toolCalls": [{"id": "c2", "type": "function", "function": {"name": "g", "arguments": ""}}],
+            "content": "Done.",
+        },
+    ]

@@ -36,7 +36,7 @@ from tests.docs_snippets import ROOT, blocks
 from tests.served.otlp_receiver import otlp_receiver
 from tests.served.test_proxy import CHAT_TOOLS, QUESTION
 from tests.served.test_serve_workers import exchanges_counted, workers_of
-from tests.servers import free_port, running, serve, uvicorn
+from tests.servers import free_port, output_of, running, serve, uvicorn
 from tests.store.redis_server import redis_server
 
 DEPLOYING = ROOT / "docs" / "deploying.md"
@@ -201,7 +201,7 @@ def launched(line: Line, machines: Machines, tmp_path: Path) -> Iterator[Served]
     output: list[str] = []
     with running(command, port, timeout=90, env=env) as (proc, base):
         yield Served(base, proc, output)
-    output.extend((proc.stdout.read() if proc.stdout else b"").decode().splitlines())
+    output.extend(output_of(proc).text(wait=10).splitlines())
 
 
 # -- what the page says each line gives ---------------------------------------------------------

@@ -27,7 +27,7 @@ import openai
 import pytest
 
 from tests.served.test_store_jobs import LONG, upstream
-from tests.servers import free_port, running
+from tests.servers import free_port, output_of, running
 
 __all__ = ["upstream"]  # (the fixture, shared)
 
@@ -49,8 +49,8 @@ def serve(upstream: str, data: Path, workers: str, grace: str) -> Iterator[tuple
 def stopped(proc: subprocess.Popen[bytes]) -> int:
     """The exit status of `serve` once it has stopped by itself (the output shown if it failed)."""
     status = proc.wait(timeout=20)
-    if status != 0 and proc.stdout is not None:
-        print(proc.stdout.read().decode())
+    if status != 0:
+        print(output_of(proc).text(wait=5))
     return status
 
 

@@ -36,14 +36,18 @@ async function run(agent, params) {
   const types = [];
   const reasoning = [];
   let started = null;
+  let snapshot = null;
   await agent.runAgent(params, {
     onEvent({ event }) {
       types.push(event.type);
+      if (event.type === "MESSAGES_SNAPSHOT") snapshot = event.messages;
       if (event.type === "RUN_STARTED") started = { threadId: event.threadId, runId: event.runId };
       if (event.type === "REASONING_MESSAGE_CONTENT") reasoning.push(event.delta);
     },
   });
-  return { types, reasoning: reasoning.join(""), started };
+  // (the client's messages once the run is over, to hold against the snapshot it applied)
+  const messages = JSON.parse(JSON.stringify(agent.messages));
+  return { types, reasoning: reasoning.join(""), started, snapshot, messages };
 }
 
 const loops = [];

@@ -2,7 +2,8 @@
 
 The run's ids are the client's own (`threadId`, `runId`, and `parentRunId` when it gave one). The
 stream opens with `RUN_STARTED` and ends in exactly one terminal event: `RUN_FINISHED` with
-nothing left open, or `RUN_ERROR` (an answer that broke the tools' rules, a host that stopped
+nothing left open (after a `MESSAGES_SNAPSHOT`: the run's messages and the ones it made), or
+`RUN_ERROR` (an answer that broke the tools' rules, a host that stopped
 short). A whole body (a host that ignored the `stream: true` it was asked for) holds the same
 events in order, as `{"events": [...]}`.
 """
@@ -30,11 +31,13 @@ def run_emitter(request: Mapping[str, Any], reasoning: bool) -> AGUIEmitter:
         value = request.get(key)
         return value if isinstance(value, str) and value else None
 
+    messages = request.get("messages")
     return AGUIEmitter(
         thread_id=given("threadId"),
         run_id=given("runId"),
         parent_run_id=given("parentRunId"),
         reasoning=reasoning,
+        messages=messages if isinstance(messages, list) else None,
     )
 
 

@@ -23,7 +23,8 @@ afterwards: the tools written into the prompt, the tool history flattened):
   then the state as JSON (an absent, `null` or empty state is not mentioned).
 - `forwardedProps` may carry the request fields `FORWARDED` names (Chat's snake_case, or
   camelCase: `toolChoice`, `parallelToolCalls`, `maxTokens`, …); `model` picks the host's model
-  (and so the dialect, where the configuration does not name one).
+  (and so the dialect, where the configuration does not name one). They are checked by Chat's
+  rules here, a fault named as the client sent it (`forwardedProps.toolChoice`).
 - The host is always asked for a stream (`stream: true`): an AG-UI client reads events.
 """
 
@@ -35,6 +36,8 @@ from typing import Any
 
 from ...request.bridge import Bridged
 from ...request.errors import BadRequest, invalid, invalid_body, missing
+from ...request.fields import CHAT_FIELDS, check_fields
+from ...request.tools import normalize_tools
 from ...schema import JSON_OBJECT
 
 ROLES = ("developer", "system", "assistant", "user", "tool", "activity", "reasoning")
@@ -218,17 +221,44 @@ def _with_frontend_text(messages: list[dict[str, Any]], text: str) -> list[dict[
     return [{"role": "system", "content": text}, *messages]
 
 
-def forwarded_fields(props: Any) -> dict[str, Any]:
-    """The Chat request fields `forwardedProps` carries (see `FORWARDED`)."""
+def sent_keys(props: Any) -> dict[str, str]:
+    """The keys of `forwardedProps` taken into the Chat request, by their Chat names (see
+    `FORWARDED`): `{"tool_choice": "toolChoice"}` where the client wrote it camelCase."""
     if not isinstance(props, JSON_OBJECT):
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, str] = {}
     for name in FORWARDED:
         for key in (name, _camel(name)):
             if props.get(key) is not None:
-                out[name] = props[key]
+                out[name] = key
                 break
     return out
+
+
+def forwarded_fields(props: Any) -> dict[str, Any]:
+    """The Chat request fields `forwardedProps` carries (see `FORWARDED`)."""
+    return {name: props[key] for name, key in sent_keys(props).items()}
+
+
+def check_forwarded(chat: Mapping[str, Any], props: Any) -> None:
+    """The Chat checks of the fields `chat` took from `forwardedProps` (their types, the tool
+    choice against the run's tools), a fault named as the client sent the field
+    (`forwardedProps.toolChoice`): the Chat rewrite would name it by its Chat name, a field the
+    run does not have. (`normalize_tools` remembers its reading, so the rewrite reads it again
+    for nothing.)"""
+    sent = sent_keys(props)
+    try:
+        check_fields(CHAT_FIELDS, {name: chat[name] for name in sent})
+        if sent.keys() & {"tool_choice", "parallel_tool_calls"}:
+            normalize_tools(chat)
+    except BadRequest as error:
+        param = error.param or ""
+        name = next((n for n in sent if param == n or param.startswith((n + ".", n + "["))), None)
+        if name is None:
+            raise
+        as_sent = f"forwardedProps.{sent[name]}{param[len(name) :]}"
+        message = error.message.replace(f"'{param}'", f"'{as_sent}'")
+        raise BadRequest(message, as_sent, code=error.code) from None
 
 
 def run_to_chat(body: Any) -> Bridged:
@@ -253,8 +283,17 @@ def run_to_chat(body: Any) -> Bridged:
             }
             for tool in body["tools"]
         ]
+    check_forwarded(chat, body.get("forwardedProps"))
     dropped = tuple(m["role"] for m in body["messages"] if m["role"] in DROPPED_ROLES)
     return Bridged(chat, dropped_items=dropped)
 
 
-__all__ = ["CONTEXT_HEADING", "FORWARDED", "STATE_HEADING", "check_run_input", "frontend_text", "run_to_chat"]
+__all__ = [
+    "CONTEXT_HEADING",
+    "FORWARDED",
+    "STATE_HEADING",
+    "check_forwarded",
+    "check_run_input",
+    "frontend_text",
+    "run_to_chat",
+]
