@@ -19,6 +19,7 @@ from ..events import Event
 from ..reasoning import ReasoningSyntax
 
 if TYPE_CHECKING:
+    from ..grammar.shape import CallGrammar
     from .rendering import Renderer
 
 
@@ -103,6 +104,8 @@ class Dialect:
     format to write). `incremental`: the parser streams a call's arguments as they arrive with
     `StreamParser(arguments_streaming="incremental")` (its blocks report `Opened` and `Fragment`);
     the others emit each call whole at its end in either mode.
+    `grammar`: the call syntax as a grammar the host's engine can hold the model to (`constrain`;
+    `None`: not declared), built from the same markers as the parser and the renderer.
     """
 
     name: str
@@ -113,6 +116,7 @@ class Dialect:
     prefills_reasoning: Callable[[str | None, bool | None], bool] = never_prefills
     renderer: Renderer | None = None
     incremental: bool = False
+    grammar: CallGrammar | None = None
 
 
 __all__ = ["Call", "Dialect", "ParseContext", "ToolMachine", "never_prefills"]

@@ -15,10 +15,11 @@ starts again after it, so the object a grammar forces after the reasoning is sti
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
+from ..grammar.shape import Args, CallGrammar, Lit, Name, call_object_schema
 from ..inline_code import FENCE, TICK
 from ..reasoning import ReasoningInText, ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
@@ -204,12 +205,36 @@ def _generic_turn(content: str, calls: str) -> str:
 GENERIC_JSON = Renderer(calls=_generic_calls, tools=_generic_tools, assistant=_generic_turn)
 
 
+def _generic_document(calls: Sequence[Mapping[str, Any]], parallel: bool) -> dict[str, Any]:
+    """The whole reply as `_generic_calls` writes it, as a JSON schema."""
+    items = {"anyOf": [call_object_schema(c["name"], c["schema"]) for c in calls]}
+    array: dict[str, Any] = {"type": "array", "items": items, "minItems": 1}
+    if not parallel:
+        array["maxItems"] = 1
+    return {
+        "type": "object",
+        "properties": {"tool_calls": array},
+        "required": ["tool_calls"],
+        "additionalProperties": False,
+    }
+
+
+# What `_generic_calls` writes (without ids), as a grammar.
+GENERIC_JSON_GRAMMAR = CallGrammar(
+    call=(Lit('{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}")),
+    separator=", ",
+    section=('{"tool_calls": [', "]}"),
+    document=_generic_document,
+)
+
+
 DIALECTS = [
     Dialect(
         name="generic_json",
         description='whole-output JSON: {"name", "arguments"}, {"tool_call"}, {"tool_calls": [...]}, {"response"}',
         machine=GenericJsonParser,
         renderer=GENERIC_JSON,
+        grammar=GENERIC_JSON_GRAMMAR,
         models=(),
         reasoning=ReasoningSyntax(),
     )

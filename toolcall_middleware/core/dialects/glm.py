@@ -42,6 +42,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event
+from ..grammar.shape import Args, CallGrammar, Lit, Name
 from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value, decode_json, schema_types
 from ..textscan import WHITESPACE, Match, find_first, partial_marker_len
@@ -414,12 +415,20 @@ GLM47 = Renderer(
 )
 
 
+# What `_glm_calls(True)` writes (GLM-4.5/4.6), as a grammar.
+GLM45_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN), Name(), Lit("\n"), Args("glm_xml"), Lit(CLOSE)),
+    separator="\n",
+)
+
+
 DIALECTS = [
     Dialect(
         name="glm45",
         description="<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>: GLM-4.5, 4.6",
         machine=GlmParser,
         renderer=GLM45,
+        grammar=GLM45_GRAMMAR,
         incremental=True,
         models=(r"glm-?4[.p][56]",),
         reasoning=_SYNTAX,

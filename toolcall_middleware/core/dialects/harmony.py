@@ -45,6 +45,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
+from ..grammar.shape import Args, CallGrammar, Lit, Name
 from ..schema import JSON_OBJECT
 from ..textscan import JsonStringTracker, alternation, partial_marker_len
 from .base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
@@ -466,12 +467,28 @@ def _harmony_reasoning(text: str) -> str:
 GPT_OSS = Renderer(calls=_harmony_calls, tools=_harmony_tools, assistant=_harmony_turn, reasoning=_harmony_reasoning)
 
 
+# What `_harmony_calls` writes, as a grammar: the analysis channel is its reasoning block.
+GPT_OSS_GRAMMAR = CallGrammar(
+    call=(
+        Lit(CHANNEL + "commentary to=" + FUNCTIONS),
+        Name(),
+        Lit(" " + CONSTRAIN + "json" + MESSAGE),
+        Args(),
+        Lit(CALL),
+    ),
+    separator=START + "assistant",
+    special_tokens=MARKERS,
+    reasoning=(CHANNEL + "analysis" + MESSAGE, END + START + "assistant"),
+)
+
+
 DIALECTS = [
     Dialect(
         name="gpt_oss",
         description="harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}: gpt-oss",
         machine=HarmonyParser,
         renderer=GPT_OSS,
+        grammar=GPT_OSS_GRAMMAR,
         models=(r"gpt-?oss", r"gpt_oss"),
         reasoning=None,
     )

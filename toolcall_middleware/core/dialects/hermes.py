@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..framing.utf8 import json_loads
+from ..grammar.shape import Args, CallGrammar, Lit, Name
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment
 from .base import (
@@ -146,6 +147,11 @@ def hermes_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 
 
 HERMES = Renderer(calls=_hermes_calls, tools=hermes_tools, results=results_joined(tool_response))
+# What `_hermes_calls` writes, as a grammar.
+HERMES_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN + '\n{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}\n" + CLOSE)),
+    separator="\n",
+)
 
 
 DIALECTS = [
@@ -154,6 +160,7 @@ DIALECTS = [
         description="<tool_call>{json}</tool_call>: Hermes 2 Pro/3, Qwen2.5, Qwen3, QwQ, Granite 4",
         machine=HermesParser,
         renderer=HERMES,
+        grammar=HERMES_GRAMMAR,
         incremental=True,
         models=(r"hermes", r"qwq", r"qwen-?2", r"qwen3", r"granite-?4", r"ernie"),
         reasoning=ReasoningSyntax(),
@@ -166,6 +173,7 @@ __all__ = [
     "CLOSE",
     "DIALECTS",
     "HERMES",
+    "HERMES_GRAMMAR",
     "OPEN",
     "HermesBlock",
     "HermesParser",

@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..grammar.shape import Args, CallGrammar, Chars, Lit, Name
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment, MarkerScanner
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
@@ -246,6 +247,14 @@ KIMI_K2 = Renderer(
 )
 
 
+# What `_kimi_calls` writes, as a grammar (the id `functions.NAME:INDEX`).
+KIMI_K2_GRAMMAR = CallGrammar(
+    call=(Lit(CALL_BEGIN + "functions."), Name(), Lit(":"), Chars("0-9"), Lit(ARGUMENT_BEGIN), Args(), Lit(CALL_END)),
+    section=(SECTION_BEGINS[0], SECTION_ENDS[0]),
+    special_tokens=(SECTION_BEGINS[0], SECTION_ENDS[0], CALL_BEGIN, ARGUMENT_BEGIN, CALL_END),
+)
+
+
 DIALECTS = [
     Dialect(
         name="kimi_k2",
@@ -255,6 +264,7 @@ DIALECTS = [
         ),
         machine=KimiK2Parser,
         renderer=KIMI_K2,
+        grammar=KIMI_K2_GRAMMAR,
         incremental=True,
         models=(r"kimi-?k2",),
         reasoning=ReasoningSyntax(

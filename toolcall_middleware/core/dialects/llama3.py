@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..grammar.shape import Args, CallGrammar, Lit, Name
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE
 from .base import Call, Dialect, arguments_object, dump_arguments, load_object
@@ -277,12 +278,22 @@ def _llama3_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 LLAMA3_JSON = Renderer(calls=_llama3_calls, tools=_llama3_tools, assistant=lambda c, k: join_turn(c, k, ""))
 
 
+# What `_llama3_calls` writes, as a grammar.
+LLAMA3_JSON_GRAMMAR = CallGrammar(
+    call=(Lit('{"name": '), Name(json=True), Lit(', "parameters": '), Args(), Lit("}")),
+    separator="; ",
+    section=(PYTHON_TAG, ""),
+    special_tokens=(PYTHON_TAG,),
+)
+
+
 DIALECTS = [
     Dialect(
         name="llama3_json",
         description='<|python_tag|>{"name": …, "parameters": …}: Llama 3.1/3.2/3.3 (JSON template)',
         machine=Llama3Parser,
         renderer=LLAMA3_JSON,
+        grammar=LLAMA3_JSON_GRAMMAR,
         # Llama 3.x, not its fine-tunes with their own formats (Nemotron's <TOOLCALL>, xLAM arrays).
         models=(r"^(?!.*(?:nemotron|xlam)).*llama-?(?:3(?:\.[0-3])?|v3(?:p[0-3])?)(?![\d.])",),
         reasoning=ReasoningSyntax(),

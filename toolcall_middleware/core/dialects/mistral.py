@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from ..grammar.shape import Args, CallGrammar, Chars, Lit, Name
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
@@ -285,6 +286,25 @@ MISTRAL = Renderer(
 )
 
 
+# What `_mistral_calls` writes (the v3 layout), as a grammar.
+MISTRAL_GRAMMAR = CallGrammar(
+    call=(
+        Lit('{"name": '),
+        Name(json=True),
+        Lit(', "arguments": '),
+        Args(),
+        Lit(', "id": "'),
+        Chars("A-Za-z0-9", 9, 9),
+        Lit('"}'),
+    ),
+    separator=", ",
+    section=(OPEN + " [", "]"),
+    trigger=OPEN,
+    special_tokens=(OPEN,),
+    reasoning=THINK,
+)
+
+
 DIALECTS = [
     Dialect(
         name="mistral",
@@ -294,6 +314,7 @@ DIALECTS = [
         ),
         machine=MistralParser,
         renderer=MISTRAL,
+        grammar=MISTRAL_GRAMMAR,
         models=(r"mistral", r"mixtral", r"magistral", r"devstral", r"ministral", r"codestral", r"pixtral"),
         reasoning=ReasoningSyntax(pairs=(THINK, ("<think>", "</think>"))),
     )

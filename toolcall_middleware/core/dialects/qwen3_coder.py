@@ -35,6 +35,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..grammar.shape import Args, CallGrammar, Lit, Name
 from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
@@ -193,6 +194,13 @@ if TYPE_CHECKING:
     from ..request.tools import ToolSpec
 
 
+# What `_qwen_call` writes in its XML form, as a grammar.
+QWEN3_CODER_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN + "\n" + FUNCTION), Name(), Lit(">\n"), Args("qwen_xml"), Lit("</function>\n" + CLOSE)),
+    separator="\n",
+)
+
+
 DIALECTS = [
     Dialect(
         name="qwen3_coder",
@@ -200,6 +208,7 @@ DIALECTS = [
         "Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5/3.6/3.8",
         machine=Qwen3CoderParser,
         renderer=QWEN3_CODER_RENDERER,
+        grammar=QWEN3_CODER_GRAMMAR,
         incremental=True,
         models=(r"qwen3-coder", _QWEN3_X),
         # A call written before `</think>` ends the reasoning; a mere mention of `<tool_call>` does not.

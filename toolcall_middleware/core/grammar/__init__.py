@@ -1,0 +1,7 @@
+"""Grammars that make the host's own decoder write a valid call in the dialect's native syntax.
+
+Each dialect declares its call syntax once (`CallGrammar`, in `shape`), beside the marker
+constants its parser and renderer use; `build` turns a declaration, the offered tools and
+`tool_choice` into a grammar tree; `engines` writes that tree as the constraint field each
+engine reads (`constrain_fields`).
+"""

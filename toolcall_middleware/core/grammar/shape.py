@@ -1,0 +1,100 @@
+"""What a dialect declares of its call syntax, for the grammar that constrains the host.
+
+```python
+HERMES_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN + '\\n{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}\\n" + CLOSE)),
+    separator="\\n",
+)
+```
+
+A call is a sequence of parts: fixed text (`Lit`), the tool's name (`Name`, as a JSON string when
+`json`), its arguments (`Args`: a JSON object, or the XML parameter style some formats write) and
+a run of characters (`Chars`: an index or id the format writes). Several calls are joined by
+`separator`, and the whole block is wrapped in `section` (Kimi's and DeepSeek's section markers,
+Mistral's `[TOOL_CALLS] [`…`]`). `trigger` is the text that starts the block, for the lazy form
+(free text until it, then the constrained block); it defaults to the block's first fixed text.
+`special_tokens` are the markers that are single tokens of the model's vocabulary (llama.cpp must
+be told to keep them as text; TGI's regex cannot match them). `reasoning` overrides the
+dialect's reasoning pair (harmony's analysis channel); `document` builds the JSON schema of a
+whole-output JSON dialect from the calls' schemas (the only form Ollama's `format` can carry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+ArgsStyle = Literal["json", "qwen_xml", "glm_xml"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """Fixed text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """The called tool's name; `json`: written as a JSON string (quoted, escaped)."""
+
+    json: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Args:
+    """The call's arguments: a JSON object, or one parameter element per key (`qwen_xml`:
+    `<parameter=k>\\nv\\n</parameter>\\n`; `glm_xml`: `<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n`)."""
+
+    style: ArgsStyle = "json"
+
+
+@dataclass(frozen=True, slots=True)
+class Chars:
+    """`least` to `most` (None: any number) characters of the regular-expression class `cls`."""
+
+    cls: str
+    least: int = 1
+    most: int | None = None
+
+
+Part = Lit | Name | Args | Chars
+
+
+@dataclass(frozen=True)
+class CallGrammar:
+    """A dialect's call syntax (see the module doc)."""
+
+    call: tuple[Part, ...]
+    separator: str = ""
+    section: tuple[str, str] = ("", "")
+    trigger: str | None = None
+    special_tokens: tuple[str, ...] = ()
+    reasoning: tuple[str, str] | None = None
+    document: Callable[[Sequence[Mapping[str, Any]], bool], Mapping[str, Any]] | None = None
+
+    @property
+    def start(self) -> str:
+        """The text every call block starts with: the lazy form's trigger."""
+        if self.trigger is not None:
+            return self.trigger
+        if self.section[0]:
+            return self.section[0]
+        first = self.call[0]
+        if not isinstance(first, Lit) or not first.text:
+            raise ValueError("a call grammar whose calls start with no fixed text needs a trigger")
+        return first.text
+
+
+def call_object_schema(name: str, arguments: Mapping[str, Any], key: str = "arguments") -> dict[str, Any]:
+    """`{"name": NAME, KEY: {…}}` as a JSON schema: one call of a bare-JSON dialect."""
+    return {
+        "type": "object",
+        "properties": {"name": {"const": name}, key: dict(arguments)},
+        "required": ["name", key],
+        "additionalProperties": False,
+    }
+
+
+__all__ = ["Args", "ArgsStyle", "CallGrammar", "Chars", "Lit", "Name", "Part", "call_object_schema"]
