@@ -5,3 +5,5 @@ constants its parser and renderer use; `build` turns a declaration, the offered 
 `tool_choice` into a grammar tree; `engines` writes that tree as the constraint field each
 engine reads (`constrain_fields`).
 """
+
+__all__ = ["build", "constrain", "engines", "gbnf", "regex", "shape"]
