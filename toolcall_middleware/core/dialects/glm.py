@@ -419,6 +419,7 @@ GLM47 = Renderer(
 GLM45_GRAMMAR = CallGrammar(
     call=(Lit(OPEN), Name(), Lit("\n"), Args("glm_xml"), Lit(CLOSE)),
     separator="\n",
+    trigger=OPEN,
 )
 
 

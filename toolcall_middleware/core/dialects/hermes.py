@@ -151,6 +151,7 @@ HERMES = Renderer(calls=_hermes_calls, tools=hermes_tools, results=results_joine
 HERMES_GRAMMAR = CallGrammar(
     call=(Lit(OPEN + '\n{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}\n" + CLOSE)),
     separator="\n",
+    trigger=OPEN,
 )
 
 

@@ -198,6 +198,7 @@ if TYPE_CHECKING:
 QWEN3_CODER_GRAMMAR = CallGrammar(
     call=(Lit(OPEN + "\n" + FUNCTION), Name(), Lit(">\n"), Args("qwen_xml"), Lit("</function>\n" + CLOSE)),
     separator="\n",
+    trigger=OPEN,
 )
 
 

@@ -117,8 +117,13 @@ def constrain_fields(
         fields: dict[str, Any] = {"grammar": to_gbnf(constraint.tree), "grammar_lazy": constraint.lazy}
         if constraint.lazy:
             fields["grammar_triggers"] = [{"type": WORD_TRIGGER, "value": constraint.trigger}]
-        if constraint.special_tokens:
-            fields["preserved_tokens"] = list(constraint.special_tokens)
+        # A trigger that is one token must be preserved too (llama.cpp refuses the request
+        # otherwise); one that is several is ignored there.
+        preserved = dict.fromkeys(
+            (*constraint.special_tokens, constraint.trigger) if constraint.lazy else constraint.special_tokens
+        )
+        if preserved:
+            fields["preserved_tokens"] = list(preserved)
         return fields, ("response_format", "json_schema")
     if engine == "tgi":
         if constraint.lazy:
