@@ -415,10 +415,14 @@ GLM47 = Renderer(
 )
 
 
-# What `_glm_calls(True)` writes (GLM-4.5/4.6), as a grammar.
+# What `_glm_calls` writes, as grammars: GLM-4.5/4.6 (and Laguna) with newlines, GLM-4.7 without.
 GLM45_GRAMMAR = CallGrammar(
-    call=(Lit(OPEN), Name(), Lit("\n"), Args("glm_xml"), Lit(CLOSE)),
+    call=(Lit(OPEN), Name(), Lit("\n"), Args(xml=(KEY, KEY_END + "\n" + VALUE, VALUE_END + "\n")), Lit(CLOSE)),
     separator="\n",
+    trigger=OPEN,
+)
+GLM47_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN), Name(), Args(xml=(KEY, KEY_END + VALUE, VALUE_END)), Lit(CLOSE)),
     trigger=OPEN,
 )
 
@@ -439,6 +443,7 @@ DIALECTS = [
         description="<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>: GLM-4.7, 5.x",
         machine=GlmParser,
         renderer=GLM47,
+        grammar=GLM47_GRAMMAR,
         incremental=True,
         models=(r"glm-?4[.p]7", r"glm-?(?:[5-9]|[1-9][0-9])(?![0-9])"),
         reasoning=_SYNTAX,
@@ -451,6 +456,7 @@ DIALECTS = [
         description="<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>: Poolside Laguna",
         machine=GlmParser,
         renderer=GLM45,
+        grammar=GLM45_GRAMMAR,
         incremental=True,
         models=(r"laguna", r"poolside"),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),

@@ -47,13 +47,14 @@ from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
 FUNCTION = "<function="
+PARAMETER, PARAMETER_END = "<parameter=", "</parameter>"
 
 QWEN3_CODER = XmlCallSyntax(
     section=OPEN,
     section_end=CLOSE,
     call=FUNCTION,
     call_end="</function>",
-    param="<parameter=",
+    param=PARAMETER,
     bare_calls=True,
     line_ends=True,
     one_newline=True,
@@ -196,7 +197,13 @@ if TYPE_CHECKING:
 
 # What `_qwen_call` writes in its XML form, as a grammar.
 QWEN3_CODER_GRAMMAR = CallGrammar(
-    call=(Lit(OPEN + "\n" + FUNCTION), Name(), Lit(">\n"), Args("qwen_xml"), Lit("</function>\n" + CLOSE)),
+    call=(
+        Lit(OPEN + "\n" + FUNCTION),
+        Name(),
+        Lit(">\n"),
+        Args(xml=(PARAMETER, ">\n", "\n" + PARAMETER_END + "\n")),
+        Lit("</function>\n" + CLOSE),
+    ),
     separator="\n",
     trigger=OPEN,
 )

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..framing.utf8 import json_text
 from ..request.tools import ToolSet, ToolSpec
-from .shape import Args, ArgsStyle, CallGrammar, Chars, Lit, Name
+from .shape import Args, CallGrammar, Chars, Lit, Name, XmlElement
 
 ANY_OBJECT: Mapping[str, Any] = {"type": "object"}
 SPACE = Chars(" \\n", 0, None)  # between the reasoning block and the calls
@@ -28,10 +28,10 @@ SPACE = Chars(" \\n", 0, None)  # between the reasoning block and the calls
 
 @dataclass(frozen=True, slots=True)
 class Json:
-    """A JSON value that `schema` admits (arguments in `style`)."""
+    """Arguments that `schema` admits: a JSON value, or (`xml`) one element per parameter."""
 
     schema: Mapping[str, Any]
-    style: ArgsStyle = "json"
+    xml: XmlElement | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +133,7 @@ def _call(grammar: CallGrammar, tool: ToolSpec, schema: Mapping[str, Any]) -> No
         if isinstance(part, Name):
             items.append(Lit(json_text(tool.name) if part.json else tool.name))
         elif isinstance(part, Args):
-            items.append(Json(schema, part.style))
+            items.append(Json(schema, part.xml))
         else:
             items.append(part)
     return _seq(*items)

@@ -43,9 +43,9 @@ def structural_format(node: Node) -> dict[str, Any]:
         most = "" if node.most is None else str(node.most)
         return {"type": "regex", "pattern": f"[{node.cls}]{{{node.least},{most}}}"}
     if isinstance(node, Json):
-        if node.style == "json":
+        if node.xml is None:
             return {"type": "json_schema", "json_schema": dict(node.schema)}
-        return {"type": "grammar", "grammar": arguments_gbnf(node.schema, node.style)}
+        return {"type": "grammar", "grammar": arguments_gbnf(node.schema, node.xml)}
     if isinstance(node, Seq):
         return {"type": "sequence", "elements": [structural_format(item) for item in node.items]}
     if isinstance(node, Alt):
@@ -168,7 +168,7 @@ def dialect_unexpressible(engine: Engine, dialect: str) -> str | None:
     grammar = get_dialect(dialect).grammar
     if grammar is None:
         return "the dialect declares no call grammar"
-    xml = any(isinstance(p, Args) and p.style != "json" for p in grammar.call)
+    xml = any(isinstance(p, Args) and p.xml is not None for p in grammar.call)
     return unexpressible(engine, bool(grammar.special_tokens), grammar.document is not None, xml)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..framing.utf8 import json_text
 from .build import Alt, Json, Node, Opt, Rep, Seq, Until
-from .shape import ArgsStyle, Chars, Lit
+from .shape import Chars, Lit, XmlElement
 
 WS = "ws"
 _BASE = {
@@ -39,10 +39,6 @@ _TYPES = {
     "number": "json-number",
     "boolean": "json-boolean",
     "null": "json-null",
-}
-_XML = {  # a parameter element: (before the key, between key and value, after the value)
-    "qwen_xml": ("<parameter=", ">\n", "\n</parameter>\n"),
-    "glm_xml": ("<arg_key>", "</arg_key>\n<arg_value>", "</arg_value>\n"),
 }
 
 
@@ -123,7 +119,7 @@ class GbnfWriter:
         if isinstance(node, Json):
             self._schema_root = node.schema
             self._refs = {}
-            return self.arguments(node.schema, node.style)
+            return self.arguments(node.schema, node.xml)
         if isinstance(node, Seq):
             return "( " + " ".join(self.node(item) for item in node.items) + " )"
         if isinstance(node, Alt):
@@ -157,10 +153,10 @@ class GbnfWriter:
 
     # -- arguments -------------------------------------------------------------------------
 
-    def arguments(self, schema: Mapping[str, Any], style: ArgsStyle) -> str:
-        if style == "json":
+    def arguments(self, schema: Mapping[str, Any], xml: XmlElement | None) -> str:
+        if xml is None:
             return self.value(schema)
-        opening, middle, closing = _XML[style]
+        opening, middle, closing = xml
         props = schema.get("properties")
         if not isinstance(props, Mapping) or not props:
             value = self.until(closing)
@@ -298,10 +294,10 @@ def to_gbnf(tree: Node) -> str:
     return writer.text(root)
 
 
-def arguments_gbnf(schema: Mapping[str, Any], style: ArgsStyle) -> str:
-    """One call's arguments alone as a GBNF grammar (the XML styles, inside a structural tag)."""
+def arguments_gbnf(schema: Mapping[str, Any], xml: XmlElement | None) -> str:
+    """One call's arguments alone as a GBNF grammar (the XML elements, inside a structural tag)."""
     writer = GbnfWriter(schema)
-    return writer.text(writer.arguments(schema, style))
+    return writer.text(writer.arguments(schema, xml))
 
 
 __all__ = ["GbnfWriter", "arguments_gbnf", "literal", "repeat", "to_gbnf"]

@@ -100,8 +100,8 @@ def to_regex(node: Node) -> str:
         most = "" if node.most is None else str(node.most)
         return f"[{node.cls}]{{{node.least},{most}}}"
     if isinstance(node, Json):
-        if node.style != "json":
-            raise Unexpressible(f"arguments in the {node.style} style")
+        if node.xml is not None:
+            raise Unexpressible("arguments as XML elements (their text runs up to a closing marker)")
         return value(node.schema)
     if isinstance(node, Seq):
         return "".join(to_regex(item) for item in node.items)

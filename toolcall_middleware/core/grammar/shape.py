@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-ArgsStyle = Literal["json", "qwen_xml", "glm_xml"]
+XmlElement = tuple[str, str, str]  # a parameter element: before its key, between key and value, after the value
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +44,11 @@ class Name:
 
 @dataclass(frozen=True, slots=True)
 class Args:
-    """The call's arguments: a JSON object, or one parameter element per key (`qwen_xml`:
-    `<parameter=k>\\nv\\n</parameter>\\n`; `glm_xml`: `<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n`)."""
+    """The call's arguments: a JSON object, or (`xml`) one element per parameter, its value a
+    string's bare text or any other value's JSON (Qwen3-Coder's `<parameter=k>\\nv\\n</parameter>\\n`
+    is `("<parameter=", ">\\n", "\\n</parameter>\\n")`)."""
 
-    style: ArgsStyle = "json"
+    xml: XmlElement | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,4 +98,4 @@ def call_object_schema(name: str, arguments: Mapping[str, Any], key: str = "argu
     }
 
 
-__all__ = ["Args", "ArgsStyle", "CallGrammar", "Chars", "Lit", "Name", "Part", "call_object_schema"]
+__all__ = ["Args", "CallGrammar", "Chars", "Lit", "Name", "Part", "XmlElement", "call_object_schema"]
