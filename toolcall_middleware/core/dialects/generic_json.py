@@ -19,12 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
-from ..grammar.shape import Args, CallGrammar, Lit, Name, call_object_schema
+from ..grammar.shape import CallGrammar
 from ..inline_code import FENCE, TICK
 from ..reasoning import ReasoningInText, ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
 from .base import Call, Dialect, ParseContext, call_events
 from .code_aware import CodeAwareScanner
+from .granite import CALL_OBJECT, array_document
 from .hermes import call_from_object
 from .rendering import CallToRender, Renderer, dumps, join_turn, tool_lines
 
@@ -207,10 +208,7 @@ GENERIC_JSON = Renderer(calls=_generic_calls, tools=_generic_tools, assistant=_g
 
 def _generic_document(calls: Sequence[Mapping[str, Any]], parallel: bool) -> dict[str, Any]:
     """The whole reply as `_generic_calls` writes it, as a JSON schema."""
-    items = {"anyOf": [call_object_schema(c["name"], c["schema"]) for c in calls]}
-    array: dict[str, Any] = {"type": "array", "items": items, "minItems": 1}
-    if not parallel:
-        array["maxItems"] = 1
+    array = array_document(calls, parallel)
     return {
         "type": "object",
         "properties": {"tool_calls": array},
@@ -221,7 +219,7 @@ def _generic_document(calls: Sequence[Mapping[str, Any]], parallel: bool) -> dic
 
 # What `_generic_calls` writes (without ids), as a grammar.
 GENERIC_JSON_GRAMMAR = CallGrammar(
-    call=(Lit('{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}")),
+    call=CALL_OBJECT,
     separator=", ",
     section=('{"tool_calls": [', "]}"),
     document=_generic_document,

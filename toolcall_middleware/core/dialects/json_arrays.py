@@ -25,11 +25,12 @@ import json
 import re
 from collections.abc import Sequence
 
+from ..grammar.shape import CallGrammar
 from ..reasoning import ReasoningSyntax
 from ..request.render_base import Renderer, dumps, join_turn, results_joined
 from ..request.tools import ToolSpec
 from .base import Block, BlockParser, Dialect
-from .granite import call_array, tool_list
+from .granite import CALL_OBJECT, array_grammar, call_array, tool_list
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
 
 _ARRAY_FORMAT = '[{"name": <function-name>, "arguments": <args-json-object>}, …]'
@@ -231,6 +232,13 @@ M1_RENDERER = Renderer(
     results=lambda rs: "".join(f"tool result: {r.output}\n\n" for r in rs),
 )
 
+# What the renderers above write, as grammars.
+JAMBA_GRAMMAR = array_grammar(TOOL_CALLS, TOOL_CALLS_END)
+NEMOTRON_GRAMMAR = array_grammar(TOOLCALL, TOOLCALL_END, special=(TOOLCALL, TOOLCALL_END))
+PHI4_GRAMMAR = array_grammar(FUNCTOOLS)
+FIREFUNCTION_GRAMMAR = array_grammar(" " + FUNCTOOLS)
+M1_GRAMMAR = CallGrammar(call=CALL_OBJECT, separator="\n", section=(TOOL_CALLS + "\n", "\n" + TOOL_CALLS_END))
+
 DIALECTS = [
     Dialect(
         name="minimax_m1",
@@ -239,6 +247,7 @@ DIALECTS = [
         models=(r"minimax[-_]?m1",),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         renderer=M1_RENDERER,
+        grammar=M1_GRAMMAR,
     ),
     Dialect(
         name="hunyuan_a13b",
@@ -247,6 +256,7 @@ DIALECTS = [
         models=(r"hunyuan-a13b",),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),), implicit_ends=((TOOL_CALLS,),)),
         renderer=HUNYUAN_RENDERER,
+        grammar=JAMBA_GRAMMAR,
     ),
     Dialect(
         name="jamba",
@@ -254,6 +264,7 @@ DIALECTS = [
         machine=JambaParser,
         models=(r"jamba",),
         renderer=JAMBA_RENDERER,
+        grammar=JAMBA_GRAMMAR,
     ),
     Dialect(
         name="nemotron",
@@ -263,6 +274,7 @@ DIALECTS = [
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         prefills_reasoning=_nemotron_prefills,
         renderer=NEMOTRON_RENDERER,
+        grammar=NEMOTRON_GRAMMAR,
     ),
     Dialect(
         name="phi4_mini",
@@ -270,6 +282,7 @@ DIALECTS = [
         machine=FunctoolsParser,
         models=(r"phi-?4-mini",),
         renderer=PHI4_RENDERER,
+        grammar=PHI4_GRAMMAR,
     ),
     Dialect(
         name="firefunction_v2",
@@ -277,6 +290,7 @@ DIALECTS = [
         machine=FirefunctionParser,
         models=(r"firefunction",),
         renderer=FIREFUNCTION_RENDERER,
+        grammar=FIREFUNCTION_GRAMMAR,
     ),
 ]
 
