@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..grammar.shape import Args, CallGrammar, Lit, Name
 from ..reasoning import ReasoningSyntax
 from ..request.render_base import Renderer, dumps, join_turn
 from ..request.tools import ToolSpec
 from .base import BlockParser, Dialect
-from .granite import tool_list
+from .granite import CALL_OBJECT, tool_list
 from .hermes import HermesBlock
 
 LONGCAT, LONGCAT_END = "<longcat_tool_call>", "</longcat_tool_call>"
@@ -81,6 +82,13 @@ INTERNLM_RENDERER = Renderer(
     assistant=lambda content, calls: join_turn(content, calls, ""),
 )
 
+# What the two renderers above write, as grammars.
+LONGCAT_GRAMMAR = CallGrammar(call=(Lit(LONGCAT), *CALL_OBJECT, Lit(LONGCAT_END)), separator="\n")
+INTERNLM2_GRAMMAR = CallGrammar(
+    call=(Lit(ACTION + '\n{"name": '), Name(json=True), Lit(', "parameters": '), Args(), Lit("}" + ACTION_END)),
+    special_tokens=("<|action_start|>", "<|plugin|>", ACTION_END),
+)
+
 DIALECTS = [
     Dialect(
         name="longcat",
@@ -90,6 +98,7 @@ DIALECTS = [
         models=(r"longcat",),
         reasoning=ReasoningSyntax(pairs=((LONGCAT_THINK, LONGCAT_THINK_END), ("<think>", "</think>"))),
         renderer=LONGCAT_RENDERER,
+        grammar=LONGCAT_GRAMMAR,
     ),
     Dialect(
         name="internlm2",
@@ -99,6 +108,7 @@ DIALECTS = [
         models=(r"internlm", r"intern-?s1"),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         renderer=INTERNLM_RENDERER,
+        grammar=INTERNLM2_GRAMMAR,
     ),
 ]
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..grammar.shape import Args, CallGrammar, Lit, Name
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockParser, Dialect, ParseContext
 from .minimax_m3 import SECTION as M3_SECTION
@@ -105,6 +106,18 @@ if TYPE_CHECKING:
     from ..request.tools import ToolSpec
 
 
+# What `_minimax_calls` writes, as a grammar.
+MINIMAX_M2_GRAMMAR = CallGrammar(
+    call=(
+        Lit(MINIMAX.call + '"'),
+        Name(),
+        Lit('">\n'),
+        Args(xml=(MINIMAX.param + '"', '">', "</parameter>\n")),
+        Lit(MINIMAX.call_end + "\n"),
+    ),
+    section=(MINIMAX.section + "\n", MINIMAX.section_end),
+)
+
 DIALECTS = [
     Dialect(
         name="minimax_m2",
@@ -112,6 +125,7 @@ DIALECTS = [
         "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5",
         machine=MinimaxM2Parser,
         renderer=MINIMAX_M2,
+        grammar=MINIMAX_M2_GRAMMAR,
         incremental=True,
         models=(r"minimax[-_]?m2",),
         # No implicit end: a call written before `</think>` is a draft and stays reasoning, as
