@@ -64,4 +64,4 @@ def test_ollama_gets_the_schema_of_the_whole_answer() -> None:
 
 
 def test_a_dialect_without_a_call_grammar_is_not_constrained() -> None:
-    assert constrained("vllm", "minimax_m2", tool_choice="required") is None
+    assert constrained("vllm", "pythonic", tool_choice="required") is None
