@@ -43,7 +43,7 @@ def test_vllm_gets_one_constraint() -> None:
     assert body is not None
     assert "response_format" not in body  # vLLM takes one structured-output mode
     assert json.loads(body["structured_outputs"]["structural_tag"])["type"] == "structural_tag"
-    assert body["tool_choice"] == "required"
+    assert "tool_choice" not in body  # vLLM would build its own JSON constraint from it
 
 
 def test_an_engine_that_cannot_say_the_dialect_leaves_the_request_alone() -> None:
@@ -65,3 +65,17 @@ def test_ollama_gets_the_schema_of_the_whole_answer() -> None:
 
 def test_a_dialect_without_a_call_grammar_is_not_constrained() -> None:
     assert constrained("vllm", "pythonic", tool_choice="required") is None
+
+
+def test_llama_cpp_takes_a_grammar_beside_tools_only_with_tool_choice_none() -> None:
+    body = constrained("llama.cpp", tool_choice="required")
+    assert body is not None
+    assert body["tools"] == TOOLS and body["tool_choice"] == "none"  # (llama-server: 400 otherwise)
+    assert body["grammar"].startswith("root ::= ")
+
+
+def test_tgi_takes_the_regex_without_tools() -> None:
+    body = constrained("tgi", tool_choice="required")
+    assert body is not None
+    assert "tools" not in body and "tool_choice" not in body  # TGI: response_format or tools
+    assert body["response_format"]["type"] == "regex"

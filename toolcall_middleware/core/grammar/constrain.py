@@ -49,7 +49,7 @@ def constrained_body(
     if engine == "tgi":
         constraint = without_reasoning(constraint)
     try:
-        fields, dropped = constrain_fields(engine, constraint, tools.parallel)
+        fields, dropped = constrain_fields(engine, constraint, tools.parallel, with_tools="tools" in body)
     except Unexpressible:
         return None
     return body_with(body, fields, dropped)

@@ -103,13 +103,17 @@ def _tag(trigger: str, block: Node) -> dict[str, Any]:
 
 
 def constrain_fields(
-    engine: Engine, constraint: Constraint, parallel: bool = True
+    engine: Engine, constraint: Constraint, parallel: bool = True, *, with_tools: bool = False
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The fields to set on the host's request, and those to remove; `Unexpressible` when the
-    engine's grammar cannot say the constraint (the caller then leaves the request as it is)."""
+    engine's grammar cannot say the constraint (the caller then leaves the request as it is).
+
+    The grammar says what `tool_choice` asked, so `tool_choice` never goes beside it: an engine
+    that reads it builds a constraint of its own from it (vLLM's JSON schema for `required`), or
+    refuses both together. `with_tools`: the host's body still has `tools` (`forward_tools`)."""
     if engine == "vllm":
         tag = structural_tag(constraint, parallel)
-        return {"structured_outputs": {"structural_tag": json_text(tag)}}, ("response_format",)
+        return {"structured_outputs": {"structural_tag": json_text(tag)}}, ("response_format", "tool_choice")
     if engine == "sglang":
         # SGLang refuses a constraint beside `tool_choice` (400): the grammar says it all.
         return {"response_format": structural_tag(constraint, parallel)}, ("tool_choice",)
@@ -124,19 +128,22 @@ def constrain_fields(
         )
         if preserved:
             fields["preserved_tokens"] = list(preserved)
+        if with_tools:  # llama-server refuses a grammar beside tools unless `tool_choice` is "none"
+            fields["tool_choice"] = "none"
         return fields, ("response_format", "json_schema")
     if engine == "tgi":
         if constraint.lazy:
             raise Unexpressible("free text until a trigger (a regular expression has no lazy form)")
         if constraint.special_tokens:
             raise Unexpressible("special-token markers")
-        return {"response_format": {"type": "regex", "value": to_regex(constraint.tree)}}, ()
+        # TGI takes `response_format` or `tools`, never both.
+        return {"response_format": {"type": "regex", "value": to_regex(constraint.tree)}}, ("tools", "tool_choice")
     if engine == "ollama":
         if constraint.document is None:
             raise Unexpressible("a call syntax that is not one JSON document")
         if constraint.lazy:
             raise Unexpressible("free text until a trigger")
-        return {"format": dict(constraint.document)}, ("response_format",)
+        return {"format": dict(constraint.document)}, ("response_format", "tool_choice")
     raise ValueError(f"unknown engine {engine!r}; the engines are: {', '.join(ENGINES)}")
 
 
