@@ -203,3 +203,19 @@ def test_auto_without_strict_tools_is_not_constrained() -> None:
     assert declared.grammar is not None
     body = {"tools": [tool("get_weather", WEATHER, strict=False)], "tool_choice": "auto"}
     assert build_constraint(declared.grammar, normalize_tools(body), reasoning=None, prefilled=False) is None
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder", "kimi_k2", "deepseek_v31", "glm47"])
+def test_a_reasoning_block_the_template_opened_is_closed_first(dialect: str) -> None:
+    declared = get_dialect(dialect)
+    assert declared.grammar is not None and declared.reasoning is not None
+    opening, closing = declared.reasoning.pairs[0]
+    body = {"tools": [tool("get_weather", WEATHER)], "tool_choice": "required"}
+    constraint = build_constraint(declared.grammar, normalize_tools(body), reasoning=(opening, closing), prefilled=True)
+    assert constraint is not None
+    fields, _ = constrain_fields("vllm", constraint)
+    grammar = from_fields("vllm", fields)
+    call = rendered(dialect, [("get_weather", {"city": "Paris", "days": 3})])
+    assert accepts(grammar, f"Paris, then.{closing}\n\n{call}")
+    assert not accepts(grammar, call)  # (the template opened the block: the model must close it)
+    assert not accepts(grammar, f"Paris, then.{closing}\nIt is sunny.")
