@@ -43,3 +43,10 @@ def test_each_cell_says_what_the_configuration_does(engine: str) -> None:
             assert cell.startswith("regenerate"), (dialect, engine, cell)
             with pytest.raises(ValueError, match="cannot hold dialect"):
                 ToolCallConfig(dialect=dialect, constrain=engine)
+
+
+def test_the_page_names_every_dialect_without_a_call_grammar() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    for dialect in list_dialects():
+        if dialect != "auto" and get_dialect(dialect).grammar is None:
+            assert f"`{dialect}`" in text, dialect
