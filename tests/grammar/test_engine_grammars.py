@@ -219,3 +219,39 @@ def test_a_reasoning_block_the_template_opened_is_closed_first(dialect: str) -> 
     assert accepts(grammar, f"Paris, then.{closing}\n\n{call}")
     assert not accepts(grammar, call)  # (the template opened the block: the model must close it)
     assert not accepts(grammar, f"Paris, then.{closing}\nIt is sunny.")
+
+
+NESTED = {
+    "type": "object",
+    "properties": {
+        "node": {"$ref": "#/$defs/node"},
+        "kind": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "n": {"type": ["integer", "null"]},
+        "e": {"enum": [1, "two", None]},
+        "opt": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "number"}}, "required": ["b"]},
+        "free": {},
+    },
+    "required": ["node", "kind"],
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+            },
+            "required": ["name"],
+        }
+    },
+}
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "llama.cpp"])
+def test_recursive_refs_unions_and_optional_members(engine: str) -> None:
+    body = {"tools": [tool("f", NESTED)], "tool_choice": "required"}
+    grammar = grammar_or_skip("hermes", engine, body)
+    tree = {"name": "r", "children": [{"name": "c", "children": []}]}
+    assert accepts(grammar, rendered("hermes", [("f", {"node": tree, "kind": None, "n": 3, "e": "two"})]))
+    assert accepts(grammar, rendered("hermes", [("f", {"node": tree, "kind": "k", "opt": {"b": 1.5}, "free": [1]})]))
+    assert not accepts(grammar, rendered("hermes", [("f", {"node": {"children": []}, "kind": None})]))
+    assert not accepts(grammar, rendered("hermes", [("f", {"node": tree, "kind": None, "e": 2})]))
+    assert not accepts(grammar, rendered("hermes", [("f", {"node": tree, "kind": None, "opt": {"a": "x"}})]))
