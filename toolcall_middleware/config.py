@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .core.api import APIS, Api, spec_for
 from .core.dialects import get_dialect, list_dialects
+from .core.grammar import Engine
 from .core.request.depth import MAX_DEPTH
 from .store.chain import MAX_CHAIN
 from .store.state import MAX_REFERENCES
@@ -159,7 +160,7 @@ class ToolCallConfig(BaseModel):
         description="times the host is asked again when a whole (non-streamed) answer misses a call 'tool_choice' "
         "requires or breaks a strict tool; 0: one request is one generation, and such an answer is a 502",
     )
-    constrain: Literal["vllm", "sglang", "llama.cpp", "tgi", "ollama"] | None = Field(
+    constrain: Engine | None = Field(
         None,
         description="the host's engine: a request whose tool_choice is 'required' or a named function, or that "
         "offers strict tools, is sent with the engine's grammar field, which admits only the dialect's own calls",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .grammar import Engine
 from .request.depth import MAX_DEPTH
 
 
@@ -42,7 +43,7 @@ class Settings:
     expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
     regenerate: int = 0  # times a whole answer that broke a rule another may keep is asked again
     # The host's engine (`constrain`): a request that must call gets the engine's grammar field.
-    constrain: Literal["vllm", "sglang", "llama.cpp", "tgi", "ollama"] | None = None
+    constrain: Engine | None = None
     # The host is another process (the reverse proxy's upstream): a 2xx answer on a rewritten route
     # that is not its API's JSON or SSE is the client's 502 (a stream: its API's error), not passed on.
     remote_host: bool = False

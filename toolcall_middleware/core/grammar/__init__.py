@@ -6,4 +6,10 @@ constants its parser and renderer use; `build` turns a declaration, the offered 
 engine reads (`constrain_fields`).
 """
 
-__all__ = ["build", "constrain", "engines", "gbnf", "regex", "shape"]
+from typing import Literal
+
+# The engines `constrain` names (the configuration's type, and what `engines` writes for).
+Engine = Literal["vllm", "sglang", "llama.cpp", "tgi", "ollama"]
+ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "llama.cpp", "tgi", "ollama")
+
+__all__ = ["ENGINES", "Engine", "build", "constrain", "engines", "gbnf", "regex", "shape"]

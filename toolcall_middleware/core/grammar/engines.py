@@ -22,16 +22,15 @@ GBNF (`grammar`), the lazy form as `triggered_tags`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from ..framing.utf8 import json_text
+from . import ENGINES, Engine
 from .build import Alt, Constraint, Json, Node, Opt, Rep, Seq, Until, after_prefix
 from .gbnf import arguments_gbnf, to_gbnf
 from .regex import Unexpressible, to_regex
 from .shape import Args, Chars, Lit
 
-Engine = Literal["vllm", "sglang", "llama.cpp", "tgi", "ollama"]
-ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "llama.cpp", "tgi", "ollama")
 WORD_TRIGGER = 1  # llama.cpp's COMMON_GRAMMAR_TRIGGER_TYPE_WORD
 
 
