@@ -27,7 +27,7 @@ from toolcall_middleware.core.request.tools import normalize_tools
 from .engine import accepts, from_fields
 
 DIALECTS = [d for d in list_dialects() if get_dialect(d).grammar is not None]
-XML = {"qwen3_coder", "glm45", "glm47", "poolside_v1", "minimax_m2"}
+XML = {"qwen3_coder", "glm45", "glm47", "poolside_v1", "minimax_m2", "seed_oss"}
 NATIVE_IDS = {"mistral": "abcDEF123"}
 
 WEATHER = {
