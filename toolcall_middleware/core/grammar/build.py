@@ -14,7 +14,7 @@ others' are any JSON object (`all_strict`: every tool's follow its schema, as `s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,23 +182,6 @@ def after_prefix(node: Node, prefix: str) -> Node:
             return first
         return _seq(first, Opt(Rep(Seq((Lit(node.separator), node.item)) if node.separator else node.item, "", False)))
     raise ValueError(f"no fixed text to take the trigger {prefix!r} from")
-
-
-def literals(nodes: Sequence[Node]) -> list[str]:
-    """Every fixed text of a tree (for the special tokens it holds)."""
-    out: list[str] = []
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Lit):
-            out.append(node.text)
-        elif isinstance(node, (Seq, Alt)):
-            stack.extend(node.items)
-        elif isinstance(node, (Opt, Rep)):
-            stack.append(node.item)
-        elif isinstance(node, Until):
-            out.append(node.end)
-    return out
 
 
 __all__ = [
