@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: demo test bench load dist
+.PHONY: demo test test-grammar bench load dist
 
 # One virtualenv; each command installs into it only what it needs: the demo its extra (the
 # server, the openai SDK), the tests and tools the development set, `dist` the build front end.
@@ -36,6 +36,25 @@ test: $(VENV)/.dev-installed
 	$(BIN)/mypy
 	$(BIN)/pytest
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
+
+# The grammar engines' own library (xgrammar, at the version vLLM pins; it reads llama.cpp's GBNF
+# too) compiles every dialect's constraint (tests/grammar). It pulls torch, so it has its own
+# virtualenv, with torch's CPU build; `make test` skips these tests, this target runs them and
+# fails when the engine cannot be installed.
+GRAMMAR_VENV ?= .venv-grammar
+GRAMMAR_BIN = $(GRAMMAR_VENV)/bin
+
+$(GRAMMAR_VENV)/.installed: $(SOURCES)
+	$(PYTHON) -m venv $(GRAMMAR_VENV)
+	$(GRAMMAR_BIN)/pip install -q --upgrade pip
+	$(GRAMMAR_BIN)/pip install -q torch==2.13.0
+	$(GRAMMAR_BIN)/pip install -q --no-deps xgrammar==0.2.8
+	$(GRAMMAR_BIN)/pip install -q apache-tvm-ffi pydantic numpy typing-extensions transformers pytest hypothesis
+	$(GRAMMAR_BIN)/pip install -q --no-deps -e .
+	touch $@
+
+test-grammar: $(GRAMMAR_VENV)/.installed
+	TOOLCALL_MIDDLEWARE_GRAMMAR_ENGINES=required $(GRAMMAR_BIN)/pytest -p no:cacheprovider tests/grammar
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python benchmarks/parse_throughput.py

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .core.api import APIS, Api, spec_for
 from .core.depth import MAX_DEPTH
 from .core.dialects import get_dialect, list_dialects
+from .core.grammar import Engine
 from .redact import redact
 
 # The defaults of two limits the store applies (`Limits.max_chain_responses`,
@@ -189,6 +190,11 @@ class ToolCallConfig(BaseModel):
         description="times the host is asked again when a whole (non-streamed) answer misses a call 'tool_choice' "
         "requires or breaks a strict tool; 0: one request is one generation, and such an answer is a 502",
     )
+    constrain: Engine | None = Field(
+        None,
+        description="the host's engine: a request whose tool_choice is 'required' or a named function, or that "
+        "offers strict tools, is sent with the engine's grammar field, which admits only the dialect's own calls",
+    )
     limits: Limits = Field(default_factory=Limits)
     bridge: frozenset[Bridge] = Field(
         frozenset(), description="client APIs the host does not serve, translated to one it does ('responses-to-chat')"
@@ -336,6 +342,20 @@ class ToolCallConfig(BaseModel):
                 raise ValueError(
                     "tracing=True needs the opentelemetry-api package: pip install 'toolcall-middleware[tracing]'"
                 ) from None
+        return self
+
+    @model_validator(mode="after")
+    def _constrain_expressible(self) -> ToolCallConfig:
+        """An engine whose grammar cannot say the dialect's calls is named here, not ignored."""
+        if self.constrain is None:
+            return self
+        from .core.grammar.engines import dialect_unexpressible
+
+        for name in {self.dialect, *self.model_dialects.values()} - {None, "auto"}:
+            assert name is not None
+            why = dialect_unexpressible(self.constrain, name)
+            if why is not None:
+                raise ValueError(f"constrain={self.constrain!r} cannot hold dialect {name!r} to its calls: {why}")
         return self
 
     @model_validator(mode="after")

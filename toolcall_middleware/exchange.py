@@ -116,6 +116,7 @@ def settings_from(config: ToolCallConfig, *, remote_host: bool = False) -> Setti
         call_ids=config.call_ids,
         expand_compactions=config.compaction == "emulate",
         regenerate=config.regenerate,
+        constrain=config.constrain,
         remote_host=remote_host,
         request_checks=config.request_checks(),
     )

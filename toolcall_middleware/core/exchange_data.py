@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .depth import MAX_DEPTH
+from .grammar import Engine
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class Settings:
     call_ids: Literal["openai", "model"] = "openai"
     expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
     regenerate: int = 0  # times a whole answer that broke a rule another may keep is asked again
+    # The host's engine (`constrain`): a request that must call gets the engine's grammar field.
+    constrain: Engine | None = None
     # The host is another process (the reverse proxy's upstream): a 2xx answer on a rewritten route
     # that is not its API's JSON or SSE is the client's 502 (a stream: its API's error), not passed on.
     remote_host: bool = False

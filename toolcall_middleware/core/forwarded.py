@@ -24,11 +24,13 @@ from typing import Any
 from .api import Api, spec_for
 from .exchange_data import Report, Settings
 from .framing.utf8 import json_bytes, json_bytes_with
+from .grammar.constrain import constrained_body
 from .host import for_host, request_dialect
 from .request.body import read_request
 from .request.compaction import expand_compactions
 from .request.errors import BadRequest, check_depth, too_deep_error
 from .request.render import manifest_token
+from .request.tools import ToolSet
 
 SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
 
@@ -92,6 +94,11 @@ def forward_request(
     )
     record.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
     record.echoed_function_calls = result.calls_flattened
+    if settings.constrain is not None and upstream == "chat":
+        constrained = _constrained(result.body, result.tools, settings, model, dialect, record)
+        if constrained is not None:
+            record.rewritten_request = True
+            return Forwarded(json_bytes(constrained), request, rules)
     if not result.changed and not bridged and not expanded:
         return Forwarded(None, request, rules)
     record.rewritten_request = True
@@ -101,6 +108,27 @@ def forward_request(
         new = json_bytes_with(result.body, result.manifest_at, lambda text: manifest_token(text, manifest))
         return Forwarded(new, request, rules)
     return Forwarded(json_bytes(result.body), request, rules)
+
+
+def _constrained(
+    body: Any, tools: ToolSet, settings: Settings, model: str | None, dialect: str, record: Report
+) -> dict[str, Any] | None:
+    """The host's body with its engine's grammar field (`constrain`), or `None`: none applies."""
+    assert settings.constrain is not None
+    if not isinstance(body, dict):
+        return None
+    constrained = constrained_body(
+        body,
+        tools,
+        engine=settings.constrain,
+        dialect=request_dialect(dialect),
+        model=model,
+        thinking=settings.thinking,
+        all_strict=settings.strict,
+    )
+    if constrained is not None:
+        record.notes.append(f"constrained: {settings.constrain}")
+    return constrained
 
 
 def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> Forwarded:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, tool_lines
 from .streaming import ObjectText, raw_arguments
 
@@ -333,6 +334,21 @@ DEEPSEEK_V31 = Renderer(
 )
 
 
+# What `_v3_calls` and `_v31_calls` write, as grammars.
+_DEEPSEEK_TOKENS = (CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, SEP)
+DEEPSEEK_V3_GRAMMAR = CallGrammar(
+    call=(Lit(CALL_BEGIN + "function" + SEP), Name(), Lit("\n```json\n"), Args(), Lit("\n```" + CALL_END)),
+    separator="\n",
+    section=(CALLS_BEGIN, CALLS_END),
+    special_tokens=_DEEPSEEK_TOKENS,
+)
+DEEPSEEK_V31_GRAMMAR = CallGrammar(
+    call=(Lit(CALL_BEGIN), Name(), Lit(SEP), Args(), Lit(CALL_END)),
+    section=(CALLS_BEGIN, CALLS_END),
+    special_tokens=_DEEPSEEK_TOKENS,
+)
+
+
 DIALECTS = [
     Dialect(
         name="deepseek_v31",
@@ -340,6 +356,7 @@ DIALECTS = [
         description="<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>: DeepSeek-V3.1, V3.1-Terminus",
         machine=DeepSeekV3Parser,
         renderer=DEEPSEEK_V31,
+        grammar=DEEPSEEK_V31_GRAMMAR,
         incremental=True,
         models=(r"deepseek-v3\.1", r"deepseek-v3p1"),
         reasoning=ReasoningSyntax(pairs=THINK, implicit_ends=_SECTION_START),
@@ -350,6 +367,7 @@ DIALECTS = [
         description="<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```: DeepSeek-V3, R1",
         machine=DeepSeekV3Parser,
         renderer=DEEPSEEK_V3,
+        grammar=DEEPSEEK_V3_GRAMMAR,
         incremental=True,
         # `deepseek-v3.1`/`-v3.2` belong to the later formats (`deepseek_v31`, `deepseek_dsml`).
         models=(r"deepseek-v3(?![.p]\d)", r"deepseek-r1"),

@@ -20,6 +20,7 @@ from ..events import Event
 from ..reasoning import ReasoningSyntax
 
 if TYPE_CHECKING:
+    from .call_grammar import CallGrammar
     from .rendering import Renderer
 
 
@@ -123,6 +124,9 @@ class Dialect:
     or tags), and markers it shares, each with what must follow it. A format with neither is not
     detected: only its model names select it. `detected_reasoning`: the format's reasoning pairs
     that no other text writes, which `auto` splits off the start of any output.
+
+    `grammar`: the call syntax as a grammar the host's engine can hold the model to (`constrain`;
+    `None`: not declared), built from the same markers as the parser and the renderer.
     """
 
     name: str
@@ -136,6 +140,7 @@ class Dialect:
     markers: tuple[str, ...] = ()
     shared_markers: tuple[SharedMarker, ...] = ()
     detected_reasoning: tuple[tuple[str, str], ...] = ()
+    grammar: CallGrammar | None = None
 
 
 __all__ = ["Call", "Dialect", "ParseContext", "SharedMarker", "ToolMachine", "never_prefills"]

@@ -15,7 +15,7 @@ starts again after it, so the object a grammar forces after the reasoning is sti
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..events import Event, OversizedCall, TextDelta, TruncatedCall
@@ -23,7 +23,9 @@ from ..inline_code import FENCE, TICK
 from ..reasoning import ReasoningInText, ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
 from .base import Call, Dialect, ParseContext, call_events
+from .call_grammar import CallGrammar
 from .code_aware import CodeAwareScanner
+from .granite import CALL_OBJECT, array_document
 from .hermes import call_from_object
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, tool_lines
 
@@ -201,12 +203,33 @@ def _generic_turn(content: str, calls: str) -> str:
 GENERIC_JSON = Renderer(calls=_generic_calls, tools=_generic_tools, assistant=_generic_turn)
 
 
+def _generic_document(calls: Sequence[Mapping[str, Any]], parallel: bool) -> dict[str, Any]:
+    """The whole reply as `_generic_calls` writes it, as a JSON schema."""
+    array = array_document(calls, parallel)
+    return {
+        "type": "object",
+        "properties": {"tool_calls": array},
+        "required": ["tool_calls"],
+        "additionalProperties": False,
+    }
+
+
+# What `_generic_calls` writes (without ids), as a grammar.
+GENERIC_JSON_GRAMMAR = CallGrammar(
+    call=CALL_OBJECT,
+    separator=", ",
+    section=('{"tool_calls": [', "]}"),
+    document=_generic_document,
+)
+
+
 DIALECTS = [
     Dialect(
         name="generic_json",
         description='whole-output JSON: {"name", "arguments"}, {"tool_call"}, {"tool_calls": [...]}, {"response"}',
         machine=GenericJsonParser,
         renderer=GENERIC_JSON,
+        grammar=GENERIC_JSON_GRAMMAR,
         models=(),
         reasoning=ReasoningSyntax(),
     )

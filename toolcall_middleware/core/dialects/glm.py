@@ -46,6 +46,7 @@ from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value, decode_json, schema_types
 from ..textscan import WHITESPACE, Match, find_first, partial_marker_len
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .dialect import SharedMarker
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
 from .streaming import member_fragment
@@ -411,6 +412,18 @@ GLM47 = Renderer(
 )
 
 
+# What `_glm_calls` writes, as grammars: GLM-4.5/4.6 (and Laguna) with newlines, GLM-4.7 without.
+GLM45_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN), Name(), Lit("\n"), Args(xml=(KEY, KEY_END + "\n" + VALUE, VALUE_END + "\n")), Lit(CLOSE)),
+    separator="\n",
+    trigger=OPEN,
+)
+GLM47_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN), Name(), Args(xml=(KEY, KEY_END + VALUE, VALUE_END)), Lit(CLOSE)),
+    trigger=OPEN,
+)
+
+
 DIALECTS = [
     Dialect(
         name="glm45",
@@ -420,6 +433,7 @@ DIALECTS = [
         description="<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>: GLM-4.5, 4.6",
         machine=GlmParser,
         renderer=GLM45,
+        grammar=GLM45_GRAMMAR,
         incremental=True,
         models=(r"glm-?4[.p][56]",),
         reasoning=_SYNTAX,
@@ -433,6 +447,7 @@ DIALECTS = [
         description="<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>: GLM-4.7, 5.x",
         machine=GlmParser,
         renderer=GLM47,
+        grammar=GLM47_GRAMMAR,
         incremental=True,
         models=(r"glm-?4[.p]7", r"glm-?(?:[5-9]|[1-9][0-9])(?![0-9])"),
         reasoning=_SYNTAX,
@@ -445,6 +460,7 @@ DIALECTS = [
         description="<tool_call>f\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n</tool_call>: Poolside Laguna",
         machine=GlmParser,
         renderer=GLM45,
+        grammar=GLM45_GRAMMAR,
         incremental=True,
         models=(r"laguna", r"poolside"),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),

@@ -21,10 +21,12 @@ reasoning parser reads it; the markers count only at the start of the output.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockParser, Dialect
+from .call_grammar import Args, CallGrammar, Lit, Name, call_object_schema
 from .dialect import SharedMarker
 from .json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
 from .rendering import CallToRender as RenderCall
@@ -59,6 +61,37 @@ class Granite20bParser(BlockParser):
 def call_array(calls: Sequence[RenderCall], name: str = "name", arguments: str = "arguments") -> str:
     """The calls as one JSON array of `{name: …, arguments: {…}}` objects."""
     return dumps([{name: c.name, arguments: dict(c.arguments)} for c in calls])
+
+
+CALL_OBJECT = (
+    Lit('{"name": '),
+    Name(json=True),
+    Lit(', "arguments": '),
+    Args(),
+    Lit("}"),
+)  # as `call_array` writes one
+
+
+def array_grammar(opening: str, closing: str = "", special: tuple[str, ...] = (), **extra: Any) -> CallGrammar:
+    """What `opening + call_array(calls) + closing` is, as a grammar (the JSON-array dialects)."""
+    section = (opening + "[", "]" + closing)
+    return CallGrammar(call=CALL_OBJECT, separator=", ", section=section, special_tokens=special, **extra)
+
+
+def array_document(calls: Sequence[Mapping[str, Any]], parallel: bool) -> dict[str, Any]:
+    """A bare call array, as a JSON schema (the whole answer of a bare-array dialect)."""
+    schema: dict[str, Any] = {
+        "type": "array",
+        "items": {"anyOf": [call_object_schema(c["name"], c["schema"]) for c in calls]},
+    }
+    schema["minItems"] = 1
+    if not parallel:
+        schema["maxItems"] = 1
+    return schema
+
+
+GRANITE_GRAMMAR = array_grammar(TOKEN, special=(TOKEN,))
+GRANITE_20B_GRAMMAR = CallGrammar(call=(Lit(FUNCTION_CALL + " "), *CALL_OBJECT), separator=" ")
 
 
 def tool_list(tools: Sequence[ToolSpec], sep: str = "\n\n") -> str:
@@ -125,6 +158,7 @@ DIALECTS = [
         machine=Granite20bParser,
         models=(r"granite-20b-function",),
         renderer=GRANITE_20B_RENDERER,
+        grammar=GRANITE_20B_GRAMMAR,
     ),
     Dialect(
         name="granite",
@@ -135,6 +169,7 @@ DIALECTS = [
         models=(r"granite-?3",),
         reasoning=GRANITE_THINKING,
         renderer=GRANITE_RENDERER,
+        grammar=GRANITE_GRAMMAR,
     ),
 ]
 

@@ -42,13 +42,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any
 
 from ..events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
 from ..schema import JSON_OBJECT
 from ..textscan import JsonStringTracker, alternation, partial_marker_len
 from .base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .rendering import CallToRender, Renderer, ToolSpec, dumps
+from .typescript import ts_type
 
 START = "<|start|>"
 END = "<|end|>"
@@ -385,48 +386,6 @@ def _harmony_turn(content: str, calls: str) -> str:
     return preamble + ("<|start|>assistant" + calls if calls else "")
 
 
-def ts_type(spec: Any) -> str:
-    """The gpt-oss template's `render_typescript_type`."""
-    if not isinstance(spec, JSON_OBJECT):
-        return "any"
-    kind = spec.get("type")
-    nullable = " | null" if spec.get("nullable") else ""
-    if kind == "array":
-        items = spec.get("items")
-        if not isinstance(items, JSON_OBJECT):
-            return "any[]" + nullable
-        simple = {"string": "string[]", "number": "number[]", "integer": "number[]", "boolean": "boolean[]"}
-        item_kind = items.get("type")
-        if isinstance(item_kind, str) and item_kind in simple:
-            return simple[item_kind] + nullable
-        inner = ts_type(items)
-        return ("any[]" if inner == "object | object" or len(inner) > 50 else inner + "[]") + nullable
-    if isinstance(kind, list) and kind:
-        return " | ".join(str(k) for k in kind)
-    variants = spec.get("oneOf")
-    if isinstance(variants, list) and variants:
-        if len(variants) > 1 and any(isinstance(v, JSON_OBJECT) and v.get("type") == "object" for v in variants):
-            return "any"
-        return " | ".join(ts_type(v) for v in variants)
-    if kind == "string":
-        enum = spec.get("enum")
-        if isinstance(enum, list) and enum:
-            return " | ".join(f'"{v}"' for v in enum)
-        return "string" + nullable
-    if kind in ("number", "integer"):
-        return "number"
-    if kind == "boolean":
-        return "boolean"
-    if kind == "object":
-        props = spec.get("properties")
-        if isinstance(props, JSON_OBJECT) and props:
-            required = spec.get("required") or []
-            fields = ", ".join(f"{k}{'' if k in required else '?'}: {ts_type(v)}" for k, v in props.items())
-            return "{\n" + fields + "}"
-        return "object"
-    return "any"
-
-
 def _harmony_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
     out = ["Calls to these tools must go to the commentary channel: 'functions'.\n\n# Tools\n\n"]
     out.append("## functions\n\nnamespace functions {\n\n")
@@ -462,6 +421,15 @@ def _harmony_reasoning(text: str) -> str:
 GPT_OSS = Renderer(calls=_harmony_calls, tools=_harmony_tools, assistant=_harmony_turn, reasoning=_harmony_reasoning)
 
 
+# What `_harmony_calls` writes, as a grammar: the analysis channel is its reasoning block.
+GPT_OSS_GRAMMAR = CallGrammar(
+    call=(Lit(f"{CHANNEL}commentary to={FUNCTIONS}"), Name(), Lit(f" {CONSTRAIN}json{MESSAGE}"), Args(), Lit(CALL)),
+    separator=START + "assistant",
+    special_tokens=MARKERS,
+    reasoning=(CHANNEL + "analysis" + MESSAGE, END + START + "assistant"),
+)
+
+
 DIALECTS = [
     Dialect(
         name="gpt_oss",
@@ -469,6 +437,7 @@ DIALECTS = [
         description="harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}: gpt-oss",
         machine=HarmonyParser,
         renderer=GPT_OSS,
+        grammar=GPT_OSS_GRAMMAR,
         models=(r"gpt-?oss", r"gpt_oss"),
         reasoning=None,
     )

@@ -28,6 +28,7 @@ from .base import (
     dump_arguments,
     load_object,
 )
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .dialect import SharedMarker
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, tool_lines, tool_response
 from .streaming import CallObjectWatcher, raw_arguments
@@ -143,6 +144,12 @@ def hermes_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 
 
 HERMES = Renderer(calls=_hermes_calls, tools=hermes_tools, results=results_joined(tool_response))
+# What `_hermes_calls` writes, as a grammar.
+HERMES_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN + '\n{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}\n" + CLOSE)),
+    separator="\n",
+    trigger=OPEN,
+)
 
 
 DIALECTS = [
@@ -152,6 +159,7 @@ DIALECTS = [
         description="<tool_call>{json}</tool_call>: Hermes 2 Pro/3, Qwen2.5, Qwen3, QwQ, Granite 4",
         machine=HermesParser,
         renderer=HERMES,
+        grammar=HERMES_GRAMMAR,
         incremental=True,
         models=(r"hermes", r"qwq", r"qwen-?2", r"qwen3", r"granite-?4", r"ernie"),
         reasoning=ReasoningSyntax(),
@@ -164,6 +172,7 @@ __all__ = [
     "CLOSE",
     "DIALECTS",
     "HERMES",
+    "HERMES_GRAMMAR",
     "OPEN",
     "HermesBlock",
     "HermesParser",

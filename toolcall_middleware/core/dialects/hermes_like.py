@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
 from .base import BlockParser, Dialect
-from .granite import tool_list
+from .call_grammar import Args, CallGrammar, Lit, Name
+from .granite import CALL_OBJECT, tool_list
 from .hermes import HermesBlock
 from .rendering import Renderer, ToolSpec, dumps, join_turn
 
@@ -80,6 +81,13 @@ INTERNLM_RENDERER = Renderer(
     assistant=lambda content, calls: join_turn(content, calls, ""),
 )
 
+# What the two renderers above write, as grammars.
+LONGCAT_GRAMMAR = CallGrammar(call=(Lit(LONGCAT), *CALL_OBJECT, Lit(LONGCAT_END)), separator="\n")
+INTERNLM2_GRAMMAR = CallGrammar(
+    call=(Lit(ACTION + '\n{"name": '), Name(json=True), Lit(', "parameters": '), Args(), Lit("}" + ACTION_END)),
+    special_tokens=("<|action_start|>", "<|plugin|>", ACTION_END),
+)
+
 DIALECTS = [
     Dialect(
         name="longcat",
@@ -91,6 +99,7 @@ DIALECTS = [
         models=(r"longcat",),
         reasoning=ReasoningSyntax(pairs=((LONGCAT_THINK, LONGCAT_THINK_END), ("<think>", "</think>"))),
         renderer=LONGCAT_RENDERER,
+        grammar=LONGCAT_GRAMMAR,
     ),
     Dialect(
         name="internlm2",
@@ -101,6 +110,7 @@ DIALECTS = [
         models=(r"internlm", r"intern-?s1"),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         renderer=INTERNLM_RENDERER,
+        grammar=INTERNLM2_GRAMMAR,
     ),
 ]
 

@@ -27,8 +27,9 @@ from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockParser, Dialect
+from .call_grammar import CallGrammar
 from .dialect import SharedMarker
-from .granite import call_array, tool_list
+from .granite import CALL_OBJECT, array_grammar, call_array, tool_list
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
 from .rendering import Renderer, ToolSpec, dumps, join_turn, results_joined
 
@@ -231,6 +232,13 @@ M1_RENDERER = Renderer(
     results=lambda rs: "".join(f"tool result: {r.output}\n\n" for r in rs),
 )
 
+# What the renderers above write, as grammars.
+JAMBA_GRAMMAR = array_grammar(TOOL_CALLS, TOOL_CALLS_END)
+NEMOTRON_GRAMMAR = array_grammar(TOOLCALL, TOOLCALL_END, special=(TOOLCALL, TOOLCALL_END))
+PHI4_GRAMMAR = array_grammar(FUNCTOOLS)
+FIREFUNCTION_GRAMMAR = array_grammar(" " + FUNCTOOLS)
+M1_GRAMMAR = CallGrammar(call=CALL_OBJECT, separator="\n", section=(TOOL_CALLS + "\n", "\n" + TOOL_CALLS_END))
+
 DIALECTS = [
     Dialect(
         name="minimax_m1",
@@ -240,6 +248,7 @@ DIALECTS = [
         models=(r"minimax[-_]?m1",),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         renderer=M1_RENDERER,
+        grammar=M1_GRAMMAR,
     ),
     Dialect(
         name="hunyuan_a13b",
@@ -249,6 +258,7 @@ DIALECTS = [
         models=(r"hunyuan-a13b",),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),), implicit_ends=((TOOL_CALLS,),)),
         renderer=HUNYUAN_RENDERER,
+        grammar=JAMBA_GRAMMAR,
     ),
     Dialect(
         name="jamba",
@@ -257,6 +267,7 @@ DIALECTS = [
         machine=JambaParser,
         models=(r"jamba",),
         renderer=JAMBA_RENDERER,
+        grammar=JAMBA_GRAMMAR,
     ),
     Dialect(
         name="nemotron",
@@ -267,6 +278,7 @@ DIALECTS = [
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         prefills_reasoning=_nemotron_prefills,
         renderer=NEMOTRON_RENDERER,
+        grammar=NEMOTRON_GRAMMAR,
     ),
     Dialect(
         name="phi4_mini",
@@ -274,6 +286,7 @@ DIALECTS = [
         machine=FunctoolsParser,
         models=(r"phi-?4-mini",),
         renderer=PHI4_RENDERER,
+        grammar=PHI4_GRAMMAR,
     ),
     Dialect(
         name="firefunction_v2",
@@ -281,6 +294,7 @@ DIALECTS = [
         machine=FirefunctionParser,
         models=(r"firefunction",),
         renderer=FIREFUNCTION_RENDERER,
+        grammar=FIREFUNCTION_GRAMMAR,
     ),
 ]
 

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment, MarkerScanner
 from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from .call_grammar import Args, CallGrammar, Chars, Lit, Name
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined
 from .streaming import ObjectText, raw_arguments
 
@@ -241,6 +242,14 @@ KIMI_K2 = Renderer(
 )
 
 
+# What `_kimi_calls` writes, as a grammar (the id `functions.NAME:INDEX`).
+KIMI_K2_GRAMMAR = CallGrammar(
+    call=(Lit(CALL_BEGIN + "functions."), Name(), Lit(":"), Chars("0-9"), Lit(ARGUMENT_BEGIN), Args(), Lit(CALL_END)),
+    section=(SECTION_BEGINS[0], SECTION_ENDS[0]),
+    special_tokens=(SECTION_BEGINS[0], SECTION_ENDS[0], CALL_BEGIN, ARGUMENT_BEGIN, CALL_END),
+)
+
+
 DIALECTS = [
     Dialect(
         name="kimi_k2",
@@ -251,6 +260,7 @@ DIALECTS = [
         ),
         machine=KimiK2Parser,
         renderer=KIMI_K2,
+        grammar=KIMI_K2_GRAMMAR,
         incremental=True,
         models=(r"kimi-?k2",),
         reasoning=ReasoningSyntax(

@@ -23,6 +23,7 @@ from typing import Any
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE
 from .base import Call, Dialect, arguments_object, dump_arguments, load_object
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
 from .pythonic import PyScanner, Scan, keyword_arguments, parse_source
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, tool_lines
@@ -273,6 +274,15 @@ def _llama3_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 LLAMA3_JSON = Renderer(calls=_llama3_calls, tools=_llama3_tools, assistant=lambda c, k: join_turn(c, k, ""))
 
 
+# What `_llama3_calls` writes, as a grammar.
+LLAMA3_JSON_GRAMMAR = CallGrammar(
+    call=(Lit('{"name": '), Name(json=True), Lit(', "parameters": '), Args(), Lit("}")),
+    separator="; ",
+    section=(PYTHON_TAG, ""),
+    special_tokens=(PYTHON_TAG,),
+)
+
+
 DIALECTS = [
     Dialect(
         name="llama3_json",
@@ -280,6 +290,7 @@ DIALECTS = [
         description='<|python_tag|>{"name": …, "parameters": …}: Llama 3.1/3.2/3.3 (JSON template)',
         machine=Llama3Parser,
         renderer=LLAMA3_JSON,
+        grammar=LLAMA3_JSON_GRAMMAR,
         # Llama 3.x, not its fine-tunes with their own formats (Nemotron's <TOOLCALL>, xLAM arrays).
         models=(r"^(?!.*(?:nemotron|xlam)).*llama-?(?:3(?:\.[0-3])?|v3(?:p[0-3])?)(?![\d.])",),
         reasoning=ReasoningSyntax(),

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockParser, Dialect, ParseContext
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .minimax_m3 import SECTION as M3_SECTION
 from .minimax_m3 import MinimaxM3Block
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, value_text
@@ -101,6 +102,18 @@ MINIMAX_M2 = Renderer(
 )
 
 
+# What `_minimax_calls` writes, as a grammar.
+MINIMAX_M2_GRAMMAR = CallGrammar(
+    call=(
+        Lit(MINIMAX.call + '"'),
+        Name(),
+        Lit('">\n'),
+        Args(xml=(MINIMAX.param + '"', '">', "</parameter>\n")),
+        Lit(MINIMAX.call_end + "\n"),
+    ),
+    section=(MINIMAX.section + "\n", MINIMAX.section_end),
+)
+
 DIALECTS = [
     Dialect(
         name="minimax_m2",
@@ -109,6 +122,7 @@ DIALECTS = [
         "</minimax:tool_call>: MiniMax-M2, M2.1, M2.5",
         machine=MinimaxM2Parser,
         renderer=MINIMAX_M2,
+        grammar=MINIMAX_M2_GRAMMAR,
         incremental=True,
         models=(r"minimax[-_]?m2",),
         # No implicit end: a call written before `</think>` is a draft and stays reasoning, as

@@ -28,6 +28,7 @@ from enum import Enum
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonDepth
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
+from .call_grammar import Args, CallGrammar, Chars, Lit, Name
 from .hermes import call_from_object
 from .rendering import (
     CallToRender,
@@ -291,6 +292,25 @@ MISTRAL = Renderer(
 )
 
 
+# What `_mistral_calls` writes (the v3 layout), as a grammar.
+MISTRAL_GRAMMAR = CallGrammar(
+    call=(
+        Lit('{"name": '),
+        Name(json=True),
+        Lit(', "arguments": '),
+        Args(),
+        Lit(', "id": "'),
+        Chars("A-Za-z0-9", 9, 9),
+        Lit('"}'),
+    ),
+    separator=", ",
+    section=(OPEN + " [", "]"),
+    trigger=OPEN,
+    special_tokens=(OPEN,),
+    reasoning=THINK,
+)
+
+
 DIALECTS = [
     Dialect(
         name="mistral",
@@ -302,6 +322,7 @@ DIALECTS = [
         ),
         machine=MistralParser,
         renderer=MISTRAL,
+        grammar=MISTRAL_GRAMMAR,
         models=(r"mistral", r"mixtral", r"magistral", r"devstral", r"ministral", r"codestral", r"pixtral"),
         reasoning=ReasoningSyntax(pairs=(THINK, ("<think>", "</think>"))),
     )

@@ -39,6 +39,7 @@ from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import Block, BlockItem, Dialect, ParseContext
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .dialect import SharedMarker
 from .hermes import HERMES, HermesBlock
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
@@ -47,13 +48,14 @@ from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
 FUNCTION = "<function="
+PARAMETER, PARAMETER_END = "<parameter=", "</parameter>"
 
 QWEN3_CODER = XmlCallSyntax(
     section=OPEN,
     section_end=CLOSE,
     call=FUNCTION,
     call_end="</function>",
-    param="<parameter=",
+    param=PARAMETER,
     bare_calls=True,
     line_ends=True,
     one_newline=True,
@@ -191,6 +193,20 @@ QWEN3_CODER_RENDERER = Renderer(
 )
 
 
+# What `_qwen_call` writes in its XML form, as a grammar.
+QWEN3_CODER_GRAMMAR = CallGrammar(
+    call=(
+        Lit(OPEN + "\n" + FUNCTION),
+        Name(),
+        Lit(">\n"),
+        Args(xml=(PARAMETER, ">\n", "\n" + PARAMETER_END + "\n")),
+        Lit("</function>\n" + CLOSE),
+    ),
+    separator="\n",
+    trigger=OPEN,
+)
+
+
 DIALECTS = [
     Dialect(
         name="qwen3_coder",
@@ -202,6 +218,7 @@ DIALECTS = [
         "Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5/3.6/3.8",
         machine=Qwen3CoderParser,
         renderer=QWEN3_CODER_RENDERER,
+        grammar=QWEN3_CODER_GRAMMAR,
         incremental=True,
         models=(r"qwen3-coder", _QWEN3_X),
         # A call written before `</think>` ends the reasoning; a mere mention of `<tool_call>` does not.

@@ -33,6 +33,7 @@ from typing import Any
 from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from .base import Dialect
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .rendering import CallToRender, Renderer, ToolSpec, join_turn, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
 
@@ -114,6 +115,19 @@ def _seed_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 SEED_OSS = Renderer(calls=_seed_calls, tools=_seed_tools, assistant=lambda c, k: join_turn(c, k, "\n\n"))
 
 
+# What `_seed_calls` writes, as a grammar (a value's own edge newlines are text of the value).
+SEED_OSS_GRAMMAR = CallGrammar(
+    call=(
+        Lit(f"{SEED.section}\n{SEED.call}"),
+        Name(),
+        Lit(">\n"),
+        Args(xml=(SEED.param, ">", "</parameter>\n")),
+        Lit(f"{SEED.call_end}\n{SEED.section_end}"),
+    ),
+    separator="\n",
+    trigger=SEED.section,
+)
+
 DIALECTS = [
     Dialect(
         name="seed_oss",
@@ -123,6 +137,7 @@ DIALECTS = [
         "ByteDance Seed-OSS",
         machine=SeedOssParser,
         renderer=SEED_OSS,
+        grammar=SEED_OSS_GRAMMAR,
         incremental=True,
         models=(r"seed[-_]?oss",),
         # No implicit end: Seed-OSS drafts whole calls while thinking ("The format is

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockParser, Dialect
-from .granite import call_array
+from .granite import array_document, array_grammar, call_array
 from .json_calls import BARE_ARRAY, BARE_ARRAY_SPACED, JsonCallsBlock, JsonCallsSyntax, bare_array_block
 from .rendering import Renderer, ToolSpec, join_turn
 
@@ -69,6 +69,9 @@ RENDERER = Renderer(
     assistant=lambda content, calls: join_turn(calls, content),
 )
 
+# What `call_array` writes, bare, as a grammar: the whole answer is one JSON document.
+XLAM_GRAMMAR = array_grammar("", document=array_document)
+
 DIALECTS = [
     Dialect(
         name="xlam",
@@ -78,6 +81,7 @@ DIALECTS = [
         models=(r"xlam",),
         reasoning=ReasoningSyntax(),
         renderer=RENDERER,
+        grammar=XLAM_GRAMMAR,
     )
 ]
 

@@ -1,0 +1,101 @@
+"""What a dialect declares of its call syntax, for the grammar that constrains the host.
+
+```python
+HERMES_GRAMMAR = CallGrammar(
+    call=(Lit(OPEN + '\\n{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}\\n" + CLOSE)),
+    separator="\\n",
+)
+```
+
+A call is a sequence of parts: fixed text (`Lit`), the tool's name (`Name`, as a JSON string when
+`json`), its arguments (`Args`: a JSON object, or the XML parameter style some formats write) and
+a run of characters (`Chars`: an index or id the format writes). Several calls are joined by
+`separator`, and the whole block is wrapped in `section` (Kimi's and DeepSeek's section markers,
+Mistral's `[TOOL_CALLS] [`…`]`). `trigger` is the text that starts the block, for the lazy form
+(free text until it, then the constrained block); it defaults to the block's first fixed text.
+`special_tokens` are the markers that are single tokens of the model's vocabulary (llama.cpp must
+be told to keep them as text; TGI's regex cannot match them). `reasoning` overrides the
+dialect's reasoning pair (harmony's analysis channel); `document` builds the JSON schema of a
+whole-output JSON dialect from the calls' schemas (the only form Ollama's `format` can carry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+XmlElement = tuple[str, str, str]  # a parameter element: before its key, between key and value, after the value
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """Fixed text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """The called tool's name; `json`: written as a JSON string (quoted, escaped)."""
+
+    json: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Args:
+    """The call's arguments: a JSON object, or (`xml`) one element per parameter, its value a
+    string's bare text or any other value's JSON (Qwen3-Coder's `<parameter=k>\\nv\\n</parameter>\\n`
+    is `("<parameter=", ">\\n", "\\n</parameter>\\n")`)."""
+
+    xml: XmlElement | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chars:
+    """`least` to `most` (None: any number) characters of the regular-expression class `cls`."""
+
+    cls: str
+    least: int = 1
+    most: int | None = None
+
+
+Part = Lit | Name | Args | Chars
+
+
+@dataclass(frozen=True)
+class CallGrammar:
+    """A dialect's call syntax (see the module doc)."""
+
+    call: tuple[Part, ...]
+    separator: str = ""
+    section: tuple[str, str] = ("", "")
+    trigger: str | None = None
+    special_tokens: tuple[str, ...] = ()
+    reasoning: tuple[str, str] | None = None
+    document: Callable[[Sequence[Mapping[str, Any]], bool], Mapping[str, Any]] | None = None
+
+    @property
+    def start(self) -> str:
+        """The text every call block starts with: the lazy form's trigger."""
+        if self.trigger is not None:
+            return self.trigger
+        if self.section[0]:
+            return self.section[0]
+        first = self.call[0]
+        if not isinstance(first, Lit) or not first.text:
+            raise ValueError("a call grammar whose calls start with no fixed text needs a trigger")
+        return first.text
+
+
+def call_object_schema(name: str, arguments: Mapping[str, Any], key: str = "arguments") -> dict[str, Any]:
+    """`{"name": NAME, KEY: {…}}` as a JSON schema: one call of a bare-JSON dialect."""
+    return {
+        "type": "object",
+        "properties": {"name": {"const": name}, key: dict(arguments)},
+        "required": ["name", key],
+        "additionalProperties": False,
+    }
+
+
+__all__ = ["Args", "CallGrammar", "Chars", "Lit", "Name", "Part", "XmlElement", "call_object_schema"]

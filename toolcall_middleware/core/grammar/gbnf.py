@@ -1,0 +1,303 @@
+"""A grammar tree as GBNF: llama.cpp's grammar format (xgrammar reads it as its EBNF too).
+
+```python
+text = to_gbnf(constraint.tree)      # 'root ::= "<tool_call>\\n{\\"name\\": " ...'
+```
+
+JSON values follow their schema: `type` (one or several), `properties` in their order (the
+`required` ones always, the others optionally), `items`, `enum`, `const`, `anyOf`/`oneOf` and
+`$ref` into `$defs`/`definitions`; a keyword it does not know leaves the value as loose as the
+rest of the schema says. `Until(end)` is any text without `end`, then `end`, written as the
+automaton that watches for `end` (exact: no lookahead is needed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..dialects.call_grammar import Chars, Lit, XmlElement
+from ..framing.utf8 import json_text
+from .build import Alt, Json, Node, Opt, Rep, Seq, Until
+
+WS = "ws"
+_BASE = {
+    "ws": "[ \\t\\n]{0,20}",
+    "json-string": '"\\"" ( [^"\\\\\\x00-\\x1f] | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\\""',
+    "json-integer": '"-"? ( "0" | [1-9] [0-9]* )',
+    "json-number": 'json-integer ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?',
+    "json-boolean": '"true" | "false"',
+    "json-null": '"null"',
+    "json-value": "json-object | json-array | json-string | json-number | json-boolean | json-null",
+    "json-member": 'json-string ws ":" ws json-value ws',
+    "json-object": '"{" ws ( json-member ( "," ws json-member )* )? "}"',
+    "json-array": '"[" ws ( json-value ws ( "," ws json-value ws )* )? "]"',
+}
+_TYPES = {
+    "string": "json-string",
+    "integer": "json-integer",
+    "number": "json-number",
+    "boolean": "json-boolean",
+    "null": "json-null",
+}
+
+
+def literal(text: str) -> str:
+    """A GBNF string literal."""
+    out = ['"']
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _class_char(ch: str) -> str:
+    if ch in "]\\^-[":
+        return "\\" + ch
+    if ch == "\n":
+        return "\\n"
+    if ch == "\t":
+        return "\\t"
+    if ch == "\r":
+        return "\\r"
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x20 else ch
+
+
+def repeat(atom: str, least: int, most: int | None) -> str:
+    if (least, most) == (0, None):
+        return atom + "*"
+    if (least, most) == (1, None):
+        return atom + "+"
+    if (least, most) == (0, 1):
+        return atom + "?"
+    return atom + "{" + str(least) + "," + ("" if most is None else str(most)) + "}"
+
+
+class GbnfWriter:
+    """Rules written as a tree is walked; `root` names the start."""
+
+    def __init__(self, root_schema: Mapping[str, Any] | None = None) -> None:
+        self.rules: dict[str, str] = {}
+        self._used_base: set[str] = set()
+        self._refs: dict[str, str] = {}
+        self._schema_root: Mapping[str, Any] = root_schema or {}
+
+    def text(self, root: str) -> str:
+        lines = [f"root ::= {root}"]
+        lines += [f"{name} ::= {body}" for name, body in self.rules.items()]
+        if self._used_base:
+            lines += [f"{name} ::= {body}" for name, body in _BASE.items()]
+        return "\n".join(lines) + "\n"
+
+    def _rule(self, body: str, hint: str) -> str:
+        name = f"{hint}-{len(self.rules)}"
+        self.rules[name] = body
+        return name
+
+    def _base(self, name: str) -> str:
+        self._used_base.add(name)  # (the JSON rules refer to one another: all are written)
+        return name
+
+    # -- the tree --------------------------------------------------------------------------
+
+    def node(self, node: Node) -> str:
+        if isinstance(node, Lit):
+            return literal(node.text)
+        if isinstance(node, Chars):
+            return repeat(f"[{node.cls}]", node.least, node.most)
+        if isinstance(node, Json):
+            self._schema_root = node.schema
+            self._refs = {}
+            return self.arguments(node.schema, node.xml)
+        if isinstance(node, Seq):
+            return "( " + " ".join(self.node(item) for item in node.items) + " )"
+        if isinstance(node, Alt):
+            return "( " + " | ".join(self.node(item) for item in node.items) + " )"
+        if isinstance(node, Opt):
+            return "( " + self.node(node.item) + " )?"
+        if isinstance(node, Rep):
+            item = self._rule(self.node(node.item), "call")
+            if node.single:
+                return item
+            return f"( {item} ( {literal(node.separator) if node.separator else ''} {item} )* )"
+        if isinstance(node, Until):
+            return self.until(node.end)
+        raise TypeError(node)
+
+    def until(self, end: str) -> str:
+        """Any text without `end`, then `end`: one rule per state of the automaton that watches
+        for it (state j: the last j characters read are the first j of `end`)."""
+        alphabet = sorted(set(end))
+        names = [f"until-{len(self.rules)}-{j}" for j in range(len(end))]
+        for j in range(len(end)):
+            alts, moving = [], []
+            for ch in alphabet:
+                k = _next_state(end, j, ch)
+                if k:  # (a character that matches nothing of `end` goes back to state 0, below)
+                    moving.append(ch)
+                    alts.append(literal(ch) if k == len(end) else f"{literal(ch)} {names[k]}")
+            alts.append(f"[^{''.join(_class_char(c) for c in moving)}] {names[0]}")
+            self.rules[names[j]] = " | ".join(alts)
+        return names[0]
+
+    # -- arguments -------------------------------------------------------------------------
+
+    def arguments(self, schema: Mapping[str, Any], xml: XmlElement | None) -> str:
+        if xml is None:
+            return self.value(schema)
+        opening, middle, closing = xml
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            value = self.until(closing)
+            element = f"( {literal(opening)} [^<>\\n]+ {literal(middle)} {value} )"
+            return element + "*"
+        required = _required(schema)
+        elements = []
+        for key, sub in props.items():
+            sub = sub if isinstance(sub, Mapping) else {}
+            value = self._xml_value(sub, closing)
+            elements.append((key in required, f"{literal(opening + key + middle)} {value}"))
+        return self._members(elements, separator="", hint="params")
+
+    def _xml_value(self, schema: Mapping[str, Any], closing: str) -> str:
+        """A parameter's value as the XML styles write it: a string as its bare text, any other
+        value as JSON (`value_text`), then the closing marker."""
+        choices = [schema["const"]] if "const" in schema else schema.get("enum")
+        if isinstance(choices, list):
+            texts = [v if isinstance(v, str) else json_text(v) for v in choices]
+            return "( " + " | ".join(literal(t + closing) for t in texts) + " )"
+        if schema.get("type") == "string":
+            return self.until(closing)
+        return f"{self.value(schema)} {literal(closing)}"
+
+    def _members(self, elements: Sequence[tuple[bool, str]], separator: str, hint: str) -> str:
+        """The elements in order, the required ones always, `separator` between two."""
+        sep = f"{separator} " if separator else ""
+        memo: dict[tuple[int, bool], str] = {}
+
+        def rest(i: int, first: bool) -> str:
+            if i == len(elements):
+                return ""
+            key = (i, first)
+            if key in memo:
+                return memo[key]
+            needed, element = elements[i]
+            lead = "" if first else sep
+            taken = f"{lead}{element} {rest(i + 1, False)}".strip()
+            skipped = "" if needed else rest(i + 1, first)
+            if needed:
+                body = taken
+            elif skipped:
+                body = f"( {taken} ) | {skipped}"
+            else:
+                body = f"( {taken} )?"
+            memo[key] = self._rule(body, hint)
+            return memo[key]
+
+        return rest(0, True) or '""'
+
+    def value(self, schema: Any) -> str:
+        if not isinstance(schema, Mapping):
+            return self._base("json-value")
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            return self._ref(ref)
+        if "const" in schema:
+            return literal(json_text(schema["const"]))
+        if isinstance(schema.get("enum"), list):
+            return "( " + " | ".join(literal(json_text(v)) for v in schema["enum"]) + " )"
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), list):
+                return "( " + " | ".join(self.value({**_without(schema, key), **s}) for s in schema[key]) + " )"
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return "( " + " | ".join(self.value({**schema, "type": k}) for k in kind) + " )"
+        if kind == "object" or (kind is None and "properties" in schema):
+            return self._object(schema)
+        if kind == "array":
+            return self._array(schema)
+        if kind in _TYPES:
+            return self._base(_TYPES[kind])
+        return self._base("json-value")
+
+    def _ref(self, ref: str) -> str:
+        if ref in self._refs:
+            return self._refs[ref]
+        target: Any = self._schema_root
+        if not ref.startswith("#/"):
+            return self._base("json-value")
+        for step in ref[2:].split("/"):
+            target = target.get(step) if isinstance(target, Mapping) else None
+        name = f"ref-{len(self.rules)}"
+        self._refs[ref] = name
+        self.rules[name] = '""'  # placeholder, so that a recursive schema refers to it
+        self.rules[name] = self.value(target)
+        return name
+
+    def _object(self, schema: Mapping[str, Any]) -> str:
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            return self._base("json-object")
+        self._base("ws")
+        required = _required(schema)
+        elements = [
+            (key in required, f"{literal(json_text(key))} ws {literal(':')} ws {self.value(sub)} ws")
+            for key, sub in props.items()
+        ]
+        members = self._members(elements, separator=f"{literal(',')} ws", hint="members")
+        return self._rule(f"{literal('{')} ws {members} {literal('}')}", "object")
+
+    def _array(self, schema: Mapping[str, Any]) -> str:
+        self._base("ws")
+        item = self.value(schema.get("items", {}))
+        least = schema.get("minItems", 0)
+        more = f"( {literal(',')} ws {item} ws )*"
+        body = f"{item} ws {more}"
+        if not (isinstance(least, int) and least > 0):
+            body = f"( {body} )?"
+        return self._rule(f"{literal('[')} ws {body} {literal(']')}", "array")
+
+
+def _next_state(end: str, matched: int, ch: str) -> int:
+    """How much of `end` the text ends with after `ch` follows `matched` characters of it."""
+    text = end[:matched] + ch
+    for k in range(min(len(text), len(end)), 0, -1):
+        if text.endswith(end[:k]):
+            return k
+    return 0
+
+
+def _required(schema: Mapping[str, Any]) -> set[str]:
+    req = schema.get("required")
+    return {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
+
+
+def _without(schema: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k != key}
+
+
+def to_gbnf(tree: Node) -> str:
+    """The tree as a GBNF grammar whose `root` is the whole of it."""
+    writer = GbnfWriter()
+    root = writer.node(tree)
+    return writer.text(root)
+
+
+def arguments_gbnf(schema: Mapping[str, Any], xml: XmlElement | None) -> str:
+    """One call's arguments alone as a GBNF grammar (the XML elements, inside a structural tag)."""
+    writer = GbnfWriter(schema)
+    return writer.text(writer.arguments(schema, xml))
+
+
+__all__ = ["GbnfWriter", "arguments_gbnf", "literal", "repeat", "to_gbnf"]
