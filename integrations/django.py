@@ -32,7 +32,7 @@ from toolcall_middleware import (
     ToolCallWSGIMiddleware,
 )
 from toolcall_middleware.core.body_read import BodyRead
-from toolcall_middleware.core.exchange_state import PASS
+from toolcall_middleware.core.exchange_state import BUFFER, PASS, STREAM
 from toolcall_middleware.core.held_response import Head, HeldResponse, Writes
 from toolcall_middleware.core.http import Headers
 from toolcall_middleware.shell_support import refuse_unsupported
@@ -142,13 +142,13 @@ class ToolCallDjangoMiddleware:
         # What the client gets, decided as for the ASGI and WSGI shells (a new length spelled as Django does).
         held: HeldResponse[bytes] = HeldResponse(exchange, length_name=b"Content-Length")
         held.head(request.method or "POST", response.status_code, headers)
-        if exchange.mode == "buffer" and response.streaming:
+        if exchange.state is BUFFER and response.streaming:
             # A JSON body sent as a stream: its head is out before its end.
             exchange.pass_through("a streamed JSON response: passed through")
-        if exchange.mode == "pass":
+        if exchange.state is not STREAM and exchange.state is not BUFFER:
             exchange.report()
             return response
-        if exchange.mode == "buffer":
+        if exchange.state is BUFFER:
             writes = held.body(response.content, response.content, end=True)
             if exchange.again_wanted:
                 return _AGAIN  # the view is asked again (`regenerate`): nothing of this answer goes out

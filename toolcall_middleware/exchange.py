@@ -25,10 +25,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
-from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
+from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, Trigger
 from .core.http import Headers, json_head
 from .core.pipeline import Exchange, Settings
 from .core.request import BadRequest
@@ -39,8 +38,6 @@ from .surprises import SURPRISES, looks_like_api
 from .tracing import trace_exchange
 
 logger = logging.getLogger("toolcall_middleware")
-
-Mode = Literal["pass", "buffer", "stream"]
 
 
 class UpstreamFailure(Exception):
@@ -228,20 +225,13 @@ class ToolCallExchange(Exchange):
         record.unknown_tools = []
         self._move(Trigger.READ)
 
-    @property
-    def mode(self) -> Mode:
-        """What `start` decided, in a word: "stream", "buffer" or "pass" (any other state)."""
-        state = self.state
-        return "stream" if state is STREAM else "buffer" if state is BUFFER else "pass"
-
     def pass_through(self, reason: str | None = None) -> None:
         """The host's answer goes as it came from here (a shell found it cannot be rewritten:
         a JSON body sent as a stream, a body that lives in a file, an error response replacing
         the one being gathered); `reason`, if any, goes to the record."""
         if reason is not None:
             self.record.notes.append(reason)
-        if Trigger.PASS in TRANSITIONS[self.state]:  # (already passing, or over: nothing to change)
-            self._move(Trigger.PASS)
+        self._move(Trigger.FALL_BACK)  # (the table says what it does where the answer is over)
 
     def transform(self, data: bytes, *, end: bool = False) -> bytes | None:
         """The bytes for the client for one piece of the body (`end`: the last one).
@@ -258,8 +248,7 @@ class ToolCallExchange(Exchange):
             return self.feed(data) + self.close()
         except Exception:
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
-            if Trigger.PASS in TRANSITIONS[self.state]:
-                self._move(Trigger.PASS)  # the rest goes as it came (a buffered body: its original)
+            self._move(Trigger.FALL_BACK)  # the rest goes as it came (a buffered body: its original)
             return None
         finally:
             self.record.parse_seconds += perf_counter() - began
@@ -405,7 +394,6 @@ __all__ = [
     "BadRequest",
     "Failure",
     "Forward",
-    "Mode",
     "ServerStopped",
     "ToolCallExchange",
     "UpstreamFailure",

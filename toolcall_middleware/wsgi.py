@@ -6,7 +6,7 @@ application = ToolCallWSGIMiddleware(get_wsgi_application(), dialect=...)  # Dja
 ```
 
 No bridge to ASGI: the server's worker thread drives `ToolCallExchange` directly, chunk by chunk
-(`wsgi_exchange.WSGIExchange`, one per request of ours); every other request goes to the app
+(`wsgi_request.WSGIRequest`, one per request of ours); every other request goes to the app
 untouched.
 """
 
@@ -23,8 +23,8 @@ from .core.request import BadRequest
 from .exchange import ToolCallExchange, settings_from
 from .request_ids import wsgi_request_id
 from .shell_support import refuse_unsupported
-from .wsgi_exchange import WSGIExchange
 from .wsgi_io import Environ, StartResponse, WSGIApp, read_body, respond
+from .wsgi_request import WSGIRequest
 
 
 class ToolCallWSGIMiddleware:
@@ -48,7 +48,7 @@ class ToolCallWSGIMiddleware:
             return self.app(environ, start_response)
         exchange = ToolCallExchange(self.config, route, self._settings)
         start_response, exchange.record.request_id = wsgi_request_id(environ, start_response)
-        return WSGIExchange(self.app, exchange, environ, start_response).run()
+        return WSGIRequest(self.app, exchange, environ, start_response).run()
 
 
     def _compact(self, environ: Environ, start_response: StartResponse, responses_path: str) -> Iterable[bytes]:
