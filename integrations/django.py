@@ -25,7 +25,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from toolcall_middleware import (
-    BadRequest,
     ToolCallConfig,
     ToolCallExchange,
     ToolCallMiddleware,
@@ -107,22 +106,22 @@ class ToolCallDjangoMiddleware:
         if route is None:
             return None, None
         exchange = ToolCallExchange(self.config, route)
-        try:
-            if BodyRead(self.config.limits.max_request_bytes, meta.get("CONTENT_LENGTH") or "0").skipped:
-                exchange.rewrite_request(b"", complete=False)  # too large to hold: left to the view
-                return exchange, None
+        if BodyRead(self.config.limits.max_request_bytes, meta.get("CONTENT_LENGTH") or "0").skipped:
+            forward = exchange.forward(b"", complete=False)  # too large to hold: left to the view
+        else:
             try:
                 raw = request.body
             except RequestDataTooBig:
-                exchange.rewrite_request(b"", complete=False)  # Django's own limit: the view answers it
-                return exchange, None
-            new = exchange.rewrite_request(raw)
-        except BadRequest as error:  # malformed, or a bridged request too large to translate
-            status, head, body = exchange.error_response(error)
+                forward = exchange.forward(b"", complete=False)  # Django's own limit: the view answers it
+            else:
+                forward = exchange.forward(raw)
+        if forward.refusal is not None:  # malformed, or a bridged request too large to translate
+            status, head, body = forward.refusal
             refusal = HttpResponse(body, status=status, content_type="application/json")
             for name, value in head:
                 refusal[name.decode("latin-1")] = value.decode("latin-1")  # (`x-should-retry` with them)
             return None, refusal
+        new = forward.body
         if new is not None:
             # Where Django keeps a body once read: `request.body` is `_body`; `read()`, `readline()`
             # and the upload parsers read `_stream`; the length is checked against CONTENT_LENGTH.

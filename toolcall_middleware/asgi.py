@@ -22,14 +22,14 @@ from .compact import compact_route, serve_compact
 from .config import RouteMatch, ToolCallConfig
 from .core.http import headers_named, json_head
 from .core.replaced import openai_error
-from .exchange import ToolCallExchange, settings_from
+from .exchange import ToolCallExchange
 from .inprocess import respond
 from .request_ids import with_request_id
 from .websocket import ResponsesSocket, refuse
 
 logger = logging.getLogger("toolcall_middleware")
 
-__all__ = ["StatelessMiddleware", "settings_from"]
+__all__ = ["StatelessMiddleware"]
 
 CLIENT_SAYS = "toolcall-middleware: invalid configuration"
 
@@ -59,7 +59,7 @@ class StatelessMiddleware:
             self.config = ToolCallConfig()
         # A proxy's upstream is another process: an answer that is not its API's is the client's
         # 502 there, while an app in process (the user's own code) is passed on with a warning.
-        self._settings = settings_from(self.config, remote_host=getattr(app, "remote_host", False) is True)
+        self._remote_host = getattr(app, "remote_host", False) is True
         self._routes: dict[str, RouteMatch | None] = {}  # what `ToolCallExchange.route` says of a path
         self._sockets = 0  # WebSocket mode sockets open (`limits.max_websockets`)
 
@@ -94,7 +94,7 @@ class StatelessMiddleware:
                 return
             await self.app(scope, receive, send)
             return
-        exchange = ToolCallExchange(self.config, route, self._settings)
+        exchange = ToolCallExchange(self.config, route, remote_host=self._remote_host)
         send, exchange.record.request_id = with_request_id(scope, send)
         await ASGIRequest(self.app, exchange, scope, receive, send).run(length)
 

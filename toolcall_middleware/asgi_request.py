@@ -197,7 +197,7 @@ class ASGIRequest:
     def _keep_alive(self) -> None:
         interval = self.exchange.config.keepalive_interval
         if self.keepalive is None and interval:
-            ping = ping_for(self.exchange.api, self.exchange.settings.profiles)
+            ping = ping_for(self.exchange.api, self.exchange.config.profiles)
             self.keepalive = KeepAlive(self._write, interval, ping)
             self.keepalive.start()
 

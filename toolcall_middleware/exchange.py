@@ -29,7 +29,7 @@ from time import perf_counter
 from .config import RouteMatch, ToolCallConfig
 from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, Trigger
 from .core.http import Headers, json_head
-from .core.pipeline import Exchange, Settings
+from .core.pipeline import Exchange
 from .core.request import BadRequest
 from .logs import RECORD
 from .records import record_json, record_line
@@ -87,45 +87,17 @@ class Forward:
     refusal: tuple[int, Headers, bytes] | None = None
 
 
-def settings_from(config: ToolCallConfig, *, remote_host: bool = False) -> Settings:
-    """What the sans-IO pipeline needs of a configuration (build it once per middleware);
-    `remote_host`: the app is a proxy to another process (`ProxyApp.remote_host`)."""
-    return Settings(
-        dialect_for=config.dialect_for,
-        generation_prompt=config.generation_prompt,
-        thinking=config.thinking,
-        forward_tools=config.forward_tools,
-        # A backend that takes the tools writes them into its prompt itself (its chat template).
-        inject_manifest=config.inject_manifest if config.inject_manifest is not None else not config.forward_tools,
-        strict=config.strict,
-        repair=config.repair,
-        arguments_streaming=config.arguments_streaming,
-        reasoning_calls=config.reasoning_calls,
-        dialect_mismatch=config.dialect_mismatch,
-        reasoning_field=config.reasoning_field,
-        responses_reasoning=config.responses_reasoning,
-        profiles=frozenset(config.profiles),
-        max_response_bytes=config.limits.max_response_bytes,
-        max_sse_event_bytes=config.limits.max_sse_event_bytes,
-        max_calls=config.limits.max_calls,
-        max_call_bytes=config.limits.max_call_bytes,
-        max_depth=config.limits.max_depth,
-        call_ids=config.call_ids,
-        expand_compactions=config.compaction == "emulate",
-        regenerate=config.regenerate,
-        remote_host=remote_host,
-    )
-
-
 class ToolCallExchange(Exchange):
     """One request and its response under a configuration; per request, never shared between
     requests. The sans-IO exchange (`core.pipeline.Exchange`: its states, the rewriting) with
     what the configuration adds: the route, the request's size limit, the record reported."""
 
-    def __init__(self, config: ToolCallConfig, route: RouteMatch, settings: Settings | None = None) -> None:
-        settings = settings if settings is not None else settings_from(config)
-        super().__init__(route.api, settings, upstream=route.upstream, count_tokens=route.count_tokens)
-        self.config = config
+    def __init__(self, config: ToolCallConfig, route: RouteMatch, *, remote_host: bool = False) -> None:
+        """`remote_host`: the app is a proxy to another process (`ProxyApp.remote_host`)."""
+        super().__init__(
+            route.api, config, upstream=route.upstream, count_tokens=route.count_tokens, remote_host=remote_host
+        )
+        self.config: ToolCallConfig = config
         self._route = route
         self.record.path = route.asked
         self._reported = False
@@ -397,5 +369,4 @@ __all__ = [
     "ServerStopped",
     "ToolCallExchange",
     "UpstreamFailure",
-    "settings_from",
 ]

@@ -24,7 +24,7 @@ from toolcall_middleware.core.exchange_state import (
 )
 from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.exchange import UpstreamFailure, settings_from
+from toolcall_middleware.exchange import UpstreamFailure
 
 S, T = State, Trigger
 
@@ -58,7 +58,6 @@ ALLOWED: dict[tuple[State, Trigger], State] = {
 FINAL = {S.REFUSED, S.DONE}
 
 CONFIG = ToolCallConfig(dialect="hermes")
-SETTINGS = settings_from(CONFIG)
 SSE = [(b"content-type", b"text/event-stream")]
 JSON = [(b"content-type", b"application/json")]
 REQUEST = json.dumps(
@@ -108,7 +107,7 @@ def test_every_state_is_reachable_and_every_exchange_can_finish() -> None:
 
 
 def test_an_illegal_trigger_leaves_the_exchange_where_it_was() -> None:
-    ex = Exchange("chat", SETTINGS)
+    ex = Exchange("chat", CONFIG)
     with pytest.raises(IllegalTransition):
         ex.start("POST", 200, SSE)  # a response head before the request was read
     assert ex.state is S.REQUEST
@@ -124,7 +123,7 @@ def test_an_illegal_trigger_leaves_the_exchange_where_it_was() -> None:
 def _unread() -> ToolCallExchange:
     route = ToolCallExchange.route(CONFIG, "POST", "/v1/chat/completions", None)
     assert route is not None
-    ex = ToolCallExchange(CONFIG, route, SETTINGS)
+    ex = ToolCallExchange(CONFIG, route)
     assert ex.state is S.REQUEST
     return ex
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from .answer import Answer
 from .answer_parts import Prepared
 from .api import Api, spec_for
-from .exchange_data import AnswerSetup, Report, Settings
+from .exchange_data import AnswerSetup, ExchangeConfig, Report
 from .exchange_state import (
     BUFFER,
     DONE,
@@ -66,11 +66,12 @@ from .request.forwarded import forward_request
 
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
+
 class Exchange:
     """One request and its response.
 
     ```python
-    ex = Exchange("chat", settings)                     # Exchange("responses", s, upstream="chat"): bridged
+    ex = Exchange("chat", config)                       # Exchange("responses", c, upstream="chat"): bridged
     body = ex.rewrite_request(raw_request_bytes)        # may raise BadRequest (-> 400, `error_body`)
     status, headers = ex.start("POST", 200, upstream_headers)
     out = ex.feed(chunk) ... + ex.close()
@@ -78,8 +79,11 @@ class Exchange:
     """
 
     def __init__(
-        self, api: Api, settings: Settings, *, upstream: Api | None = None, count_tokens: bool = False
+        self, api: Api, config: ExchangeConfig, *, upstream: Api | None = None, count_tokens: bool = False,
+        remote_host: bool = False,
     ) -> None:
+        """`config`: the configuration, read where it stands (`ToolCallConfig`); `remote_host`: the
+        host is another process (the reverse proxy's upstream), see `_answer_required`."""
         self.api = api
         self.upstream: Api = upstream or api
         self.spec = spec_for(api)  # what differs by the client's API
@@ -88,16 +92,16 @@ class Exchange:
         # An answer that is not the API's is the client's error, not passed on: a bridged client
         # would not read the host's API, and a host in another process (`remote_host`) that sends
         # a page of HTML is broken, not the user's own code speaking.
-        self._answer_required = self.bridged or settings.remote_host
+        self._answer_required = self.bridged or remote_host
         self.count_tokens = count_tokens
         self._counted: Mapping[str, Any] | None = None  # a count request's body as the host gets it
-        self.settings = settings
+        self.config = config
         self.request: dict[str, Any] = {}
         self.rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
         self.record = Report(api=api, dialect="")
         if self.upstream != api:
             self.record.notes.append(f"bridged: the host answers as {self.upstream}")
-        self._max_event = settings.max_sse_event_bytes
+        self._max_event = config.limits.max_sse_event_bytes
         self._response()
         # Where the exchange is (`core.exchange_state`): it moves only through `_move`.
         self.state = REQUEST
@@ -144,7 +148,7 @@ class Exchange:
             raw,
             api=self.api,
             upstream=self.upstream,
-            settings=self.settings,
+            config=self.config,
             record=self.record,
             count_tokens=self.count_tokens,
         )
@@ -207,7 +211,7 @@ class Exchange:
         if not decoder.identity:
             new = without(new, b"content-encoding")
         if body is Body.SSE:
-            self._sse = SSEDecoder(max_event_bytes=self.settings.max_sse_event_bytes)
+            self._sse = SSEDecoder(max_event_bytes=self.config.limits.max_sse_event_bytes)
         if prepare:
             self.prepare()
         return new
@@ -243,7 +247,7 @@ class Exchange:
         """What the answer is given of this exchange (the request is read by now)."""
         record = self.record
         return AnswerSetup(
-            self.api, self.upstream, self.settings, self.request, self.rules, record.dialect, record.model
+            self.api, self.upstream, self.config, self.request, self.rules, record.dialect, record.model
         )
 
     @property
@@ -268,7 +272,7 @@ class Exchange:
         if state is BUFFER:
             self._buffer.append(data if self._decoder is None else self._decoder.feed(data))
             self._buffered += len(data)
-            over = buffered_trigger(self._buffered, self.settings.max_response_bytes)
+            over = buffered_trigger(self._buffered, self.config.limits.max_response_bytes)
             if over is not None:
                 # Over the cap: stop holding it; the caller sends the original bytes from here on.
                 self.record.passthrough_reason = "the upstream body is over max_response_bytes"
@@ -337,7 +341,7 @@ class Exchange:
             # unless it is a whole event lacking only its blank line (its data reads). Only on a
             # native route with nothing of ours sent yet does it go as it came (a pass-through).
             unterminated = self._sse.flush()
-            depth = self.settings.max_depth
+            depth = self.config.limits.max_depth
             held = [e for e in unterminated if e.data is not None and decode_data(e.data, depth) is not None]
             if self._stream is None and not self._answer_required and not held:
                 held = unterminated
@@ -416,7 +420,7 @@ class Exchange:
                 return b""
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
-            obj = decode_data(event.data, self.settings.max_depth)
+            obj = decode_data(event.data, self.config.limits.max_depth)
             kind = self._answer_kind(obj)
             if kind is None:
                 done = event.data.strip() == "[DONE]"
@@ -445,8 +449,8 @@ class Exchange:
             return json_bytes({"input_tokens": estimate_tokens(self._counted)}), Trigger.END
         if replaced == "error":
             return host_error(raw, self._host_status, self.api), Trigger.END
-        within = self._buffered <= self.settings.max_response_bytes
-        obj = decode_data(raw.decode("utf-8", errors="replace"), self.settings.max_depth) if within else None
+        within = self._buffered <= self.config.limits.max_response_bytes
+        obj = decode_data(raw.decode("utf-8", errors="replace"), self.config.limits.max_depth) if within else None
         kind = self._answer_kind(obj)
         required = self._answer_required
         if kind is None:
@@ -465,7 +469,7 @@ class Exchange:
         written = stream.whole(obj)
         failed = stream.verdict.failed
         record = self.record
-        again = failed is not None and failed.code in REGENERABLE and record.generations <= self.settings.regenerate
+        again = failed is not None and failed.code in REGENERABLE and record.generations <= self.config.regenerate
         if again:
             # Another generation may keep the rule this one broke: nothing of it goes out.
             assert failed is not None
@@ -493,4 +497,4 @@ class Exchange:
         return kind
 
 
-__all__ = ["Exchange", "Report", "Settings"]
+__all__ = ["Exchange", "Report"]

@@ -2,7 +2,7 @@
 rewritten (the tools injected, the history flattened), with what was learned on the way.
 
 ```python
-forwarded = forward_request(raw, api="chat", upstream="chat", settings=s, record=r)
+forwarded = forward_request(raw, api="chat", upstream="chat", config=c, record=r)
 forwarded.body          # the bytes to forward, or None: forward `raw` unchanged
 forwarded.request       # the client's request object
 forwarded.rules         # tools, tool_choice, parallel_tool_calls (an OpenAI shape) for the answer
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api import Api, spec_for
-from ..exchange_data import Report, Settings
+from ..exchange_data import ExchangeConfig, Report
 from ..framing.utf8 import json_bytes, json_bytes_with
 from .body import read_request
 from .compaction import expand_compactions
@@ -43,8 +43,15 @@ class Forwarded:
     counted: Mapping[str, Any] | None = None  # a `/count_tokens` body as the host gets it
 
 
+def injects_manifest(config: ExchangeConfig) -> bool:
+    """Whether the tool manifest goes into the prompt: as configured, or, left unset, unless the
+    tools are forwarded (a backend that takes them writes them into its prompt itself, by its
+    chat template)."""
+    return config.inject_manifest if config.inject_manifest is not None else not config.forward_tools
+
+
 def forward_request(
-    raw: bytes, *, api: Api, upstream: Api, settings: Settings, record: Report, count_tokens: bool = False
+    raw: bytes, *, api: Api, upstream: Api, config: ExchangeConfig, record: Report, count_tokens: bool = False
 ) -> Forwarded:
     """The request `raw` as the host gets it; raises `BadRequest` for a malformed one of ours."""
     bridged = upstream != api
@@ -56,24 +63,24 @@ def forward_request(
     except RecursionError:
         # Too deep for JSON's own decoder: refused on every route, as any body over `max_depth`
         # (the host's decoder may well fail the same way, as a 500).
-        record.dialect = settings.dialect_for(None)
-        raise too_deep_error(settings.max_depth) from None
+        record.dialect = config.dialect_for(None)
+        raise too_deep_error(config.limits.max_depth) from None
     except (ValueError, UnicodeDecodeError):
-        record.dialect = settings.dialect_for(None)
+        record.dialect = config.dialect_for(None)
         raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
     if not isinstance(body, dict):
-        record.dialect = settings.dialect_for(None)
+        record.dialect = config.dialect_for(None)
         raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
-    check_depth(body, settings.max_depth)  # before anything below walks it
+    check_depth(body, config.limits.max_depth)  # before anything below walks it
     request = body
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    dialect = settings.dialect_for(model)
+    dialect = config.dialect_for(model)
     record.dialect, record.model = dialect, model
     record.stream = bool(body.get("stream"))
     if count_tokens:
-        return _count_request(body, settings, record)
+        return _count_request(body, config, record)
     expanded = False
-    if api == "responses" and settings.expand_compactions:
+    if api == "responses" and config.compaction == "emulate":
         compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
         expanded, body = compacted is not body, compacted
     body, rules, dropped = for_host(api, upstream, body)
@@ -83,8 +90,8 @@ def forward_request(
     result = rewrite(
         body,
         dialect=request_dialect(dialect),
-        forward_tools=settings.forward_tools,
-        inject_manifest=settings.inject_manifest,
+        forward_tools=config.forward_tools,
+        inject_manifest=injects_manifest(config),
     )
     record.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
     record.echoed_function_calls = result.calls_flattened
@@ -99,7 +106,7 @@ def forward_request(
     return Forwarded(json_bytes(result.body), request, rules)
 
 
-def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> Forwarded:
+def _count_request(body: dict[str, Any], config: ExchangeConfig, record: Report) -> Forwarded:
     """A `/count_tokens` body rewritten as its message would be, so the host counts the
     manifest and the flattened history; kept for the estimate should the host not count."""
     messages = spec_for("messages")  # Anthropic's token counting
@@ -108,8 +115,8 @@ def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> 
     result = messages.rewrite(
         body,
         dialect=request_dialect(record.dialect),
-        forward_tools=settings.forward_tools,
-        inject_manifest=settings.inject_manifest,
+        forward_tools=config.forward_tools,
+        inject_manifest=injects_manifest(config),
     )
     if not result.changed:
         return Forwarded(None, body, counted=result.body)
@@ -117,4 +124,9 @@ def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> 
     return Forwarded(json_bytes(result.body), body, counted=result.body)
 
 
-__all__ = ["SPLICED_MANIFEST", "Forwarded", "forward_request"]
+__all__ = [
+    "SPLICED_MANIFEST",
+    "Forwarded",
+    "forward_request",
+    "injects_manifest",
+]
