@@ -139,7 +139,7 @@ class ASGIRequest:
             self.original = message
             method, status = str(self.scope.get("method", "POST")), int(message["status"])
             headers, trailers = list(message.get("headers") or []), bool(message.get("trailers", False))
-            self.response.head(method, status, headers, trailers=trailers, prepare=False)
+            self.response.head(method, status, headers, trailers=trailers)
             if ex.head_final:  # (a stream of ours: `state` is STREAM; the head first, the parts below are not in it)
                 await self._write(self._head(self.response.release().head))
             ex.prepare()

@@ -113,6 +113,7 @@ class WSGIRequest:
         method = str(self.environ.get("REQUEST_METHOD", "POST"))
         code = int(status.split(" ", 1)[0]) if status[:3].isdigit() else 0
         self.response.head(method, code, to_bytes(headers))
+        self.exchange.prepare()
         return self._write
 
     # -- response body -------------------------------------------------------------------------

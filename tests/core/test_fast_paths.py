@@ -130,13 +130,9 @@ def _by_template(reader: ChatReader, raw: bytes) -> RawText | None:
     reader's template matched against the bytes as they came, before any SSE decoding."""
     reader.settle()
     template = reader.template
-    if template is None or reader.done:
-        return None
-    text = template.match_text(raw)
-    if text is None:
-        return None
-    assert template.learned is not None
-    return RawText(text, template.learned.channel, template.learned.choice)
+    text = None if template is None or reader.done else template.match_text(raw)
+    learned = None if template is None else template.learned
+    return None if text is None or learned is None else RawText(text, learned.channel, learned.choice)
 
 
 @settings(max_examples=400, deadline=None)

@@ -41,7 +41,7 @@ class Rewriting(Protocol):
     status: int | None
     no_retry: bool
 
-    def start(self, method: str, status: int, headers: Headers, *, prepare: bool = True) -> Headers: ...
+    def start(self, method: str, status: int, headers: Headers) -> Headers: ...
 
     def transform(self, data: bytes, *, end: bool = False) -> bytes | None: ...
 
@@ -98,10 +98,10 @@ class HeldResponse(Generic[M]):
         response through, and its head and whatever was held are out."""
         return self.exchange.state is PASS and self._head is None and not self._held
 
-    def head(self, method: str, status: int, headers: Headers, *, trailers: bool = False, prepare: bool = True) -> None:
+    def head(self, method: str, status: int, headers: Headers, *, trailers: bool = False) -> None:
         """The app's head: the exchange decides from it (`Rewriting.start`), and it is held.
         `trailers`: the app announced trailers (the new length is then left out)."""
-        new = self.exchange.start(method, status, headers, prepare=prepare)
+        new = self.exchange.start(method, status, headers)
         self._trailers = trailers
         self._head = APPS_HEAD if self.exchange.state is PASS else Head(new)
 

@@ -171,11 +171,10 @@ class Exchange:
 
     # -- response ------------------------------------------------------------------------------
 
-    def start(self, method: str, status: int, headers: Headers, *, prepare: bool = True) -> Headers:
+    def start(self, method: str, status: int, headers: Headers) -> Headers:
         """Decide from the response head (`exchange_state.head_trigger`); return the headers to
-        send (on the first body). `prepare=False`: the answer's parts are not made here; the
-        caller calls `prepare` once it has sent a head that was final (`head_final`), so that
-        the head goes out first."""
+        send (on the first body). The answer's parts are made by `prepare`, which the shell calls
+        once the head is handed over (after sending it, when it was final: `head_final`)."""
         self.record.status = status
         coding = header(headers, b"content-encoding")
         replaced = self._replacement(status, header(headers, PROXY_ERROR) is not None) if self.record.dialect else None
@@ -212,8 +211,6 @@ class Exchange:
             new = without(new, b"content-encoding")
         if body is Body.SSE:
             self._sse = SSEDecoder(max_event_bytes=self.config.limits.max_sse_event_bytes)
-        if prepare:
-            self.prepare()
         return new
 
     def _replacement(self, status: int, ours: bool = False) -> Literal["error", "estimate"] | None:
