@@ -214,6 +214,8 @@ class ToolCallExchange(Exchange):
         client's bytes), added to the record's `parse_seconds`; the host's time is never in it.
         """
         began = perf_counter()
+        if self.record.first_byte_seconds is None:
+            self.host_first_byte(began)  # (the first body of ours: its time is the host's)
         try:
             if not end:
                 return self.feed(data)
@@ -232,10 +234,11 @@ class ToolCallExchange(Exchange):
         if self._asked is None:
             self._asked = perf_counter()
 
-    def host_first_byte(self) -> None:
-        """The host's answer sent its first body message (once the shell has told us)."""
+    def host_first_byte(self, now: float | None = None) -> None:
+        """The host's answer sent its first body message (once the shell, or `transform`, has
+        told us; `now`: the time it came, when the caller has read the clock)."""
         if self._asked is not None and self.record.first_byte_seconds is None:
-            self.record.first_byte_seconds = perf_counter() - self._asked
+            self.record.first_byte_seconds = (perf_counter() if now is None else now) - self._asked
 
     def host_done(self) -> None:
         """The host's answer ended (or failed): the upstream's whole time."""

@@ -367,7 +367,6 @@ def test_the_guards_pick_the_triggers_the_module_doc_names() -> None:
         buffered_trigger,
         head_final,
         head_trigger,
-        stream_trigger,
         unread_event_trigger,
         whole_trigger,
     )
@@ -383,7 +382,6 @@ def test_the_guards_pick_the_triggers_the_module_doc_names() -> None:
     assert not head_final(S.STREAM, HostHead(Body.SSE, identity=False))
     assert not head_final(S.BUFFER, HostHead(Body.JSON))
     assert buffered_trigger(10, 10) is None and buffered_trigger(11, 10) is T.PASS
-    assert stream_trigger(False) is None and stream_trigger(True) is T.TERMINAL
     assert unread_event_trigger(done=True, answer_required=False, bridged=False) is T.TERMINAL
     assert unread_event_trigger(done=False, answer_required=False, bridged=False) is T.GIVE_UP
     assert unread_event_trigger(done=True, answer_required=True, bridged=False) is T.TERMINAL  # a remote host's end

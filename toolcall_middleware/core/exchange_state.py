@@ -38,7 +38,10 @@ FALL_BACK (a failure of ours): STREAM, BUFFER, GIVEN_UP, PASS --> PASS; ENDED --
 - `DONE` (final): the response is complete.
 
 Every guard that picks a trigger is a function here, next to the table, reading only data: the
-host's head as the exchange read it (`HostHead`), the answer's own verdict, the sizes held. The
+host's head as the exchange read it (`HostHead`), the sizes held, what the first event or the
+whole body turned out to be. One guard is the answer's own verdict, read where a piece of a
+stream is fed: `TERMINAL` once `Answer.ended` (its end or its error went out) while the host's
+body goes on; a function call there would cost every chunk about a thousand instructions. The
 exchange calls the guard and fires what it returns; nothing asks the table whether a move is
 allowed before making it, so a move the table does not list raises. A failure of ours (or an app
 replacing its response) is the trigger `FALL_BACK`, which the table lists for each state where
@@ -189,16 +192,10 @@ def buffered_trigger(size: int, cap: int) -> Trigger | None:
     return Trigger.PASS if size > cap else None
 
 
-def stream_trigger(answer_over: bool) -> Trigger | None:
-    """After a piece of a stream: `TERMINAL` once the client's stream had its terminal event (the
-    answer's verdict: done, or failed), before the host's body ended."""
-    return Trigger.TERMINAL if answer_over else None
-
-
 def unread_event_trigger(*, done: bool, answer_required: bool, bridged: bool) -> Trigger | None:
     """The host's stream began with an event that is no answer of its API (`done`: its `[DONE]`).
     A client that must get an answer (bridged, or a remote host) gets its API's error instead:
-    None, the answer made to say so, whose end moves the exchange (`stream_trigger`). Otherwise
+    None, the answer made to say so, whose end moves the exchange (`TERMINAL`). Otherwise
     a `[DONE]` first ends the client's stream (`TERMINAL`); anything else is given up."""
     if answer_required and not (done and not bridged):
         return None
@@ -237,7 +234,6 @@ __all__ = [
     "head_final",
     "head_trigger",
     "next_state",
-    "stream_trigger",
     "unread_event_trigger",
     "whole_trigger",
 ]

@@ -50,7 +50,6 @@ from .exchange_state import (
     head_final,
     head_trigger,
     next_state,
-    stream_trigger,
     unread_event_trigger,
     whole_trigger,
 )
@@ -261,10 +260,10 @@ class Exchange:
             decoder = self._decoder
             out = self._feed_sse(data if decoder is None else decoder.feed(data))
             stream = self._stream
-            if stream is not None and self.state is STREAM:
-                trigger = stream_trigger(stream.ended)  # the client's stream over: nothing follows
-                if trigger is not None:
-                    self._move(trigger)
+            if stream is not None and stream.ended and self.state is STREAM:
+                # The client's stream is over: nothing follows (the guard, read inline: see
+                # `core.exchange_state`).
+                self._move(Trigger.TERMINAL)
             return out
         if state is BUFFER:
             self._buffer.append(data if self._decoder is None else self._decoder.feed(data))
