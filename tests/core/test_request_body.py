@@ -186,6 +186,7 @@ def test_requests_with_the_same_tools_share_them_and_read_them_once(
         new = exchange.rewrite_request(request(f"turn {turn}"))
         assert new is not None and b"get_time" in new and b'"tools"' not in new
         exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
+        exchange.prepare()  # (as the shells do once the head is handed over: the rules are read)
         made.append(exchange.request["tools"])
     assert made[0] is made[1] is made[2]
     assert reads == ["tools", "rules"]  # the first request read them; the others took what it read
