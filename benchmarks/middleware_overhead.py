@@ -364,7 +364,9 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     def template() -> None:  # the reader's template on each whole event, else decoding
         r = reader_for("chat", stream=True)
         for raw, data in zip(raws, datas, strict=True):
-            if r.feed_event(raw) is None:
+            r.settle()  # (as `Answer.feed_event` reads it: the template on the bytes as they came)
+            template = r.template
+            if template is None or r.done or template.match_text(raw) is None:
                 r.feed_data(data)
 
     def parse() -> None:
@@ -410,7 +412,7 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
 
     return [
         ("the whole exchange (pipeline.Exchange, the fast path for the usual chunk), alone", best(exchange)),
-        ("  chunk template on each whole SSE event (reader.feed_event, else feed_data)", best(template)),
+        ("  chunk template on each whole SSE event (template.match_text, else feed_data)", best(template)),
         ("  hermes StreamParser", best(parse)),
         ("  PolicyFilter (schema compile included)", best(filter_)),
         ("    compiling the tool's schema once, uncached (SchemaCheck; requests share it)", best(schema)),
