@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable
 
 from toolcall_middleware import StreamParser, ToolCallConfig, list_dialects, parse
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.core.pipeline import Exchange
 
 # Per dialect: its openers, the text that starts a call's body after the first one, the end of a
@@ -233,7 +232,7 @@ ANSWERS: dict[str, Callable[[int], str]] = {
 def longest_step(content: str, dialect: str = "hermes", read: int = 65536) -> tuple[float, str]:
     """The longest synchronous call (`Exchange.feed` of a read, or `close`) over a whole
     non-streamed chat completion whose content is `content`, as the middleware makes them."""
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect=dialect)))  # (the default limits)
+    exchange = Exchange("chat", ToolCallConfig(dialect=dialect))  # (the default limits)
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     exchange.rewrite_request(json.dumps({"model": "m", "tools": tools, "messages": []}).encode())
     message = {"role": "assistant", "content": content}

@@ -317,7 +317,6 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     Uses the core's internal stages, so a refactor may break it: the caller reports that and goes on.
     """
     from toolcall_middleware import StreamParser
-    from toolcall_middleware.asgi import settings_from
     from toolcall_middleware.core.detect import reader_for
     from toolcall_middleware.core.emitters import ChatStreamEmitter
     from toolcall_middleware.core.emitters.meta import Upstream
@@ -329,7 +328,7 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     messages = host_messages(args, body)
     request = json.loads(body)
     tools = request["tools"]
-    settings = settings_from(ToolCallMiddleware(make_app(), dialect="hermes").config)
+    config = ToolCallMiddleware(make_app(), dialect="hermes").config
     datas = [e.data for m in messages for e in SSEDecoder().feed(m) if e.data and e.data != "[DONE]"]
     objs = [json.loads(d) for d in datas]
     texts = [c["choices"][0]["delta"].get("content") or "" for c in objs]
@@ -339,7 +338,7 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     judged: list[list[Any]] = [list(policy.feed(e)) for e in parsed] + [list(policy.close())]
 
     def exchange() -> None:  # as the middleware drives it (the fast path for the usual chunk)
-        ex = Exchange("chat", settings)
+        ex = Exchange("chat", config)
         ex.rewrite_request(body)
         ex.start("POST", 200, [(b"content-type", b"text/event-stream; charset=utf-8")])
         for m in messages:
@@ -365,7 +364,9 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     def template() -> None:  # the reader's template on each whole event, else decoding
         r = reader_for("chat", stream=True)
         for raw, data in zip(raws, datas, strict=True):
-            if r.feed_event(raw) is None:
+            r.settle()  # (as `Answer.feed_event` reads it: the template on the bytes as they came)
+            template = r.template
+            if template is None or r.done or template.match_text(raw) is None:
                 r.feed_data(data)
 
     def parse() -> None:
@@ -411,7 +412,7 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
 
     return [
         ("the whole exchange (pipeline.Exchange, the fast path for the usual chunk), alone", best(exchange)),
-        ("  chunk template on each whole SSE event (reader.feed_event, else feed_data)", best(template)),
+        ("  chunk template on each whole SSE event (template.match_text, else feed_data)", best(template)),
         ("  hermes StreamParser", best(parse)),
         ("  PolicyFilter (schema compile included)", best(filter_)),
         ("    compiling the tool's schema once, uncached (SchemaCheck; requests share it)", best(schema)),

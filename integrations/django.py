@@ -25,14 +25,13 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from toolcall_middleware import (
-    BadRequest,
     ToolCallConfig,
     ToolCallExchange,
     ToolCallMiddleware,
     ToolCallWSGIMiddleware,
 )
 from toolcall_middleware.core.body_read import BodyRead
-from toolcall_middleware.core.exchange_state import PASS
+from toolcall_middleware.core.exchange_state import BUFFER, PASS, STREAM
 from toolcall_middleware.core.held_response import Head, HeldResponse, Writes
 from toolcall_middleware.core.http import Headers
 from toolcall_middleware.shell_support import refuse_unsupported
@@ -107,22 +106,22 @@ class ToolCallDjangoMiddleware:
         if route is None:
             return None, None
         exchange = ToolCallExchange(self.config, route)
-        try:
-            if BodyRead(self.config.limits.max_request_bytes, meta.get("CONTENT_LENGTH") or "0").skipped:
-                exchange.rewrite_request(b"", complete=False)  # too large to hold: left to the view
-                return exchange, None
+        if BodyRead(self.config.limits.max_request_bytes, meta.get("CONTENT_LENGTH") or "0").skipped:
+            forward = exchange.forward(b"", complete=False)  # too large to hold: left to the view
+        else:
             try:
                 raw = request.body
             except RequestDataTooBig:
-                exchange.rewrite_request(b"", complete=False)  # Django's own limit: the view answers it
-                return exchange, None
-            new = exchange.rewrite_request(raw)
-        except BadRequest as error:  # malformed, or a bridged request too large to translate
-            status, head, body = exchange.error_response(error)
+                forward = exchange.forward(b"", complete=False)  # Django's own limit: the view answers it
+            else:
+                forward = exchange.forward(raw)
+        if forward.refusal is not None:  # malformed, or a bridged request too large to translate
+            status, head, body = forward.refusal
             refusal = HttpResponse(body, status=status, content_type="application/json")
             for name, value in head:
                 refusal[name.decode("latin-1")] = value.decode("latin-1")  # (`x-should-retry` with them)
             return None, refusal
+        new = forward.body
         if new is not None:
             # Where Django keeps a body once read: `request.body` is `_body`; `read()`, `readline()`
             # and the upload parsers read `_stream`; the length is checked against CONTENT_LENGTH.
@@ -142,13 +141,13 @@ class ToolCallDjangoMiddleware:
         # What the client gets, decided as for the ASGI and WSGI shells (a new length spelled as Django does).
         held: HeldResponse[bytes] = HeldResponse(exchange, length_name=b"Content-Length")
         held.head(request.method or "POST", response.status_code, headers)
-        if exchange.mode == "buffer" and response.streaming:
+        if exchange.state is BUFFER and response.streaming:
             # A JSON body sent as a stream: its head is out before its end.
             exchange.pass_through("a streamed JSON response: passed through")
-        if exchange.mode == "pass":
+        if exchange.state is not STREAM and exchange.state is not BUFFER:
             exchange.report()
             return response
-        if exchange.mode == "buffer":
+        if exchange.state is BUFFER:
             writes = held.body(response.content, response.content, end=True)
             if exchange.again_wanted:
                 return _AGAIN  # the view is asked again (`regenerate`): nothing of this answer goes out

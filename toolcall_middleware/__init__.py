@@ -10,7 +10,6 @@ r.tool_calls[0].name  # "get_weather"
 
 from __future__ import annotations
 
-from .asgi import ToolCallMiddleware
 from .config import ToolCallConfig
 from .core.dialects import UnknownDialectError, dialect_for_model, get_dialect, list_dialects
 from .core.events import (
@@ -26,6 +25,7 @@ from .core.parser import StreamParser, parse
 from .core.request import BadRequest
 from .core.result import ParseResult, ToolCall, merge_events
 from .exchange import ToolCallExchange
+from .middleware import ToolCallMiddleware
 from .wsgi import ToolCallWSGIMiddleware
 
 __version__ = "0.1.0"

@@ -1,12 +1,10 @@
-"""`ToolCallMiddleware`: pure ASGI middleware that gives a raw-output LLM endpoint OpenAI tool calling.
-
-```python
-app.add_middleware(ToolCallMiddleware, dialect="qwen3_coder")   # Starlette / FastAPI
-app = ToolCallMiddleware(app, dialect="kimi_k2")                 # any ASGI app
-```
+"""`StatelessMiddleware`: the pure ASGI middleware that gives a raw-output LLM endpoint OpenAI
+tool calling, keeping nothing between requests. Users add `ToolCallMiddleware` (`middleware.py`),
+which is this with the Responses state (`store/`) in front when the configuration names a store;
+nothing here knows of a store.
 
 It chooses the requests that are ours (a POST to a configured route, its body not
-content-encoded) and hands each to `asgi_exchange.HTTPExchange`, which moves its bytes; the
+content-encoded) and hands each to `asgi_request.ASGIRequest`, which moves its bytes; the
 decisions are `ToolCallExchange`'s (shared with the WSGI middleware and Django's). A WebSocket on a
 Responses route is `websocket.py`'s (WebSocket mode), a POST to `…/responses/compact`
 `compact.py`'s when the host cannot compact: both come back here, in process, as ordinary
@@ -19,26 +17,24 @@ import asyncio
 import logging
 from typing import Any
 
-from .asgi_exchange import ASGIApp, HTTPExchange, Receive, Scope, Send
+from .asgi_request import ASGIApp, ASGIRequest, Receive, Scope, Send
 from .compact import compact_route, serve_compact
 from .config import RouteMatch, ToolCallConfig
 from .core.http import headers_named, json_head
 from .core.replaced import openai_error
-from .exchange import ToolCallExchange, settings_from
+from .exchange import ToolCallExchange
 from .inprocess import respond
 from .request_ids import with_request_id
-from .store.base import Store
-from .store.layer import ResponsesState, with_state
 from .websocket import ResponsesSocket, refuse
 
 logger = logging.getLogger("toolcall_middleware")
 
-__all__ = ["ToolCallMiddleware", "settings_from"]
+__all__ = ["StatelessMiddleware"]
 
 CLIENT_SAYS = "toolcall-middleware: invalid configuration"
 
 
-class ToolCallMiddleware:
+class StatelessMiddleware:
     """Pure ASGI middleware; keyword options are `ToolCallConfig` fields, validated here, once.
 
     A bad option raises here. Starlette and FastAPI build `add_middleware`'s middleware lazily,
@@ -63,13 +59,12 @@ class ToolCallMiddleware:
             self.config = ToolCallConfig()
         # A proxy's upstream is another process: an answer that is not its API's is the client's
         # 502 there, while an app in process (the user's own code) is passed on with a warning.
-        self._settings = settings_from(self.config, remote_host=getattr(app, "remote_host", False) is True)
+        self._remote_host = getattr(app, "remote_host", False) is True
         self._routes: dict[str, RouteMatch | None] = {}  # what `ToolCallExchange.route` says of a path
-        self._entry: ASGIApp = with_state(self._stateless, self.config)  # the Responses state, with a store
         self._sockets = 0  # WebSocket mode sockets open (`limits.max_websockets`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._entry(scope, receive, send)
+        await self._stateless(scope, receive, send)
 
     def use_bridges(self, bridge: frozenset[str]) -> None:
         """Serve these client APIs through their bridges from now on (`serve` calls it when it
@@ -77,17 +72,6 @@ class ToolCallMiddleware:
         way keeps its route."""
         self.config = self.config.model_copy(update={"bridge": bridge})
         self._routes = {}
-
-    @property
-    def store(self) -> Store | None:
-        """The Responses state's store (None: no store, or a host that keeps state itself)."""
-        found = getattr(self._entry, "store", None)
-        return found if isinstance(found, Store) else None
-
-    @property
-    def state(self) -> ResponsesState | None:
-        """The Responses state in front of the stateless middleware (None: no store)."""
-        return self._entry if isinstance(self._entry, ResponsesState) else None
 
     async def _stateless(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.misconfigured is not None:
@@ -110,9 +94,9 @@ class ToolCallMiddleware:
                 return
             await self.app(scope, receive, send)
             return
-        exchange = ToolCallExchange(self.config, route, self._settings)
+        exchange = ToolCallExchange(self.config, route, remote_host=self._remote_host)
         send, exchange.record.request_id = with_request_id(scope, send)
-        await HTTPExchange(self.app, exchange, scope, receive, send).run(length)
+        await ASGIRequest(self.app, exchange, scope, receive, send).run(length)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         """WebSocket mode on the Responses routes (`websocket.py`); any other WebSocket is the app's."""
@@ -156,7 +140,7 @@ _NOT_SEEN = object()
 
 def _serving() -> bool:
     """Whether an event loop runs here: a middleware made now is made by a framework inside the
-    server's first call (see `ToolCallMiddleware`), not where the application is written."""
+    server's first call (see `StatelessMiddleware`), not where the application is written."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

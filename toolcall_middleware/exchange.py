@@ -25,12 +25,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Literal
 
 from .config import RouteMatch, ToolCallConfig
-from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, TRANSITIONS, Trigger
+from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, Trigger
 from .core.http import Headers, json_head
-from .core.pipeline import Exchange, Settings
+from .core.pipeline import Exchange
 from .core.request import BadRequest
 from .logs import RECORD
 from .records import record_json, record_line
@@ -39,8 +38,6 @@ from .surprises import SURPRISES, looks_like_api
 from .tracing import trace_exchange
 
 logger = logging.getLogger("toolcall_middleware")
-
-Mode = Literal["pass", "buffer", "stream"]
 
 
 class UpstreamFailure(Exception):
@@ -90,47 +87,17 @@ class Forward:
     refusal: tuple[int, Headers, bytes] | None = None
 
 
-def settings_from(config: ToolCallConfig, *, remote_host: bool = False) -> Settings:
-    """What the sans-IO pipeline needs of a configuration (build it once per middleware);
-    `remote_host`: the app is a proxy to another process (`ProxyApp.remote_host`)."""
-    return Settings(
-        dialect_for=config.dialect_for,
-        generation_prompt=config.generation_prompt,
-        thinking=config.thinking,
-        forward_tools=config.forward_tools,
-        # A backend that takes the tools writes them into its prompt itself (its chat template).
-        inject_manifest=config.inject_manifest if config.inject_manifest is not None else not config.forward_tools,
-        strict=config.strict,
-        repair=config.repair,
-        arguments_streaming=config.arguments_streaming,
-        reasoning_calls=config.reasoning_calls,
-        dialect_mismatch=config.dialect_mismatch,
-        reasoning_field=config.reasoning_field,
-        responses_reasoning=config.responses_reasoning,
-        profiles=frozenset(config.profiles),
-        max_response_bytes=config.limits.max_response_bytes,
-        max_sse_event_bytes=config.limits.max_sse_event_bytes,
-        max_calls=config.limits.max_calls,
-        max_call_bytes=config.limits.max_call_bytes,
-        max_depth=config.limits.max_depth,
-        call_ids=config.call_ids,
-        expand_compactions=config.compaction == "emulate",
-        regenerate=config.regenerate,
-        constrain=config.constrain,
-        remote_host=remote_host,
-        request_checks=config.request_checks(),
-    )
-
-
 class ToolCallExchange(Exchange):
     """One request and its response under a configuration; per request, never shared between
     requests. The sans-IO exchange (`core.pipeline.Exchange`: its states, the rewriting) with
     what the configuration adds: the route, the request's size limit, the record reported."""
 
-    def __init__(self, config: ToolCallConfig, route: RouteMatch, settings: Settings | None = None) -> None:
-        settings = settings if settings is not None else settings_from(config)
-        super().__init__(route.api, settings, upstream=route.upstream, count_tokens=route.count_tokens)
-        self.config = config
+    def __init__(self, config: ToolCallConfig, route: RouteMatch, *, remote_host: bool = False) -> None:
+        """`remote_host`: the app is a proxy to another process (`ProxyApp.remote_host`)."""
+        super().__init__(
+            route.api, config, upstream=route.upstream, count_tokens=route.count_tokens, remote_host=remote_host
+        )
+        self.config: ToolCallConfig = config
         self._route = route
         self.record.path = route.asked
         self._reported = False
@@ -230,20 +197,13 @@ class ToolCallExchange(Exchange):
         record.unknown_tools = []
         self._move(Trigger.READ)
 
-    @property
-    def mode(self) -> Mode:
-        """What `start` decided, in a word: "stream", "buffer" or "pass" (any other state)."""
-        state = self.state
-        return "stream" if state is STREAM else "buffer" if state is BUFFER else "pass"
-
     def pass_through(self, reason: str | None = None) -> None:
         """The host's answer goes as it came from here (a shell found it cannot be rewritten:
         a JSON body sent as a stream, a body that lives in a file, an error response replacing
         the one being gathered); `reason`, if any, goes to the record."""
         if reason is not None:
             self.record.notes.append(reason)
-        if Trigger.PASS in TRANSITIONS[self.state]:  # (already passing, or over: nothing to change)
-            self._move(Trigger.PASS)
+        self._move(Trigger.FALL_BACK)  # (the table says what it does where the answer is over)
 
     def transform(self, data: bytes, *, end: bool = False) -> bytes | None:
         """The bytes for the client for one piece of the body (`end`: the last one).
@@ -254,14 +214,15 @@ class ToolCallExchange(Exchange):
         client's bytes), added to the record's `parse_seconds`; the host's time is never in it.
         """
         began = perf_counter()
+        if self.record.first_byte_seconds is None:
+            self.host_first_byte(began)  # (the first body of ours: its time is the host's)
         try:
             if not end:
                 return self.feed(data)
             return self.feed(data) + self.close()
         except Exception:
             logger.exception("toolcall-middleware: rewriting failed; passing the response through")
-            if Trigger.PASS in TRANSITIONS[self.state]:
-                self._move(Trigger.PASS)  # the rest goes as it came (a buffered body: its original)
+            self._move(Trigger.FALL_BACK)  # the rest goes as it came (a buffered body: its original)
             return None
         finally:
             self.record.parse_seconds += perf_counter() - began
@@ -273,10 +234,11 @@ class ToolCallExchange(Exchange):
         if self._asked is None:
             self._asked = perf_counter()
 
-    def host_first_byte(self) -> None:
-        """The host's answer sent its first body message (once the shell has told us)."""
+    def host_first_byte(self, now: float | None = None) -> None:
+        """The host's answer sent its first body message (once the shell, or `transform`, has
+        told us; `now`: the time it came, when the caller has read the clock)."""
         if self._asked is not None and self.record.first_byte_seconds is None:
-            self.record.first_byte_seconds = perf_counter() - self._asked
+            self.record.first_byte_seconds = (perf_counter() if now is None else now) - self._asked
 
     def host_done(self) -> None:
         """The host's answer ended (or failed): the upstream's whole time."""
@@ -407,9 +369,7 @@ __all__ = [
     "BadRequest",
     "Failure",
     "Forward",
-    "Mode",
     "ServerStopped",
     "ToolCallExchange",
     "UpstreamFailure",
-    "settings_from",
 ]

@@ -11,9 +11,9 @@ The request carries the client's own headers (its credentials reach the host as 
 request), minus those of its transport; its body is given whole. The app's `receive` then waits:
 when the client leaves, the caller cancels the call, which stops the app's work.
 
-`receive_body`, `replay`, `respond` and `refuse_handshake` are the other way round, for a
-shell: a client's body read (by the rules of `core.body_read`) and given to the app again, a
-whole answer sent, a WebSocket upgrade refused.
+`receive_body`, `replay`, `with_body`, `respond` and `refuse_handshake` are the other way round,
+for a shell: a client's body read (by the rules of `core.body_read`) and given to the app again
+(under a scope that says its new length), a whole answer sent, a WebSocket upgrade refused.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from .core.body_read import BodyRead
+from .core.http import without
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -32,6 +33,11 @@ ASGIApp = Callable[[Scope, Receive, Sink], Awaitable[None]]
 # The scope entry where a layer that checked the client's key (`api_keys.ApiKeys`) leaves the key
 # it accepted: the store's tenant scope follows it, whichever header carried it (`scope_of`).
 CREDENTIAL = "toolcall_middleware.credential"
+# The scope key under which a layer in front of the stateless middleware (the Responses state)
+# gives the exchange below it a callable that says the status the client got, where the layer
+# answered in its stead (a store that failed as the answer was stored: 503), else None: the
+# exchange's record then says what the client got.
+ANSWERED = "toolcall.answered"
 
 # Headers of the client's own request that do not describe the body we send.
 _TRANSPORT = frozenset(
@@ -150,4 +156,21 @@ async def collect(app: ASGIApp, scope: Scope, path: str, body: bytes) -> tuple[i
     return int(head["status"]), list(head.get("headers") or []), b"".join(chunks)
 
 
-__all__ = ["CREDENTIAL", "collect", "post", "post_scope", "receive_body", "refuse_handshake", "replay", "respond"]
+def with_body(scope: Scope, body: bytes) -> Scope:
+    """The scope of a request whose body is now `body` (its length said, no chunked coding)."""
+    headers = without(scope.get("headers") or [], b"content-length", b"transfer-encoding")
+    return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+
+
+__all__ = [
+    "ANSWERED",
+    "CREDENTIAL",
+    "collect",
+    "post",
+    "post_scope",
+    "receive_body",
+    "refuse_handshake",
+    "replay",
+    "respond",
+    "with_body",
+]

@@ -96,7 +96,7 @@ class ProxyApp:
     """
 
     # The host is another process: an answer of its that is not its API's is broken, and the
-    # middleware over this app answers 502 instead of passing it on (`Settings.remote_host`).
+    # middleware over this app answers 502 instead of passing it on (`ToolCallExchange`'s `remote_host`).
     remote_host = True
 
     def __init__(

@@ -203,8 +203,8 @@ def build_app(
     the upstream was found to serve (`learn_routes`), which the proxy keeps up to date, bridging
     anew what `pinned` (the configuration as given) leaves to probing."""
     pinned = pinned or config
-    from .asgi import ToolCallMiddleware
     from .metrics import MetricsRoute, PrometheusMetrics, observers
+    from .middleware import ToolCallMiddleware
     from .request_ids import RequestIds
 
     metrics: PrometheusMetrics | None = None

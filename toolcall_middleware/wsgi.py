@@ -6,7 +6,7 @@ application = ToolCallWSGIMiddleware(get_wsgi_application(), dialect=...)  # Dja
 ```
 
 No bridge to ASGI: the server's worker thread drives `ToolCallExchange` directly, chunk by chunk
-(`wsgi_exchange.WSGIExchange`, one per request of ours); every other request goes to the app
+(`wsgi_request.WSGIRequest`, one per request of ours); every other request goes to the app
 untouched.
 """
 
@@ -20,11 +20,11 @@ from .config import ToolCallConfig
 from .core.framing.utf8 import json_bytes
 from .core.http import json_head
 from .core.request import BadRequest
-from .exchange import ToolCallExchange, settings_from
+from .exchange import ToolCallExchange
 from .request_ids import wsgi_request_id
 from .shell_support import refuse_unsupported
-from .wsgi_exchange import WSGIExchange
 from .wsgi_io import Environ, StartResponse, WSGIApp, read_body, respond
+from .wsgi_request import WSGIRequest
 
 
 class ToolCallWSGIMiddleware:
@@ -35,7 +35,6 @@ class ToolCallWSGIMiddleware:
         self.app = app
         self.config = config if config is not None else ToolCallConfig(**options)
         refuse_unsupported(self.config, "ToolCallWSGIMiddleware")
-        self._settings = settings_from(self.config)
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
@@ -46,9 +45,9 @@ class ToolCallWSGIMiddleware:
             if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
                 return self._compact(environ, start_response, compacted)
             return self.app(environ, start_response)
-        exchange = ToolCallExchange(self.config, route, self._settings)
+        exchange = ToolCallExchange(self.config, route)
         start_response, exchange.record.request_id = wsgi_request_id(environ, start_response)
-        return WSGIExchange(self.app, exchange, environ, start_response).run()
+        return WSGIRequest(self.app, exchange, environ, start_response).run()
 
     def _compact(self, environ: Environ, start_response: StartResponse, responses_path: str) -> Iterable[bytes]:
         limit = self.config.limits.max_request_bytes

@@ -1015,12 +1015,11 @@ def test_lifespan_and_websocket_scopes_pass_straight_through() -> None:
 
 def test_config_limits_reach_the_policy() -> None:
     """`limits.max_calls` is enforced on the answer: a third call fails the response."""
-    from toolcall_middleware.asgi import settings_from
     from toolcall_middleware.config import ToolCallConfig
     from toolcall_middleware.core.pipeline import Exchange
 
-    settings = settings_from(ToolCallConfig(dialect="hermes", limits={"max_calls": 2}))
-    exchange = Exchange("chat", settings)
+    config = ToolCallConfig(dialect="hermes", limits={"max_calls": 2})
+    exchange = Exchange("chat", config)
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     exchange.rewrite_request(
         json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools}).encode()
@@ -1039,7 +1038,6 @@ def test_config_limits_reach_the_policy() -> None:
 
 
 def test_repair_option_reaches_the_parser() -> None:
-    from toolcall_middleware.asgi import settings_from
     from toolcall_middleware.config import ToolCallConfig
     from toolcall_middleware.core.pipeline import Exchange
 
@@ -1052,7 +1050,7 @@ def test_repair_option_reaches_the_parser() -> None:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": raw}, "finish_reason": "stop"}],
     }
     for repair, calls in ((True, 1), (False, 0)):
-        exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes", repair=repair)))
+        exchange = Exchange("chat", ToolCallConfig(dialect="hermes", repair=repair))
         tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
         request = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools}
         exchange.rewrite_request(json.dumps(request).encode())
@@ -1088,7 +1086,6 @@ def test_a_legacy_completions_client_gets_its_answer_as_the_host_wrote_it(stream
 def test_several_choices_are_each_parsed_and_legacy_completions_pass_through() -> None:
     """`n > 1`: every Chat choice is parsed on its own index (none is lost); legacy completions,
     which are not parsed per choice, reach the client as the host wrote them."""
-    from toolcall_middleware.asgi import settings_from
     from toolcall_middleware.config import ToolCallConfig
     from toolcall_middleware.core.pipeline import Exchange
 
@@ -1115,7 +1112,7 @@ def test_several_choices_are_each_parsed_and_legacy_completions_pass_through() -
         ).encode()
 
     headers = [(b"content-type", b"application/json"), (b"content-length", b"99")]
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
     tools = [{"type": "function", "function": {"name": f"f{i}", "parameters": {"type": "object"}}} for i in range(2)]
     request = {"model": "m", "n": 2, "messages": [{"role": "user", "content": "x"}], "tools": tools}
     exchange.rewrite_request(json.dumps(request).encode())
@@ -1125,7 +1122,7 @@ def test_several_choices_are_each_parsed_and_legacy_completions_pass_through() -
     assert [c["message"]["tool_calls"][0]["function"]["name"] for c in out["choices"]] == ["f0", "f1"]
     assert [c["finish_reason"] for c in out["choices"]] == ["tool_calls", "tool_calls"]
 
-    exchange = Exchange("completions", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange = Exchange("completions", ToolCallConfig(dialect="hermes"))
     exchange.rewrite_request(b'{"model": "m", "n": 2, "prompt": "x"}')
     assert exchange.start("POST", 200, headers) == headers
     body = answer("text_completion")

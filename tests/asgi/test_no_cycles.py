@@ -226,7 +226,7 @@ def flask_host() -> Any:
     return app
 
 
-def test_an_ended_wsgi_exchange_leaves_no_cycles(collector_off: None) -> None:
+def test_an_ended_wsgi_request_leaves_no_cycles(collector_off: None) -> None:
     from toolcall_middleware import ToolCallWSGIMiddleware
 
     app = ToolCallWSGIMiddleware(flask_host(), dialect="hermes")

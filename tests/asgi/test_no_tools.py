@@ -13,7 +13,6 @@ import openai
 import pytest
 
 from tests.servers import serve, uvicorn
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.pipeline import Exchange
 
@@ -44,7 +43,7 @@ def test_a_streamed_answer_to_a_request_without_tools_has_no_calls(client: opena
 
 
 def test_a_whole_answer_to_a_request_without_tools_has_no_calls() -> None:
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
     exchange.rewrite_request(json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode())
     exchange.start("POST", 200, [(b"content-type", b"application/json")])
     message = {"role": "assistant", "content": "Sure.\n" + CALL}
@@ -60,7 +59,7 @@ def test_a_whole_answer_to_a_request_without_tools_has_no_calls() -> None:
 def test_hosted_tools_alone_offer_no_function() -> None:
     """A Responses request whose tools are all hosted ones (`web_search`): no function is offered,
     so a call the model writes is text too."""
-    exchange = Exchange("responses", settings_from(ToolCallConfig(dialect="hermes")), upstream="chat")
+    exchange = Exchange("responses", ToolCallConfig(dialect="hermes"), upstream="chat")
     request = {"model": "m", "input": "x", "tools": [{"type": "web_search"}]}
     exchange.rewrite_request(json.dumps(request).encode())
     exchange.start("POST", 200, [(b"content-type", b"application/json")])

@@ -1,4 +1,4 @@
-"""The send the app is given (`HTTPExchange._send`) and the keep-alive around the server's send.
+"""The send the app is given (`ASGIRequest._send`) and the keep-alive around the server's send.
 
 The keep-alive counts a message as being written until the server's send ends (no ping starts
 meanwhile, and none is owed after), however it ends (done, failed, cancelled); a fast path that
@@ -29,7 +29,7 @@ from tests.asgi.harness import (
     start,
 )
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.asgi_exchange import HTTPExchange
+from toolcall_middleware.asgi_request import ASGIRequest
 from toolcall_middleware.core.answer import Answer
 from toolcall_middleware.keepalive import PING_COMMENT, KeepAlive
 
@@ -61,14 +61,14 @@ def exchange(middleware: ToolCallMiddleware, send: Recorder) -> None:
 
 def keepalives(monkeypatch: pytest.MonkeyPatch) -> list[KeepAlive]:
     made: list[KeepAlive] = []
-    real = HTTPExchange._keep_alive
+    real = ASGIRequest._keep_alive
 
-    def keep_alive(self: HTTPExchange) -> None:
+    def keep_alive(self: ASGIRequest) -> None:
         real(self)
         if self.keepalive is not None and self.keepalive not in made:
             made.append(self.keepalive)
 
-    monkeypatch.setattr(HTTPExchange, "_keep_alive", keep_alive)
+    monkeypatch.setattr(ASGIRequest, "_keep_alive", keep_alive)
     return made
 
 

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from tests.agui.protocol import EVENT, run_input
 from tests.asgi.harness import chat_answer, chat_stream, sse_events
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.apis.agui.transcript import Transcript
 from toolcall_middleware.core.pipeline import Exchange
@@ -37,7 +36,7 @@ WORDS = st.sampled_from(
 
 
 def exchange(headers: list[tuple[bytes, bytes]], run: dict[str, Any] = RUN, **options: Any) -> Exchange:
-    ex = Exchange("agui", settings_from(ToolCallConfig(dialect="hermes", **options)), upstream="chat")
+    ex = Exchange("agui", ToolCallConfig(dialect="hermes", **options), upstream="chat")
     ex.rewrite_request(json.dumps(run).encode())
     ex.start("POST", 200, headers)
     return ex
@@ -229,7 +228,7 @@ def test_a_call_that_breaks_the_rules_ends_the_run_in_an_error() -> None:
 
 
 def test_a_host_error_is_a_run_error_body() -> None:
-    ex = Exchange("agui", settings_from(ToolCallConfig(dialect="hermes")), upstream="chat")
+    ex = Exchange("agui", ToolCallConfig(dialect="hermes"), upstream="chat")
     ex.rewrite_request(json.dumps(RUN).encode())
     headers = ex.start("POST", 503, JSON)
     body = feed(ex, [b'{"error": {"message": "overloaded", "type": "server_error", "code": null, "param": null}}'])

@@ -19,7 +19,6 @@ from pydantic import TypeAdapter
 
 from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from tests.wire import replay_chat, replay_responses
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.api import Api
 from toolcall_middleware.core.pipeline import Exchange
@@ -57,7 +56,7 @@ WORDS = st.sampled_from(
 
 
 def exchange(api: Api, upstream: Api, stream: bool) -> Exchange:
-    ex = Exchange(api, settings_from(ToolCallConfig(dialect="hermes")), upstream=upstream)
+    ex = Exchange(api, ToolCallConfig(dialect="hermes"), upstream=upstream)
     ex.rewrite_request(json.dumps({**REQUESTS[api], "stream": stream}).encode())
     ex.start("POST", 200, SSE if stream else JSON)
     return ex
@@ -155,7 +154,7 @@ def test_native_tool_use_reaches_a_chat_client_the_same_streamed_and_whole(
     request["tools"] = [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}]
     views: list[Any] = []
     for stream in (True, False):
-        ex = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")), upstream="messages")
+        ex = Exchange("chat", ToolCallConfig(dialect="hermes"), upstream="messages")
         ex.rewrite_request(json.dumps({**request, "stream": stream}).encode())
         ex.start("POST", 200, SSE if stream else JSON)
         body = cut(anthropic_stream(text, calls), points) if stream else [anthropic_whole(text, calls)]

@@ -24,7 +24,7 @@ from toolcall_middleware.core.exchange_state import (
 )
 from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.exchange import UpstreamFailure, settings_from
+from toolcall_middleware.exchange import UpstreamFailure
 
 S, T = State, Trigger
 
@@ -37,25 +37,27 @@ ALLOWED: dict[tuple[State, Trigger], State] = {
     (S.HEAD, T.BUFFER): S.BUFFER,
     (S.HEAD, T.PASS): S.PASS,
     (S.HEAD, T.FAIL): S.DONE,
-    (S.STREAM, T.PASS): S.PASS,
+    (S.STREAM, T.FALL_BACK): S.PASS,
     (S.STREAM, T.GIVE_UP): S.GIVEN_UP,
     (S.STREAM, T.TERMINAL): S.ENDED,
     (S.STREAM, T.END): S.DONE,
     (S.STREAM, T.FAIL): S.DONE,
     (S.BUFFER, T.PASS): S.PASS,
+    (S.BUFFER, T.FALL_BACK): S.PASS,
     (S.BUFFER, T.END): S.DONE,
     (S.BUFFER, T.FAIL): S.DONE,
     (S.BUFFER, T.AGAIN): S.AGAIN,
     (S.AGAIN, T.READ): S.HEAD,
+    (S.PASS, T.FALL_BACK): S.PASS,
     (S.PASS, T.END): S.DONE,
-    (S.GIVEN_UP, T.PASS): S.PASS,
+    (S.GIVEN_UP, T.FALL_BACK): S.PASS,
     (S.GIVEN_UP, T.END): S.DONE,
+    (S.ENDED, T.FALL_BACK): S.ENDED,  # the client's answer is complete: nothing changes
     (S.ENDED, T.END): S.DONE,
 }
 FINAL = {S.REFUSED, S.DONE}
 
 CONFIG = ToolCallConfig(dialect="hermes")
-SETTINGS = settings_from(CONFIG)
 SSE = [(b"content-type", b"text/event-stream")]
 JSON = [(b"content-type", b"application/json")]
 REQUEST = json.dumps(
@@ -105,7 +107,7 @@ def test_every_state_is_reachable_and_every_exchange_can_finish() -> None:
 
 
 def test_an_illegal_trigger_leaves_the_exchange_where_it_was() -> None:
-    ex = Exchange("chat", SETTINGS)
+    ex = Exchange("chat", CONFIG)
     with pytest.raises(IllegalTransition):
         ex.start("POST", 200, SSE)  # a response head before the request was read
     assert ex.state is S.REQUEST
@@ -121,7 +123,7 @@ def test_an_illegal_trigger_leaves_the_exchange_where_it_was() -> None:
 def _unread() -> ToolCallExchange:
     route = ToolCallExchange.route(CONFIG, "POST", "/v1/chat/completions", None)
     assert route is not None
-    ex = ToolCallExchange(CONFIG, route, SETTINGS)
+    ex = ToolCallExchange(CONFIG, route)
     assert ex.state is S.REQUEST
     return ex
 
@@ -164,7 +166,7 @@ def test_a_request_over_the_limit_goes_unread_to_the_host() -> None:
 
 def test_a_stream_is_rewritten_to_its_end() -> None:
     ex = _exchange(SSE)
-    assert ex.state is S.STREAM and ex.mode == "stream"
+    assert ex.state is S.STREAM
     events = chat_stream().split(b"\n\n")
     body = b"\n\n".join(events[:-3]) + b"\n\n"  # the text, without its finish chunk and `[DONE]`
     out = ex.transform(body)
@@ -191,7 +193,7 @@ def test_a_stream_that_is_no_answer_is_given_up_and_only_decoded() -> None:
 
 def test_a_whole_body_is_buffered_then_written() -> None:
     ex = _exchange(JSON)
-    assert ex.state is S.BUFFER and ex.mode == "buffer"
+    assert ex.state is S.BUFFER
     answer = chat_answer("<tool_call>\n" + json.dumps({"name": "get_weather", "arguments": {}}) + "\n</tool_call>")
     assert ex.transform(answer) == b"" and ex.state is S.BUFFER
     out = ex.transform(b"", end=True)
@@ -236,7 +238,7 @@ def test_a_whole_body_over_its_cap_is_given_back() -> None:
 
 def test_another_content_type_passes_from_the_head() -> None:
     ex = _exchange([(b"content-type", b"text/plain")])
-    assert ex.state is S.PASS and ex.mode == "pass"
+    assert ex.state is S.PASS
 
 
 def test_a_host_failure_mid_stream_ends_it_in_an_error() -> None:
@@ -286,7 +288,7 @@ def test_a_shell_can_pass_a_body_it_cannot_rewrite() -> None:
     ex = _exchange(JSON)
     ex.pass_through("a streamed JSON response: passed through")
     assert ex.state is S.PASS and ex.record.notes[-1] == "a streamed JSON response: passed through"
-    ex.pass_through()  # already passing: nothing changes
+    ex.pass_through()  # already passing: the table keeps it there
     assert ex.state is S.PASS
 
 
@@ -342,3 +344,50 @@ def _without_ids(answer: dict[str, Any]) -> dict[str, Any]:
         for call in choice["message"].get("tool_calls") or []:
             call.pop("id")
     return answer
+
+
+def test_a_failure_of_ours_after_the_answer_ended_changes_nothing_and_one_before_the_head_raises() -> None:
+    """A failure of ours is `FALL_BACK`, taken by the table: after the client's stream ended it
+    stays ENDED; where the table lists no such move (no head yet), it raises rather than being
+    skipped by asking first."""
+    ended = _exchange(SSE)
+    ended.transform(chat_stream())
+    assert ended.state is S.ENDED
+    ended.pass_through()
+    assert ended.state is S.ENDED
+    unread = _exchange()
+    with pytest.raises(IllegalTransition):
+        unread.pass_through()
+    assert unread.state is S.HEAD
+
+
+def test_the_guards_pick_the_triggers_the_module_doc_names() -> None:
+    from toolcall_middleware.core.exchange_state import (
+        HostHead,
+        buffered_trigger,
+        head_final,
+        head_trigger,
+        unread_event_trigger,
+        whole_trigger,
+    )
+    from toolcall_middleware.core.http import Body
+
+    assert head_trigger(HostHead(Body.SSE), readable=True) is T.STREAM
+    assert head_trigger(HostHead(Body.JSON), readable=True) is T.BUFFER
+    assert head_trigger(HostHead(Body.SSE), readable=False) is T.PASS
+    assert head_trigger(HostHead(Body.PASS), readable=True) is T.PASS
+    assert head_trigger(HostHead(Body.PASS, replaced="error"), readable=False) is T.BUFFER
+    assert head_final(S.STREAM, HostHead(Body.SSE))
+    assert not head_final(S.STREAM, HostHead(Body.SSE, sized=True))
+    assert not head_final(S.STREAM, HostHead(Body.SSE, identity=False))
+    assert not head_final(S.BUFFER, HostHead(Body.JSON))
+    assert buffered_trigger(10, 10) is None and buffered_trigger(11, 10) is T.PASS
+    assert unread_event_trigger(done=True, answer_required=False, bridged=False) is T.TERMINAL
+    assert unread_event_trigger(done=False, answer_required=False, bridged=False) is T.GIVE_UP
+    assert unread_event_trigger(done=True, answer_required=True, bridged=False) is T.TERMINAL  # a remote host's end
+    assert unread_event_trigger(done=True, answer_required=True, bridged=True) is None
+    assert unread_event_trigger(done=False, answer_required=True, bridged=False) is None
+    assert whole_trigger(read=True, answer_required=False, again=True) is T.AGAIN
+    assert whole_trigger(read=False, answer_required=False, again=False) is T.PASS
+    assert whole_trigger(read=False, answer_required=True, again=False) is T.END
+    assert whole_trigger(read=True, answer_required=False, again=False) is T.END

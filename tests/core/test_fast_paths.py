@@ -19,7 +19,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.emitters.meta import Upstream
@@ -126,13 +125,23 @@ def chat_chunks(draw: Any) -> list[str]:
     return out
 
 
+def _by_template(reader: ChatReader, raw: bytes) -> RawText | None:
+    """The event of a whole SSE event as the one fast path reads it (`Answer.feed_event`): the
+    reader's template matched against the bytes as they came, before any SSE decoding."""
+    reader.settle()
+    template = reader.template
+    text = None if template is None or reader.done else template.match_text(raw)
+    learned = None if template is None else template.learned
+    return None if text is None or learned is None else RawText(text, learned.channel, learned.choice)
+
+
 @settings(max_examples=400, deadline=None)
 @given(chat_chunks(), st.booleans())
 def test_the_chat_reader_template_reads_what_decoding_reads(datas: list[str], whole_events: bool) -> None:
     fast, slow = ChatReader(), ChatReader()
     for data in datas:
         raw = b"data: " + data.encode() + b"\n\n"
-        one = fast.feed_event(raw) if whole_events else None
+        one = _by_template(fast, raw) if whole_events else None
         got = [one] if one is not None else fast.feed_data(data)
         assert got == slow.feed(json.loads(data))
     assert fast.feed_data("[DONE]") == slow.feed("[DONE]")
@@ -142,10 +151,10 @@ def test_the_chat_reader_template_reads_what_decoding_reads(datas: list[str], wh
 def test_the_template_is_used_and_stops_after_shapes_that_never_repeat() -> None:
     reader = ChatReader()
     chunks = [{**META, "choices": [{"index": 0, "delta": {"content": f"w{n} "}}]} for n in range(3)]
-    assert reader.feed_event(b"data: " + json.dumps(chunks[0]).encode() + b"\n\n") is None  # nothing learned yet
+    assert _by_template(reader, b"data: " + json.dumps(chunks[0]).encode() + b"\n\n") is None  # nothing learned yet
     reader.feed_data(json.dumps(chunks[0]))  # the metadata comes with it: not a text-only chunk
     reader.feed_data(json.dumps(chunks[1]))  # learned from
-    event = reader.feed_event(b"data: " + json.dumps(chunks[2]).encode() + b"\n\n")
+    event = _by_template(reader, b"data: " + json.dumps(chunks[2]).encode() + b"\n\n")
     assert event is not None and event.text == "w2 "
     varying, slow = ChatReader(), ChatReader()  # a per-chunk timestamp: no two chunks share a shape
     for n in range(10):
@@ -237,7 +246,7 @@ _CALL_IDS = re.compile(rb"call_[A-Za-z0-9]{24}")
 
 
 def _exchange(messages: list[bytes]) -> bytes:
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     request = {"model": "m", "stream": True, "tools": tools, "messages": [{"role": "user", "content": "x"}]}
     exchange.rewrite_request(json.dumps(request).encode())
@@ -308,17 +317,17 @@ def test_an_upstream_that_holds_the_probe_is_encoded_the_long_way() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(chat_chunks())
-def test_the_reader_event_text_is_the_event_feed_event_gives(datas: list[str]) -> None:
+def test_the_templates_text_is_the_event_decoding_gives(datas: list[str]) -> None:
+    """The fast path's first step: a whole event's text by the template, under the channel and
+    choice it learned, is the one event the reader gives for the decoded chunk."""
     short, whole = ChatReader(), ChatReader()
     for data in datas:
         raw = b"data: " + data.encode() + b"\n\n"
-        text, event = short.event_text(raw), whole.feed_event(raw)
-        if event is None:
-            assert text is None
-        else:
-            learned = short.template.learned if short.template is not None else None
-            assert learned is not None and RawText(text or "", learned.channel, learned.choice) == event
-        short.feed_data(data), whole.feed_data(data)  # both learn the same way, then go on
+        event = _by_template(short, raw)
+        decoded = whole.feed_data(data)
+        if event is not None:
+            assert decoded == [event]
+        short.feed_data(data)  # both learn the same way, then go on
 
 
 LAYOUT_PIECE = st.one_of(PIECE, st.sampled_from([" ", "\n", "\n\n", "a.", "a. ", "x\n", "<think>", "</think>", " \n"]))
@@ -383,7 +392,7 @@ def test_the_emitters_text_sse_writes_what_feed_sse_writes(runs: list[list[Event
 
 
 def _exchange_api(api: str, messages: list[bytes]) -> bytes:
-    exchange = Exchange(api, settings_from(ToolCallConfig(dialect="hermes")), upstream="chat")  # type: ignore[arg-type]
+    exchange = Exchange(api, ToolCallConfig(dialect="hermes"), upstream="chat")  # type: ignore[arg-type]
     tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     request: dict[str, Any] = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
     if api == "responses":
@@ -447,7 +456,7 @@ def _lane_exchange(
     fed cut after its first byte, so the SSE decoder reads it and the general path takes it.
     Returns the bytes and how many messages the fast path took. `api` "responses": a Responses
     client, the host answering Chat."""
-    settings = settings_from(ToolCallConfig(dialect=dialect, **options))
+    settings = ToolCallConfig(dialect=dialect, **options)
     exchange = Exchange(api, settings, upstream="chat")  # type: ignore[arg-type]
     tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     turns = [{"role": "user", "content": "x"}]
@@ -679,7 +688,7 @@ def test_a_chunk_the_fast_path_refuses_leaves_the_template_unused() -> None:
     """The template counts shapes it learned and never matched (to stop learning for hosts whose
     chunks never repeat): a chunk the fast path refuses (here an unescaped quote inside the frame)
     must not count as a match, as it does not in `TextTemplate.match_text`."""
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
     exchange.rewrite_request(json.dumps({"model": "m", "stream": True, "messages": []}).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
 

@@ -18,7 +18,6 @@ from tests.asgi.harness import chat_answer, chat_request, chat_stream
 from toolcall_middleware import ToolCallConfig, ToolCallExchange
 from toolcall_middleware.core.exchange_state import BUFFER, DONE, ENDED, PASS, STREAM
 from toolcall_middleware.core.held_response import APPS_HEAD, Head, HeldResponse, Writes
-from toolcall_middleware.exchange import settings_from
 
 CONFIG = ToolCallConfig(dialect="hermes")
 SSE = [(b"content-type", b"text/event-stream")]
@@ -34,7 +33,7 @@ Msg = tuple[str, Any]  # ("body", bytes) or ("other", n): the app's messages, as
 def exchange(config: ToolCallConfig = CONFIG, *, stream: bool = False) -> ToolCallExchange:
     route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
     assert route is not None
-    ex = ToolCallExchange(config, route, settings_from(config))
+    ex = ToolCallExchange(config, route)
     assert ex.rewrite_request(chat_request(stream=stream)) is not None
     return ex
 

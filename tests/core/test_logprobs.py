@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.framing.sse import SSEDecoder
 from toolcall_middleware.core.logprobs import LogprobQueue
@@ -48,7 +47,7 @@ def test_the_queue_gives_nothing_for_text_out_of_step() -> None:
 
 
 def _exchange(stream: bool) -> Exchange:
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
     request = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": TOOLS, "logprobs": True}
     exchange.rewrite_request(json.dumps({**request, "stream": stream}).encode())
     return exchange

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core import compiled, memo
-from toolcall_middleware.core.pipeline import Exchange, Settings
+from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.request.body import read_request
 
 from .test_json_loads import outcome, same, values
@@ -181,10 +182,11 @@ def test_requests_with_the_same_tools_share_them_and_read_them_once(
     )
     made = []
     for turn in range(3):
-        exchange = Exchange("chat", Settings(dialect_for=lambda model: "hermes"))
+        exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
         new = exchange.rewrite_request(request(f"turn {turn}"))
         assert new is not None and b"get_time" in new and b'"tools"' not in new
         exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
+        exchange.prepare()  # (as the shells do once the head is handed over: the rules are read)
         made.append(exchange.request["tools"])
     assert made[0] is made[1] is made[2]
     assert reads == ["tools", "rules"]  # the first request read them; the others took what it read
@@ -240,8 +242,8 @@ def test_no_exchange_changes_the_shared_tools(reader: str, api: str, host: str, 
     ctype = b"text/event-stream" if stream else b"application/json"
     seen = []
     for _ in range(2):
-        settings = Settings(dialect_for=lambda model: "hermes", forward_tools=forward)
-        exchange = Exchange(api, settings, upstream=host)  # type: ignore[arg-type]
+        config = ToolCallConfig(dialect="hermes", forward_tools=forward)
+        exchange = Exchange(api, config, upstream=host)  # type: ignore[arg-type]
         exchange.rewrite_request(raw)
         seen.append(exchange.request["tools"])
         exchange.start("POST", 200, [(b"content-type", ctype)])
@@ -318,7 +320,7 @@ def test_a_rewritten_body_is_the_same_with_its_manifest_spliced(dialect: str, ap
     for threshold in (0, 1 << 30):  # every manifest spliced; none
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(forwarded, "SPLICED_MANIFEST", threshold)
-            exchange = Exchange(kind, Settings(dialect_for=lambda model: dialect))  # type: ignore[arg-type]
+            exchange = Exchange(kind, ToolCallConfig(dialect=dialect))  # type: ignore[arg-type]
             written.append(exchange.rewrite_request(data))
     assert written[0] is not None and written[0] == written[1]
     assert b"tool_0" in written[0] and (tools == 1 or b"tool_29" in written[0])

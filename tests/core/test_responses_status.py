@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from openai.types.responses import Response
 
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.framing.sse import SSEDecoder
 from toolcall_middleware.core.pipeline import Exchange
@@ -20,7 +19,7 @@ META = {"id": "chatcmpl-1", "created": 7, "model": "m"}
 
 def _response(raw: str, finish: str, *, stream: bool, **request: Any) -> dict[str, Any]:
     """The response object a Responses client gets from a Chat host (the final event's, streamed)."""
-    exchange = Exchange("responses", settings_from(ToolCallConfig(dialect="hermes")), upstream="chat")
+    exchange = Exchange("responses", ToolCallConfig(dialect="hermes"), upstream="chat")
     body = {"model": "m", "input": "x", "tools": [{"type": "function", "name": "f"}], "stream": stream, **request}
     exchange.rewrite_request(json.dumps(body).encode())
     if not stream:
@@ -130,7 +129,7 @@ def test_the_response_object_is_complete(stream: bool) -> None:
 
 
 def reasoning_event_types(**config: Any) -> list[str]:
-    exchange = Exchange("responses", settings_from(ToolCallConfig(dialect="hermes", **config)), upstream="chat")
+    exchange = Exchange("responses", ToolCallConfig(dialect="hermes", **config), upstream="chat")
     exchange.rewrite_request(json.dumps({"model": "m", "input": "x", "stream": True}).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
     chunk = {**META, "object": "chat.completion.chunk"}

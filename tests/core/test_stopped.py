@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from tests.conftest import split_at
 from toolcall_middleware import StreamParser
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.events import ToolCallStart, TruncatedCall
 from toolcall_middleware.core.framing.sse import SSEDecoder
@@ -78,7 +77,7 @@ def test_any_split_gives_the_same_at_a_stop(raw: str, cuts: list[int], stopped: 
 
 
 def _exchange(raw: str, finish: str, *, stream: bool) -> dict[str, Any]:
-    exchange = Exchange("chat", settings_from(ToolCallConfig(dialect="hermes")))
+    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
     request = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools, "stream": stream}
     exchange.rewrite_request(json.dumps(request).encode())

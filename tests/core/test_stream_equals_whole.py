@@ -12,7 +12,6 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcall_middleware.asgi import settings_from
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.framing.sse import SSEDecoder
 from toolcall_middleware.core.pipeline import Exchange
@@ -28,7 +27,7 @@ RAW = st.lists(st.one_of(WORDS, CALL, THINK), min_size=1, max_size=8).map("".joi
 
 
 def _exchange(api: str) -> Exchange:
-    exchange = Exchange(api, settings_from(ToolCallConfig(dialect="hermes")), upstream="chat")  # type: ignore[arg-type]
+    exchange = Exchange(api, ToolCallConfig(dialect="hermes"), upstream="chat")  # type: ignore[arg-type]
     if api == "responses":
         request: dict[str, Any] = {"model": "m", "input": "x", "tools": [{"type": "function", "name": "f"}]}
     else:

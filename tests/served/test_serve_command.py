@@ -98,11 +98,10 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
 
 def test_forward_tools_leaves_the_prompt_alone_unless_told() -> None:
     def exchange_settings(*flags: str) -> tuple[bool, bool]:
-        from toolcall_middleware.asgi import settings_from
+        from toolcall_middleware.core.request.forwarded import injects_manifest
 
         _, config = resolve(build_parser().parse_args(["serve", *flags]))
-        settings = settings_from(config)
-        return settings.forward_tools, settings.inject_manifest
+        return config.forward_tools, injects_manifest(config)
 
     assert exchange_settings() == (False, True)
     assert exchange_settings("--forward-tools") == (True, False)

@@ -72,8 +72,8 @@ class Answer:
         self.record = record
         self.stream = stream
         self.kind = kind
-        settings, request = setup.settings, setup.request
-        self.streaming = settings.arguments_streaming if stream else "whole"  # a whole body has no fragments
+        config, request = setup.config, setup.request
+        self.streaming = config.arguments_streaming if stream else "whole"  # a whole body has no fragments
         if prepared is not None and prepared.stream == stream:
             self.parser, self.policy = prepared.parser, prepared.policy
             self.reader = prepared.reader if prepared.kind == kind else host_reader_for(setup, kind, stream)

@@ -20,7 +20,7 @@ from .request.bridge_messages import template_thinking
 
 @lru_cache(maxsize=32)
 def _limits(max_calls: int | None, max_arguments_bytes: int | None) -> PolicyLimits:
-    """The settings' caps, made once (every answer has them; they are frozen)."""
+    """The config' caps, made once (every answer has them; they are frozen)."""
     return PolicyLimits(max_calls=max_calls, max_arguments_bytes=max_arguments_bytes)
 
 
@@ -49,53 +49,53 @@ class Prepared:
     def __init__(self, setup: AnswerSetup, *, stream: bool, kind: Api) -> None:
         self.stream = stream
         self.kind = kind
-        streaming: ArgumentsStreaming = setup.settings.arguments_streaming if stream else "whole"
+        streaming: ArgumentsStreaming = setup.config.arguments_streaming if stream else "whole"
         self.parser = parser_for(setup, streaming)
         self.policy = policy_for(setup, streaming)
         self.reader = host_reader_for(setup, kind, stream)
 
 
 def host_reader_for(setup: AnswerSetup, kind: Api, stream: bool) -> Reader:
-    """A new reader of the host's answer (the data it decodes nested deeper than the settings'
+    """A new reader of the host's answer (the data it decodes nested deeper than the config'
     `max_depth` is no answer)."""
-    return reader_for(kind, stream=stream, max_depth=setup.settings.max_depth)
+    return reader_for(kind, stream=stream, max_depth=setup.config.limits.max_depth)
 
 
 def parser_for(setup: AnswerSetup, streaming: ArgumentsStreaming) -> StreamParser:
     """A new parser for one answer (or one choice) of an exchange."""
-    settings, rules = setup.settings, setup.rules
+    config, rules = setup.config, setup.rules
     return StreamParser(
         setup.dialect,
         model=setup.model,
         tools=rules.get("tools") or rules.get("functions"),
-        generation_prompt=settings.generation_prompt,
+        generation_prompt=config.generation_prompt,
         # (the request's own switch tells whether the template opened a reasoning block)
-        thinking=settings.thinking if settings.thinking is not None else template_thinking(rules),
-        repair=settings.repair,
+        thinking=config.thinking if config.thinking is not None else template_thinking(rules),
+        repair=config.repair,
         arguments_streaming=streaming,
         # `call_ids="openai"`: the model's own ids stay behind and the emitters mint `call_…`
         # ones. Ids a host gives its calls in its protocol (`tool_use.id`) are kept either way.
-        model_ids=settings.call_ids == "model",
-        reasoning_calls=settings.reasoning_calls,
+        model_ids=config.call_ids == "model",
+        reasoning_calls=config.reasoning_calls,
         # A call that never closes is let go as it passes the limit, not held to the stream's end.
-        max_call_chars=settings.max_call_bytes,
-        dialect_mismatch=settings.dialect_mismatch,
+        max_call_chars=config.limits.max_call_bytes,
+        dialect_mismatch=config.dialect_mismatch,
     )
 
 
 def policy_for(setup: AnswerSetup, streaming: ArgumentsStreaming) -> PolicyFilter:
     """The request's tool rules for one answer (or one choice) of an exchange."""
-    settings, rules = setup.settings, setup.rules
+    config, rules = setup.config, setup.rules
     return PolicyFilter(
         # A request that offers no function (no `tools`, an empty list, hosted tools only) gets
         # no calls: as with OpenAI, a name it did not offer is text (or, strict, an error).
         rules.get("tools") or rules.get("functions") or [],
         rules.get("tool_choice", rules.get("function_call")),
         rules.get("parallel_tool_calls"),
-        strict=settings.strict,
-        repair=settings.repair,
+        strict=config.strict,
+        repair=config.repair,
         streaming=streaming,
-        limits=_limits(settings.max_calls, settings.max_call_bytes),
+        limits=_limits(config.limits.max_calls, config.limits.max_call_bytes),
     )
 
 

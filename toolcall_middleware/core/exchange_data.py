@@ -1,7 +1,7 @@
 """What an exchange is given and what it records, and what its answer sees of it.
 
-`Settings` is what an exchange needs of the configuration (the middleware builds it once from
-`ToolCallConfig`); `Report` is the telemetry of one exchange (the record `on_report`, the log
+`ExchangeConfig` is what an exchange reads of its configuration (`ToolCallConfig`, read where it
+stands, never copied); `Report` is the telemetry of one exchange (the record `on_report`, the log
 line, the metrics and the span are made from); `AnswerSetup` is what an exchange gives its
 answer (`core.answer.Answer`), declared here so that the answer does not import the exchange.
 """
@@ -11,45 +11,73 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from .depth import MAX_DEPTH
 from .grammar import Engine
 
 
-@dataclass(frozen=True)
-class Settings:
-    """What an exchange needs of the configuration (the middleware builds it from `ToolCallConfig`)."""
+class ExchangeLimits(Protocol):
+    """The bounds an exchange reads of its configuration (`config.Limits` is one)."""
 
-    dialect_for: Callable[[str | None], str]
-    generation_prompt: str | None = None
-    thinking: bool | None = None
-    forward_tools: bool = False
-    inject_manifest: bool = True
-    strict: bool = False
-    repair: bool = True
-    arguments_streaming: Literal["whole", "incremental"] = "whole"
-    reasoning_calls: Literal["keep", "fallback"] = "keep"
-    dialect_mismatch: Literal["read", "warn", "off"] = "read"
-    reasoning_field: Literal["reasoning_content", "reasoning", "both", "none"] = "reasoning_content"
-    responses_reasoning: bool = True
-    profiles: frozenset[str] = frozenset()
-    max_response_bytes: int = 64 * 1024 * 1024
-    max_sse_event_bytes: int = 8 * 1024 * 1024
-    max_calls: int = 128
-    max_call_bytes: int = 4 * 1024 * 1024
-    max_depth: int = MAX_DEPTH
-    call_ids: Literal["openai", "model"] = "openai"
-    expand_compactions: bool = True  # compaction items of ours in Responses input become their summary
-    regenerate: int = 0  # times a whole answer that broke a rule another may keep is asked again
-    # The host's engine (`constrain`): a request that must call gets the engine's grammar field.
-    constrain: Engine | None = None
-    # The host is another process (the reverse proxy's upstream): a 2xx answer on a rewritten route
-    # that is not its API's JSON or SSE is the client's 502 (a stream: its API's error), not passed on.
-    remote_host: bool = False
-    # Checks of a request beyond the core's, by client API, from outside the core: AG-UI runs
-    # by the protocol's own (pydantic) types, where its extra is installed (`toolcall_middleware.agui`).
-    request_checks: Mapping[str, Callable[[Mapping[str, Any]], None]] = field(default_factory=dict)
+    @property
+    def max_response_bytes(self) -> int: ...
+    @property
+    def max_sse_event_bytes(self) -> int: ...
+    @property
+    def max_calls(self) -> int: ...
+    @property
+    def max_call_bytes(self) -> int: ...
+    @property
+    def max_depth(self) -> int: ...
+
+
+class ExchangeConfig(Protocol):
+    """What an exchange reads of its configuration, as it is: `ToolCallConfig` (config.py) is
+    one, read where it stands rather than copied (the core imports nothing of it: no pydantic
+    here). A test may hand in any object with these attributes."""
+
+    @property
+    def generation_prompt(self) -> str | None: ...
+    @property
+    def thinking(self) -> bool | None: ...
+    @property
+    def forward_tools(self) -> bool: ...
+    @property
+    def inject_manifest(self) -> bool | None: ...  # None: unless the tools are forwarded
+    @property
+    def strict(self) -> bool: ...
+    @property
+    def repair(self) -> bool: ...
+    @property
+    def arguments_streaming(self) -> Literal["whole", "incremental"]: ...
+    @property
+    def reasoning_calls(self) -> Literal["keep", "fallback"]: ...
+    @property
+    def dialect_mismatch(self) -> Literal["read", "warn", "off"]: ...
+    @property
+    def reasoning_field(self) -> Literal["reasoning_content", "reasoning", "both", "none"]: ...
+    @property
+    def responses_reasoning(self) -> bool: ...
+    @property
+    def profiles(self) -> frozenset[str]: ...
+    @property
+    def call_ids(self) -> Literal["openai", "model"]: ...
+    @property
+    def compaction(self) -> Literal["emulate", "host"]: ...  # emulate: our compaction items expanded
+    @property
+    def regenerate(self) -> int: ...  # times a whole answer that broke a rule another may keep is asked again
+    @property
+    def limits(self) -> ExchangeLimits: ...
+    @property
+    def constrain(self) -> Engine | None: ...  # the host's engine: a request that must call gets its grammar field
+
+    def request_checks(self) -> Mapping[str, Callable[[Mapping[str, Any]], None]]:
+        """Checks of a request beyond the core's, by client API, from outside the core (AG-UI runs
+        by the protocol's own pydantic types, where its extra is installed)."""
+        ...
+
+
+    def dialect_for(self, model: str | None) -> str: ...
 
 
 @dataclass
@@ -126,11 +154,11 @@ class AnswerSetup:
 
     api: Any  # the client's API (`core.api.Api`)
     upstream: Any  # the host's API
-    settings: Settings
+    config: ExchangeConfig
     request: Mapping[str, Any]
     rules: Mapping[str, Any]  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
     dialect: str
     model: str | None
 
 
-__all__ = ["AnswerSetup", "Report", "Settings"]
+__all__ = ["AnswerSetup", "ExchangeConfig", "ExchangeLimits", "Report"]

@@ -9,13 +9,14 @@ the next message from `core.held_response`, which reads `state`, and keep no sta
 
 ```
 REQUEST --READ--> HEAD --STREAM--> STREAM --TERMINAL--> ENDED --END--> DONE
-   |                |                 |--GIVE_UP--> GIVEN_UP --END--> DONE; --PASS--> PASS
- REFUSE             |                 |--PASS--> PASS (a failure of ours, a body in a file)
+   |                |                 |--GIVE_UP--> GIVEN_UP --END--> DONE
+ REFUSE             |                 |--FALL_BACK--> PASS (a failure of ours, a body in a file)
    v                |                 \--END / FAIL--> DONE
 REFUSED             |--BUFFER--> BUFFER --END--> DONE; --PASS--> PASS (given back); --FAIL--> DONE
                     |                 \--AGAIN--> AGAIN --READ--> HEAD (the host asked again)
                     |--PASS----> PASS --END--> DONE
                     \--FAIL----> DONE (the host failed before anything went out)
+FALL_BACK (a failure of ours): STREAM, BUFFER, GIVEN_UP, PASS --> PASS; ENDED --> ENDED (over)
 ```
 
 - `REQUEST`: the request is being read and rewritten; no response yet.
@@ -35,11 +36,25 @@ REFUSED             |--BUFFER--> BUFFER --END--> DONE; --PASS--> PASS (given bac
 - `ENDED`: our terminal event went out before the host's body ended: the shell ends the
   response and drops the host's rest.
 - `DONE` (final): the response is complete.
+
+Every guard that picks a trigger is a function here, next to the table, reading only data: the
+host's head as the exchange read it (`HostHead`), the sizes held, what the first event or the
+whole body turned out to be. One guard is the answer's own verdict, read where a piece of a
+stream is fed: `TERMINAL` once `Answer.ended` (its end or its error went out) while the host's
+body goes on; a function call there would cost every chunk about a thousand instructions. The
+exchange calls the guard and fires what it returns; nothing asks the table whether a move is
+allowed before making it, so a move the table does not list raises. A failure of ours (or an app
+replacing its response) is the trigger `FALL_BACK`, which the table lists for each state where
+it can happen: where the client's answer is already complete it changes nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
+from typing import Literal
+
+from .http import Body
 
 
 class State(Enum):
@@ -59,7 +74,7 @@ class State(Enum):
 
 # Each state as a module global too, for the code that reads the state for every message of a
 # stream: a member read off its Enum class goes through the metaclass, several times the cost of
-# a global's read.
+# a global's read (benchmarks/instruction_count.py counts the difference per chunk).
 REQUEST, REFUSED, HEAD = State.REQUEST, State.REFUSED, State.HEAD
 STREAM, BUFFER, PASS, GIVEN_UP = State.STREAM, State.BUFFER, State.PASS, State.GIVEN_UP
 AGAIN, ENDED, DONE = State.AGAIN, State.ENDED, State.DONE
@@ -72,7 +87,8 @@ class Trigger(Enum):
     REFUSE = "refuse"  # the request is answered with our error: the host never sees it
     STREAM = "stream"  # the head says: a stream of ours, rewritten as it comes
     BUFFER = "buffer"  # the head says: a whole body of ours, gathered first
-    PASS = "pass"  # the host's bytes go as they came (not ours, given back, or a failure of ours)
+    PASS = "pass"  # the host's bytes go as they came (not ours, or a whole body given back)
+    FALL_BACK = "fall_back"  # a failure of ours, or the app replaced its response: the rest as it came
     GIVE_UP = "give_up"  # a stream stops being rewritten midway: the rest is only decoded
     TERMINAL = "terminal"  # the client's stream had its terminal event before the host's ended
     END = "end"  # the host's body ended and the client has all of it
@@ -90,7 +106,7 @@ TRANSITIONS: dict[State, dict[Trigger, State]] = {
         Trigger.FAIL: State.DONE,
     },
     State.STREAM: {
-        Trigger.PASS: State.PASS,
+        Trigger.FALL_BACK: State.PASS,
         Trigger.GIVE_UP: State.GIVEN_UP,
         Trigger.TERMINAL: State.ENDED,
         Trigger.END: State.DONE,
@@ -98,14 +114,16 @@ TRANSITIONS: dict[State, dict[Trigger, State]] = {
     },
     State.BUFFER: {
         Trigger.PASS: State.PASS,
+        Trigger.FALL_BACK: State.PASS,
         Trigger.END: State.DONE,
         Trigger.FAIL: State.DONE,
         Trigger.AGAIN: State.AGAIN,
     },
     State.AGAIN: {Trigger.READ: State.HEAD},
-    State.PASS: {Trigger.END: State.DONE},
-    State.GIVEN_UP: {Trigger.PASS: State.PASS, Trigger.END: State.DONE},
-    State.ENDED: {Trigger.END: State.DONE},
+    State.PASS: {Trigger.FALL_BACK: State.PASS, Trigger.END: State.DONE},
+    State.GIVEN_UP: {Trigger.FALL_BACK: State.PASS, Trigger.END: State.DONE},
+    # The client's answer is complete: a failure of ours after it changes nothing.
+    State.ENDED: {Trigger.FALL_BACK: State.ENDED, Trigger.END: State.DONE},
     State.DONE: {},
 }
 
@@ -127,6 +145,74 @@ def next_state(state: State, trigger: Trigger) -> State:
         raise IllegalTransition(state, trigger) from None
 
 
+# -- the data the guards read -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HostHead:
+    """The host's response head as the exchange read it: what its body is (`core.http.Body`: a
+    JSON answer, an SSE stream, or something to pass), whether it gave the body's length
+    (`sized`) and whether the body is content-encoded (`identity`: not), and the body the
+    exchange answers instead of the host's (`replaced`: the client API's error in place of a
+    bridged host's or the proxy's, or a token count's estimate), if any."""
+
+    body: Body
+    sized: bool = False
+    identity: bool = True
+    replaced: Literal["error", "estimate"] | None = None
+
+
+NO_HEAD = HostHead(Body.PASS)  # before the host's head came
+
+
+# -- the guards: what picks each trigger --------------------------------------------------------
+
+
+def head_trigger(head: HostHead, *, readable: bool) -> Trigger:
+    """What the host's head makes of the exchange. `readable`: the request was ours, read in a
+    dialect, for an API that carries calls and is no token count. A body we replace is gathered
+    whole; a stream of ours is rewritten as it comes, a JSON answer gathered; the rest passes."""
+    if head.replaced is not None:
+        return Trigger.BUFFER
+    if not readable or head.body is Body.PASS:
+        return Trigger.PASS
+    return Trigger.STREAM if head.body is Body.SSE else Trigger.BUFFER
+
+
+def head_final(state: State, head: HostHead) -> bool:
+    """The head the exchange chose is the one the client gets whatever the body holds: a stream
+    being made (no `Content-Length`: a body of known length is ready, and may live in a file,
+    which wants the host's own head) whose bytes are not content-encoded (a stream given up goes
+    out under it too)."""
+    return state is STREAM and head.identity and not head.sized
+
+
+def buffered_trigger(size: int, cap: int) -> Trigger | None:
+    """A whole body being gathered: `PASS` once it is over the cap (the original goes as it came)."""
+    return Trigger.PASS if size > cap else None
+
+
+def unread_event_trigger(*, done: bool, answer_required: bool, bridged: bool) -> Trigger | None:
+    """The host's stream began with an event that is no answer of its API (`done`: its `[DONE]`).
+    A client that must get an answer (bridged, or a remote host) gets its API's error instead:
+    None, the answer made to say so, whose end moves the exchange (`TERMINAL`). Otherwise
+    a `[DONE]` first ends the client's stream (`TERMINAL`); anything else is given up."""
+    if answer_required and not (done and not bridged):
+        return None
+    return Trigger.TERMINAL if done else Trigger.GIVE_UP
+
+
+def whole_trigger(*, read: bool, answer_required: bool, again: bool) -> Trigger:
+    """A whole body at its end. `read`: it was an answer (or one we replace) and a body of ours
+    was written; `again`: the answer broke a rule another generation may keep, and
+    `regenerate` allows one more. Not read and not required: the original goes as it came."""
+    if again:
+        return Trigger.AGAIN
+    if not read and not answer_required:
+        return Trigger.PASS
+    return Trigger.END
+
+
 __all__ = [
     "AGAIN",
     "BUFFER",
@@ -134,13 +220,20 @@ __all__ = [
     "ENDED",
     "GIVEN_UP",
     "HEAD",
+    "NO_HEAD",
     "PASS",
     "REFUSED",
     "REQUEST",
     "STREAM",
     "TRANSITIONS",
+    "HostHead",
     "IllegalTransition",
     "State",
     "Trigger",
+    "buffered_trigger",
+    "head_final",
+    "head_trigger",
     "next_state",
+    "unread_event_trigger",
+    "whole_trigger",
 ]

@@ -2,7 +2,7 @@
 rewritten (the tools injected, the history flattened), with what was learned on the way.
 
 ```python
-forwarded = forward_request(raw, api="chat", upstream="chat", settings=s, record=r)
+forwarded = forward_request(raw, api="chat", upstream="chat", config=c, record=r)
 forwarded.body          # the bytes to forward, or None: forward `raw` unchanged
 forwarded.request       # the client's request object
 forwarded.rules         # tools, tool_choice, parallel_tool_calls (an OpenAI shape) for the answer
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Api, spec_for
-from .exchange_data import Report, Settings
+from .exchange_data import ExchangeConfig, Report
 from .framing.utf8 import json_bytes, json_bytes_with
 from .grammar.constrain import constrained_body
 from .host import for_host, request_dialect
@@ -45,8 +45,15 @@ class Forwarded:
     counted: Mapping[str, Any] | None = None  # a `/count_tokens` body as the host gets it
 
 
+def injects_manifest(config: ExchangeConfig) -> bool:
+    """Whether the tool manifest goes into the prompt: as configured, or, left unset, unless the
+    tools are forwarded (a backend that takes them writes them into its prompt itself, by its
+    chat template)."""
+    return config.inject_manifest if config.inject_manifest is not None else not config.forward_tools
+
+
 def forward_request(
-    raw: bytes, *, api: Api, upstream: Api, settings: Settings, record: Report, count_tokens: bool = False
+    raw: bytes, *, api: Api, upstream: Api, config: ExchangeConfig, record: Report, count_tokens: bool = False
 ) -> Forwarded:
     """The request `raw` as the host gets it; raises `BadRequest` for a malformed one of ours."""
     bridged = upstream != api
@@ -58,29 +65,29 @@ def forward_request(
     except RecursionError:
         # Too deep for JSON's own decoder: refused on every route, as any body over `max_depth`
         # (the host's decoder may well fail the same way, as a 500).
-        record.dialect = settings.dialect_for(None)
-        raise too_deep_error(settings.max_depth) from None
+        record.dialect = config.dialect_for(None)
+        raise too_deep_error(config.limits.max_depth) from None
     except (ValueError, UnicodeDecodeError):
-        record.dialect = settings.dialect_for(None)
+        record.dialect = config.dialect_for(None)
         raise BadRequest("The request body is not valid JSON.", None, code="invalid_json") from None
     if not isinstance(body, dict):
-        record.dialect = settings.dialect_for(None)
+        record.dialect = config.dialect_for(None)
         raise BadRequest("The request body must be a JSON object.", None, code="invalid_body")
-    check_depth(body, settings.max_depth)  # before anything below walks it
+    check_depth(body, config.limits.max_depth)  # before anything below walks it
     request = body
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    dialect = settings.dialect_for(model)
+    dialect = config.dialect_for(model)
     record.dialect, record.model = dialect, model
     record.stream = bool(body.get("stream"))
     if count_tokens:
-        return _count_request(body, settings, record)
+        return _count_request(body, config, record)
     expanded = False
-    if api == "responses" and settings.expand_compactions:
+    if api == "responses" and config.compaction == "emulate":
         compacted = expand_compactions(body)  # (before the fields are checked: it is no item they know)
         expanded, body = compacted is not body, compacted
     body, rules, dropped = for_host(api, upstream, body)
     record.stream = record.stream or bool(body.get("stream"))  # (an AG-UI run asks its host for a stream)
-    further = settings.request_checks.get(api)  # (AG-UI's, by the protocol's own types)
+    further = config.request_checks().get(api)  # (AG-UI's, by the protocol's own types)
     if further is not None:
         further(request)
     rewrite = spec_for(upstream).rewrite
@@ -89,13 +96,13 @@ def forward_request(
     result = rewrite(
         body,
         dialect=request_dialect(dialect),
-        forward_tools=settings.forward_tools,
-        inject_manifest=settings.inject_manifest,
+        forward_tools=config.forward_tools,
+        inject_manifest=injects_manifest(config),
     )
     record.dropped_tool_types = list(dropped if dropped is not None else result.tools.dropped)
     record.echoed_function_calls = result.calls_flattened
-    if settings.constrain is not None and upstream == "chat":
-        constrained = _constrained(result.body, result.tools, settings, model, dialect, record)
+    if config.constrain is not None and upstream == "chat":
+        constrained = _constrained(result.body, result.tools, config, model, dialect, record)
         if constrained is not None:
             record.rewritten_request = True
             return Forwarded(json_bytes(constrained), request, rules)
@@ -111,27 +118,27 @@ def forward_request(
 
 
 def _constrained(
-    body: Any, tools: ToolSet, settings: Settings, model: str | None, dialect: str, record: Report
+    body: Any, tools: ToolSet, config: ExchangeConfig, model: str | None, dialect: str, record: Report
 ) -> dict[str, Any] | None:
     """The host's body with its engine's grammar field (`constrain`), or `None`: none applies."""
-    assert settings.constrain is not None
+    assert config.constrain is not None
     if not isinstance(body, dict):
         return None
     constrained = constrained_body(
         body,
         tools,
-        engine=settings.constrain,
+        engine=config.constrain,
         dialect=request_dialect(dialect),
         model=model,
-        thinking=settings.thinking,
-        all_strict=settings.strict,
+        thinking=config.thinking,
+        all_strict=config.strict,
     )
     if constrained is not None:
-        record.notes.append(f"constrained: {settings.constrain}")
+        record.notes.append(f"constrained: {config.constrain}")
     return constrained
 
 
-def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> Forwarded:
+def _count_request(body: dict[str, Any], config: ExchangeConfig, record: Report) -> Forwarded:
     """A `/count_tokens` body rewritten as its message would be, so the host counts the
     manifest and the flattened history; kept for the estimate should the host not count."""
     messages = spec_for("messages")  # Anthropic's token counting
@@ -140,8 +147,8 @@ def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> 
     result = messages.rewrite(
         body,
         dialect=request_dialect(record.dialect),
-        forward_tools=settings.forward_tools,
-        inject_manifest=settings.inject_manifest,
+        forward_tools=config.forward_tools,
+        inject_manifest=injects_manifest(config),
     )
     if not result.changed:
         return Forwarded(None, body, counted=result.body)
@@ -149,4 +156,9 @@ def _count_request(body: dict[str, Any], settings: Settings, record: Report) -> 
     return Forwarded(json_bytes(result.body), body, counted=result.body)
 
 
-__all__ = ["SPLICED_MANIFEST", "Forwarded", "forward_request"]
+__all__ = [
+    "SPLICED_MANIFEST",
+    "Forwarded",
+    "forward_request",
+    "injects_manifest",
+]

@@ -41,7 +41,7 @@ class Rewriting(Protocol):
     status: int | None
     no_retry: bool
 
-    def start(self, method: str, status: int, headers: Headers, *, prepare: bool = True) -> Headers: ...
+    def start(self, method: str, status: int, headers: Headers) -> Headers: ...
 
     def transform(self, data: bytes, *, end: bool = False) -> bytes | None: ...
 
@@ -98,10 +98,10 @@ class HeldResponse(Generic[M]):
         response through, and its head and whatever was held are out."""
         return self.exchange.state is PASS and self._head is None and not self._held
 
-    def head(self, method: str, status: int, headers: Headers, *, trailers: bool = False, prepare: bool = True) -> None:
+    def head(self, method: str, status: int, headers: Headers, *, trailers: bool = False) -> None:
         """The app's head: the exchange decides from it (`Rewriting.start`), and it is held.
         `trailers`: the app announced trailers (the new length is then left out)."""
-        new = self.exchange.start(method, status, headers, prepare=prepare)
+        new = self.exchange.start(method, status, headers)
         self._trailers = trailers
         self._head = APPS_HEAD if self.exchange.state is PASS else Head(new)
 
@@ -115,7 +115,10 @@ class HeldResponse(Generic[M]):
 
     def body(self, message: M, data: bytes, *, end: bool) -> Writes[M]:
         """A piece of the app's body (`data`, in `message`; `end`: the last one)."""
-        state = self.exchange.state
+        exchange = self.exchange
+        state = exchange.state
+        if state is STREAM:  # (the usual piece: checked first)
+            return self._rewritten(message, exchange.transform(data, end=end), end=end, buffering=False)
         if state is HEAD:
             raise RuntimeError("the application sent a body before its head (start_response, http.response.start)")
         if state is PASS or state is DONE:
@@ -124,7 +127,7 @@ class HeldResponse(Generic[M]):
             return Writes()  # the client's stream is over, or the host is asked again: dropped
         if state is BUFFER:
             self._held.append((message, True))
-        return self._rewritten(message, self.exchange.transform(data, end=end), end=end, buffering=state is BUFFER)
+        return self._rewritten(message, exchange.transform(data, end=end), end=end, buffering=state is BUFFER)
 
     def end(self) -> Writes[M]:
         """The app's body ended with no message of its own to carry the end (WSGI's iterable)."""
@@ -178,9 +181,8 @@ class HeldResponse(Generic[M]):
         self._head, self._held = APPS_HEAD, []
 
     def _rewritten(self, message: M | None, out: bytes | None, *, end: bool, buffering: bool) -> Writes[M]:
-        sent = () if message is None else (message,)  # the app's own message, if any
         if out is None:  # a bug of ours (logged): the rest passes through
-            return self._give_back() if buffering else self.release(*sent)
+            return self._give_back() if buffering else self.release(*(() if message is None else (message,)))
         if not buffering:
             # (a stream holds no message: only a whole body's head waits for what follows it)
             head, self._head = self._head, None

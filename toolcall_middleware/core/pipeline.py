@@ -33,20 +33,26 @@ from .answer import Answer
 from .answer_parts import Prepared
 from .api import Api, spec_for
 from .detect import detect, kind_of
-from .exchange_data import AnswerSetup, Report, Settings
+from .exchange_data import AnswerSetup, ExchangeConfig, Report
 from .exchange_state import (
-    AGAIN,
     BUFFER,
     DONE,
     ENDED,
     GIVEN_UP,
     HEAD,
+    NO_HEAD,
     PASS,
     REQUEST,
     STREAM,
+    HostHead,
     State,
     Trigger,
+    buffered_trigger,
+    head_final,
+    head_trigger,
     next_state,
+    unread_event_trigger,
+    whole_trigger,
 )
 from .forwarded import forward_request
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
@@ -65,7 +71,7 @@ class Exchange:
     """One request and its response.
 
     ```python
-    ex = Exchange("chat", settings)                     # Exchange("responses", s, upstream="chat"): bridged
+    ex = Exchange("chat", config)                       # Exchange("responses", c, upstream="chat"): bridged
     body = ex.rewrite_request(raw_request_bytes)        # may raise BadRequest (-> 400, `error_body`)
     status, headers = ex.start("POST", 200, upstream_headers)
     out = ex.feed(chunk) ... + ex.close()
@@ -73,8 +79,11 @@ class Exchange:
     """
 
     def __init__(
-        self, api: Api, settings: Settings, *, upstream: Api | None = None, count_tokens: bool = False
+        self, api: Api, config: ExchangeConfig, *, upstream: Api | None = None, count_tokens: bool = False,
+        remote_host: bool = False,
     ) -> None:
+        """`config`: the configuration, read where it stands (`ToolCallConfig`); `remote_host`: the
+        host is another process (the reverse proxy's upstream), see `_answer_required`."""
         self.api = api
         self.upstream: Api = upstream or api
         self.spec = spec_for(api)  # what differs by the client's API
@@ -83,16 +92,16 @@ class Exchange:
         # An answer that is not the API's is the client's error, not passed on: a bridged client
         # would not read the host's API, and a host in another process (`remote_host`) that sends
         # a page of HTML is broken, not the user's own code speaking.
-        self._answer_required = self.bridged or settings.remote_host
+        self._answer_required = self.bridged or remote_host
         self.count_tokens = count_tokens
         self._counted: Mapping[str, Any] | None = None  # a count request's body as the host gets it
-        self.settings = settings
+        self.config = config
         self.request: dict[str, Any] = {}
         self.rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
         self.record = Report(api=api, dialect="")
         if self.upstream != api:
             self.record.notes.append(f"bridged: the host answers as {self.upstream}")
-        self._max_event = settings.max_sse_event_bytes
+        self._max_event = config.limits.max_sse_event_bytes
         self._response()
         # Where the exchange is (`core.exchange_state`): it moves only through `_move`.
         self.state = REQUEST
@@ -100,18 +109,15 @@ class Exchange:
     def _response(self) -> None:
         """What the exchange knows of the host's response: nothing yet (a new one, or the next
         generation's, `again`)."""
-        self._mode = Body.PASS
+        self.head = NO_HEAD  # the host's head as read (`HostHead`): what the guards decide by
+        # Decodes the body's content-coding; None when there is none to undo (or the body passes).
         self._decoder: ContentDecoder | None = None
-        self._identity = True  # the body is not content-encoded (read on every piece of a stream)
         self._sse: SSEDecoder | None = None
         self._held = bytearray()  # decoded bytes the SSE decoder holds: given back raw if we give up
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._stream: Answer | None = None
         self._prepared: Prepared | None = None  # made at `start`, taken by the answer
-        self._sized = False  # the host's head gave the body's length
-        self._ended_first = False  # the stream's first data was its end (`[DONE]`), no answer
-        self._replacing: Literal["error", "estimate"] | None = None  # the body we answer instead
         self._host_status = 0
         self.status: int | None = None  # a new status for a buffered body, decided at close()
         # The body is an error of ours that the same request would meet again (`x-should-retry`).
@@ -142,7 +148,7 @@ class Exchange:
             raw,
             api=self.api,
             upstream=self.upstream,
-            settings=self.settings,
+            config=self.config,
             record=self.record,
             count_tokens=self.count_tokens,
         )
@@ -165,59 +171,58 @@ class Exchange:
 
     # -- response ------------------------------------------------------------------------------
 
-    def start(self, method: str, status: int, headers: Headers, *, prepare: bool = True) -> Headers:
-        """Decide from the response head; return the headers to send (on the first body).
-        `prepare=False`: the answer's parts are not made here; the caller calls `prepare` once it
-        has sent a head that was final (`head_final`), so that the head goes out first."""
+    def start(self, method: str, status: int, headers: Headers) -> Headers:
+        """Decide from the response head (`exchange_state.head_trigger`); return the headers to
+        send (on the first body). The answer's parts are made by `prepare`, which the shell calls
+        once the head is handed over (after sending it, when it was final: `head_final`)."""
         self.record.status = status
-        if self.record.dialect and self._replace(status, header(headers, PROXY_ERROR) is not None):
-            self._mode = Body.JSON
-            self._move(Trigger.BUFFER)
-            self._decoder = ContentDecoder(header(headers, b"content-encoding"))
+        coding = header(headers, b"content-encoding")
+        replaced = self._replacement(status, header(headers, PROXY_ERROR) is not None) if self.record.dialect else None
+        if replaced is not None:
+            self.head = HostHead(Body.JSON, identity=coding is None, replaced=replaced)
+            self._move(head_trigger(self.head, readable=True))
+            self._decoder = ContentDecoder(coding)
             kept = without(
                 headers, b"content-length", b"transfer-encoding", b"content-encoding", b"content-type", PROXY_ERROR
             )
             return [*kept, (b"content-type", b"application/json")]
-        self._mode = classify(method, status, headers)
-        sniffed = self._answer_required and self._mode is Body.PASS and answerable(method, status, headers)
+        body = classify(method, status, headers)
+        sniffed = self._answer_required and body is Body.PASS and answerable(method, status, headers)
         if sniffed and not self.count_tokens and self.spec.output is not None:
             # A 2xx of a content type no answer has: read as JSON, so an answer is still taken and
             # anything else becomes the client's 502 (`_whole`), never its bytes.
-            self._mode = Body.JSON
+            body = Body.JSON
             self.record.notes.append(f"the host answered {header(headers, b'content-type')!r}: read as JSON")
             headers = [*without(headers, b"content-type"), (b"content-type", b"application/json")]
-        if self.count_tokens or self._mode is Body.PASS or not self.record.dialect:
-            self._move(Trigger.PASS)
-            self.record.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
+        decoder = ContentDecoder(coding)
+        self.head = HostHead(body, sized=header(headers, b"content-length") is not None, identity=decoder.identity)
+        readable = not self.count_tokens and bool(self.record.dialect) and self.spec.output is not None
+        if self._move(head_trigger(self.head, readable=readable)) is PASS:
+            if self.spec.output is None and body is not Body.PASS and not self.count_tokens:
+                # An API with no way to carry a tool call (legacy completions), whose client writes
+                # its own prompt: its answer reaches it as the host wrote it (`choices[].text`).
+                self.record.passthrough_reason = f"the {self.api} API carries no tool calls: passed through"
+            else:
+                self.record.passthrough_reason = f"status {status} / {header(headers, b'content-type')!r}"
             return headers
-        if self.spec.output is None:
-            # An API with no way to carry a tool call (legacy completions), whose client writes its
-            # own prompt: its answer reaches it as the host wrote it (`choices[].text`).
-            self._move(Trigger.PASS)
-            self.record.passthrough_reason = f"the {self.api} API carries no tool calls: passed through"
-            return headers
-        self._move(Trigger.STREAM if self._mode is Body.SSE else Trigger.BUFFER)
-        self._sized = header(headers, b"content-length") is not None
-        self._decoder = ContentDecoder(header(headers, b"content-encoding"))
-        self._identity = self._decoder.identity
+        self._decoder = None if decoder.identity else decoder
         new = without(headers, b"content-length", b"transfer-encoding", b"etag", b"content-md5", b"digest")
-        if not self._decoder.identity:
+        if not decoder.identity:
             new = without(new, b"content-encoding")
-        if self._mode is Body.SSE:
-            self._sse = SSEDecoder(max_event_bytes=self.settings.max_sse_event_bytes)
-        if prepare:
-            self.prepare()
+        if body is Body.SSE:
+            self._sse = SSEDecoder(max_event_bytes=self.config.limits.max_sse_event_bytes)
         return new
 
-    def _replace(self, status: int, ours: bool = False) -> bool:
-        """Whether the body of a host answer with `status` is replaced by ours (see the module doc);
+    def _replacement(self, status: int, ours: bool = False) -> Literal["error", "estimate"] | None:
+        """The body of ours that replaces a host answer with `status` (see the module doc), if any;
         `ours`: the error is the reverse proxy's own (`PROXY_ERROR`), not the host's."""
         self._host_status = status
         if self.count_tokens and status in (404, 405, 501) and self._counted is not None:
-            self._replacing, self.status = "estimate", 200
-        elif status >= 400 and (self.bridged or (ours and self.spec.error_body is not openai_error)):
-            self._replacing = "error"
-        return self._replacing is not None
+            self.status = 200
+            return "estimate"
+        if status >= 400 and (self.bridged or (ours and self.spec.error_body is not openai_error)):
+            return "error"
+        return None
 
     def prepare(self) -> None:
         """The answer's parts that the host's answer does not change, made now (see `Prepared`).
@@ -227,7 +232,7 @@ class Exchange:
         if self.passthrough or self._stream is not None or self._prepared is not None:
             return
         try:  # (the host's answer has the kind its API names, nearly always)
-            self._prepared = Prepared(self._setup(), stream=self._mode is Body.SSE, kind=self.upstream)
+            self._prepared = Prepared(self._setup(), stream=self.state is STREAM, kind=self.upstream)
         except Exception:
             self._prepared = None
 
@@ -239,55 +244,42 @@ class Exchange:
         """What the answer is given of this exchange (the request is read by now)."""
         record = self.record
         return AnswerSetup(
-            self.api, self.upstream, self.settings, self.request, self.rules, record.dialect, record.model
+            self.api, self.upstream, self.config, self.request, self.rules, record.dialect, record.model
         )
 
     @property
     def head_final(self) -> bool:
-        """The headers `start` returned are the ones the client gets whatever the body holds: a
-        stream being made (no `Content-Length`: a body of known length is ready, and may live in
-        a file, which wants the host's own head) whose bytes are not content-encoded (a stream
-        given up goes out under them too)."""
-        return (
-            self._mode is Body.SSE
-            and not self.passthrough
-            and self._decoder is not None
-            and self._decoder.identity
-            and not self._sized
-        )
-
-    @property
-    def buffered(self) -> bool:
-        """A whole JSON body is held until it ends (its length is only known then)."""
-        return self.state is BUFFER
+        """The headers `start` returned are the ones the client gets whatever the body holds
+        (`exchange_state.head_final`)."""
+        return head_final(self.state, self.head)
 
     def feed(self, data: bytes) -> bytes:
         """The client's bytes for one piece of the host's body (see `State` for each state's)."""
         state = self.state
         if state is STREAM:
             # (the usual stream is not encoded: no call per chunk to pass it on)
-            out = self._feed_sse(data if self._identity else self._decode(data))
+            decoder = self._decoder
+            out = self._feed_sse(data if decoder is None else decoder.feed(data))
             stream = self._stream
             if stream is not None and stream.ended and self.state is STREAM:
-                self._move(Trigger.TERMINAL)  # the client's stream is over: nothing follows
+                # The client's stream is over: nothing follows (the guard, read inline: see
+                # `core.exchange_state`).
+                self._move(Trigger.TERMINAL)
             return out
         if state is BUFFER:
-            self._buffer.append(self._decode(data))
+            self._buffer.append(data if self._decoder is None else self._decoder.feed(data))
             self._buffered += len(data)
-            if self._buffered > self.settings.max_response_bytes:
+            over = buffered_trigger(self._buffered, self.config.limits.max_response_bytes)
+            if over is not None:
                 # Over the cap: stop holding it; the caller sends the original bytes from here on.
                 self.record.passthrough_reason = "the upstream body is over max_response_bytes"
                 self._buffer = []
-                self._move(Trigger.PASS)
+                self._move(over)
             return b""
         if state is ENDED or state is DONE:
             return b""  # the client's stream is over: the rest of the host's is read and dropped
         # Passed through: a stream given up midway still decodes (its Content-Encoding is dropped).
         return data if self._decoder is None else self._decoder.feed(data)
-
-    def _decode(self, data: bytes) -> bytes:
-        assert self._decoder is not None
-        return self._decoder.feed(data)
 
     @property
     def ended(self) -> bool:
@@ -302,37 +294,43 @@ class Exchange:
         """The client's stream has had its terminal event (`ended`, while the exchange's state
         is still to move there)."""
         stream = self._stream
-        return (stream is not None and stream.ended) or self._ended_first
+        return (stream is not None and stream.ended) or self.state is ENDED
 
     def close(self) -> bytes:
         """The host's body ended: the last bytes for the client. The exchange is `DONE` then, or
         `PASS` when a whole body turned out not to be ours (the caller sends the original)."""
         state = self.state
-        if state is STREAM or state is BUFFER:
-            out = self._close()
-        elif state is GIVEN_UP or state is PASS:
+        if state is STREAM:
+            out = self._close_stream()
+            self._move(Trigger.END)
+        elif state is BUFFER:
+            out, trigger = self._close_whole()
+            self._move(trigger)
+        elif state is GIVEN_UP:
             out = b"" if self._decoder is None else self._decoder.flush()
-            if state is PASS:
-                return out  # (a body passed from its head, or given back: the shell ends it)
+            self._move(Trigger.END)
+        elif state is PASS:
+            # (a body passed from its head, or given back: the shell ends it)
+            return b"" if self._decoder is None else self._decoder.flush()
         elif state is ENDED:
             out = b""
+            self._move(Trigger.END)
         else:
             return b""
-        if self.state is not PASS and self.state is not AGAIN:
-            self._move(Trigger.END)
         if self.status is not None:
             self.record.status = self.status  # the record says what the client got
         return out
 
-    def _close(self) -> bytes:
-        assert self._decoder is not None
-        tail = self._decoder.flush()
-        if self._mode is Body.JSON:
-            self._buffer.append(tail)
-            body = self._whole(b"".join(self._buffer))
-            if self.status is not None:
-                self.record.status = self.status  # the client's, ours (the record had the host's)
-            return body
+    def _close_whole(self) -> tuple[bytes, Trigger]:
+        tail = b"" if self._decoder is None else self._decoder.flush()
+        self._buffer.append(tail)
+        body, trigger = self._whole(b"".join(self._buffer))
+        if self.status is not None:
+            self.record.status = self.status  # the client's, ours (the record had the host's)
+        return body, trigger
+
+    def _close_stream(self) -> bytes:
+        tail = b"" if self._decoder is None else self._decoder.flush()
         out = self._feed_sse(tail) if tail else b""
         assert self._sse is not None
         if not self.passthrough:
@@ -340,7 +338,7 @@ class Exchange:
             # unless it is a whole event lacking only its blank line (its data reads). Only on a
             # native route with nothing of ours sent yet does it go as it came (a pass-through).
             unterminated = self._sse.flush()
-            depth = self.settings.max_depth
+            depth = self.config.limits.max_depth
             held = [e for e in unterminated if e.data is not None and decode_data(e.data, depth) is not None]
             if self._stream is None and not self._answer_required and not held:
                 held = unterminated
@@ -349,7 +347,7 @@ class Exchange:
             self._held = bytearray(b"".join(e.raw for e in held))
             if held:
                 out += self._sse_events(held)
-        if self._stream is None and not self.passthrough and self._answer_required and not self._ended_first:
+        if self._stream is None and self.state is STREAM and self._answer_required:
             # A bridged client (or a remote host's) whose stream ended before any answer: its API's error.
             self.record.unreadable = self.record.unreadable or "text/event-stream with no answer"
             self._stream = self._answer(stream=True, kind=self.upstream)
@@ -367,17 +365,14 @@ class Exchange:
         A stream whose head went out but no answer yet ends the same way, in the error alone.
         `None` when there is no stream of ours (what was sent is the app's, so is the failure),
         and after an end or an event that was not ours."""
-        if self.passthrough or self._mode is not Body.SSE:
+        if self.state is not STREAM:
             return None
         if self._stream is None:
-            if self._ended_first:
-                return None  # the stream had ended
             self._stream = self._answer(stream=True, kind=self.upstream)
         if not self._stream.verdict.done:
             self.record.notes.append(f"the host app failed mid-stream: {message}")
         out = self._stream.abort(message)
-        if self.state is STREAM:
-            self._move(Trigger.FAIL)
+        self._move(Trigger.FAIL)
         return out
 
     def _feed_sse(self, data: bytes) -> bytes:
@@ -422,65 +417,67 @@ class Exchange:
                 return b""
             return event.raw  # comments (keep-alives) and empty events go through as they came
         if self._stream is None:
-            obj = decode_data(event.data, self.settings.max_depth)
+            obj = decode_data(event.data, self.config.limits.max_depth)
             kind = self._answer_kind(obj)
             if kind is None:
-                if self._answer_required and not (event.data.strip() == "[DONE]" and not self.bridged):
+                done = event.data.strip() == "[DONE]"
+                trigger = unread_event_trigger(done=done, answer_required=self._answer_required, bridged=self.bridged)
+                if trigger is None:
                     # A bridged client does not speak the host's API, and a remote host's stream
                     # that is not its API's is broken: the client's stream ends in its error.
                     self.record.unreadable = f"text/event-stream: {event.raw[:200]!r}"
                     self.record.notes.append(f"the host's stream is not a {self.upstream} answer")
                     self._stream = self._answer(stream=True, kind=self.upstream)
-                    ended = event.data.strip() == "[DONE]"
-                    said = "ended before any" if ended else "could not be read as a"
+                    said = "ended before any" if done else "could not be read as a"
                     return self._stream.abort(f"The host's stream {said} {self.upstream} answer.")
-                if event.data.strip() != "[DONE]":
+                if trigger is Trigger.GIVE_UP:
                     self.record.passthrough_reason = "the upstream stream is not an OpenAI-style answer"
-                    self._move(Trigger.GIVE_UP)
-                else:
-                    self._ended_first = True
-                    self._move(Trigger.TERMINAL)
+                self._move(trigger)  # (TERMINAL: its first event was its end, no answer)
                 return event.raw
             self._stream = self._answer(stream=True, kind=kind)
             return self._stream.feed(event, obj)
         return self._stream.feed(event)
 
-    def _whole(self, raw: bytes) -> bytes:
-        if self._replacing == "estimate" and self._counted is not None:
+    def _whole(self, raw: bytes) -> tuple[bytes, Trigger]:
+        """The client's body for a whole host body, and the move it makes (`whole_trigger`)."""
+        replaced = self.head.replaced
+        if replaced == "estimate" and self._counted is not None:
             self.record.notes.append("the host does not count tokens: estimated")
-            return json_bytes({"input_tokens": estimate_tokens(self._counted)})
-        if self._replacing == "error":
-            return host_error(raw, self._host_status, self.api)
-        within = self._buffered <= self.settings.max_response_bytes
-        obj = decode_data(raw.decode("utf-8", errors="replace"), self.settings.max_depth) if within else None
+            return json_bytes({"input_tokens": estimate_tokens(self._counted)}), Trigger.END
+        if replaced == "error":
+            return host_error(raw, self._host_status, self.api), Trigger.END
+        within = self._buffered <= self.config.limits.max_response_bytes
+        obj = decode_data(raw.decode("utf-8", errors="replace"), self.config.limits.max_depth) if within else None
         kind = self._answer_kind(obj)
-        if kind is None and self._answer_required:
-            # A bridged client does not speak the host's API, and a remote host's body that is not
-            # its API's is broken (a proxy's error page): the host's bytes would mean nothing.
-            self.record.notes.append(f"the host's answer is not a {self.upstream} answer")
-            self.record.unreadable = repr(raw[:200])
-            self.status = 502
-            return self.spec.error_body(f"The host's answer could not be read as a {self.upstream} answer.", 502)
+        required = self._answer_required
         if kind is None:
-            self.record.passthrough_reason = "the upstream body is not an OpenAI-style answer"
-            self._move(Trigger.PASS)  # the caller sends the original bytes and headers
-            return raw
+            if required:
+                # A bridged client does not speak the host's API, and a remote host's body that is
+                # not its API's is broken (a proxy's error page): the host's bytes would mean nothing.
+                self.record.notes.append(f"the host's answer is not a {self.upstream} answer")
+                self.record.unreadable = repr(raw[:200])
+                self.status = 502
+                body = self.spec.error_body(f"The host's answer could not be read as a {self.upstream} answer.", 502)
+            else:
+                self.record.passthrough_reason = "the upstream body is not an OpenAI-style answer"
+                body = raw  # the caller sends the original bytes and headers
+            return body, whole_trigger(read=False, answer_required=required, again=False)
         stream = self._answer(stream=False, kind=kind)
-        body = stream.whole(obj)
+        written = stream.whole(obj)
         failed = stream.verdict.failed
+        record = self.record
+        again = failed is not None and failed.code in REGENERABLE and record.generations <= self.config.regenerate
+        if again:
+            # Another generation may keep the rule this one broke: nothing of it goes out.
+            assert failed is not None
+            record.notes.append(f"generation {record.generations} failed ({failed.code}): the host is asked again")
+            return b"", whole_trigger(read=True, answer_required=required, again=True)
         if failed is not None:
-            record = self.record
-            if failed.code in REGENERABLE and record.generations <= self.settings.regenerate:
-                # Another generation may keep the rule this one broke: nothing of it goes out.
-                record.notes.append(f"generation {record.generations} failed ({failed.code}): the host is asked again")
-                self._move(Trigger.AGAIN)
-                return b""
             self.no_retry = True
         if stream.status is not None:
             self.status = stream.status
-        if body is None:
-            self._move(Trigger.PASS)
-        return raw if body is None else body
+        trigger = whole_trigger(read=written is not None, answer_required=False, again=False)
+        return (raw if written is None else written), trigger
 
     def _answer_kind(self, obj: Any) -> Api | None:
         """The reader for the host's first object: its own API's, or None (not ours). A host may
@@ -497,4 +494,4 @@ class Exchange:
         return kind
 
 
-__all__ = ["Exchange", "Report", "Settings"]
+__all__ = ["Exchange", "Report"]

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from ..asgi import ToolCallMiddleware
+from ..middleware import ToolCallMiddleware
 from .app import DemoApp, Written
 
 QUESTION = "What is the weather in Paris?"

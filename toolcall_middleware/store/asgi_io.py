@@ -8,8 +8,8 @@ from urllib.parse import parse_qsl
 
 from ..core.body_read import BodyRead
 from ..core.framing.utf8 import json_bytes
-from ..core.http import json_head, without
-from ..inprocess import receive_body, replay, respond
+from ..core.http import json_head
+from ..inprocess import ANSWERED, receive_body, replay, respond, with_body
 from .state import StateError
 
 Scope = MutableMapping[str, Any]
@@ -37,18 +37,6 @@ async def read_body(receive: Receive, limit: int) -> bytes:
 
 def query_of(scope: Scope) -> dict[str, str]:
     return dict(parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1")))
-
-
-def with_body(scope: Scope, body: bytes) -> Scope:
-    """The scope of a request whose body is now `body` (its length said, no chunked coding)."""
-    headers = without(scope.get("headers") or [], b"content-length", b"transfer-encoding")
-    return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
-
-
-# The scope key under which the state layer gives the pipeline below it a callable that says the
-# status the client got, where the layer answered in the pipeline's stead (a store that failed as
-# the answer was stored: 503), else None: the exchange's record then says what the client got.
-ANSWERED = "toolcall.answered"
 
 
 async def answer(send: Send, status: int, body: Any, *, final: bool = False) -> None:

@@ -71,10 +71,10 @@ class ChatOutput(Output):
     """A Chat stream's chunks for one choice (`ChatStreamEmitter`), as SSE `data:` lines."""
 
     def __init__(self, upstream: Upstream, setup: AnswerSetup, choice: int, legacy: bool) -> None:
-        settings = setup.settings
+        config = setup.config
         self.emitter = ChatStreamEmitter(
             upstream,
-            reasoning_field=settings.reasoning_field,
+            reasoning_field=config.reasoning_field,
             include_usage=bool((setup.request.get("stream_options") or {}).get("include_usage")),
             legacy_functions=legacy,
             choice=choice,
@@ -121,12 +121,12 @@ class ChatOutput(Output):
 
 
 def _whole(whole: Whole) -> dict[str, Any]:
-    settings, done = whole.setup.settings, whole.done
+    config, done = whole.setup.config, whole.done
     builder = ChatMessageBuilder(
         whole.upstream,
-        reasoning_field=settings.reasoning_field,
+        reasoning_field=config.reasoning_field,
         legacy_functions=whole.legacy,
-        extensions="extensions" in settings.profiles,
+        extensions="extensions" in config.profiles,
     )
     payload = builder.build(merge_events(whole.kept_by[0]), usage=chat_usage(done.usage if done else None))
     if len(whole.kept_by) > 1:

@@ -26,7 +26,7 @@ class MessagesOutput(Output):
     """A Messages stream's events (`MessagesStreamEmitter`), as SSE."""
 
     def __init__(self, upstream: Upstream, setup: AnswerSetup, choice: int, legacy: bool) -> None:
-        self.emitter = MessagesStreamEmitter(upstream, reasoning=setup.settings.reasoning_field != "none")
+        self.emitter = MessagesStreamEmitter(upstream, reasoning=setup.config.reasoning_field != "none")
         self.upstream = upstream
 
     def start(self) -> bytes:
@@ -48,7 +48,7 @@ class MessagesOutput(Output):
 
 
 def _whole(whole: Whole) -> dict[str, Any]:
-    builder = MessagesBuilder(whole.upstream, reasoning=whole.setup.settings.reasoning_field != "none")
+    builder = MessagesBuilder(whole.upstream, reasoning=whole.setup.config.reasoning_field != "none")
     return builder.build(merge_events(whole.kept_by[0]), usage=whole.done.usage if whole.done else None)
 
 

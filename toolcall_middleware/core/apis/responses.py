@@ -24,13 +24,13 @@ class ResponsesOutput(Output):
     """A Responses stream's events (`ResponsesStreamEmitter`), numbered, as SSE."""
 
     def __init__(self, upstream: Upstream, setup: AnswerSetup, choice: int, legacy: bool) -> None:
-        settings = setup.settings
+        config = setup.config
         self.emitter = ResponsesStreamEmitter(
             upstream,
             request=setup.request,
-            reasoning=settings.responses_reasoning,
-            required_action="required_action" in settings.profiles,
-            open_responses="open_responses" in settings.profiles,
+            reasoning=config.responses_reasoning,
+            required_action="required_action" in config.profiles,
+            open_responses="open_responses" in config.profiles,
         )
         self.upstream = upstream
         self.text_sse = self.emitter.text_sse
@@ -54,7 +54,7 @@ class ResponsesOutput(Output):
 
 def _whole(whole: Whole) -> dict[str, Any]:
     setup, done = whole.setup, whole.done
-    builder = ResponsesBuilder(whole.upstream, request=setup.request, reasoning=setup.settings.responses_reasoning)
+    builder = ResponsesBuilder(whole.upstream, request=setup.request, reasoning=setup.config.responses_reasoning)
     return builder.build_events(whole.kept_by[0], usage=done.usage if done else None)
 
 

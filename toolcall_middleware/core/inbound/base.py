@@ -37,10 +37,6 @@ class Reader(Protocol):
 
     def feed_data(self, data: str, decoded: object = NOT_DECODED) -> list[InboundEvent] | None: ...
 
-    def feed_event(self, raw: bytes) -> RawText | None: ...
-
-    def event_text(self, raw: bytes) -> str | None: ...
-
     @property
     def template(self) -> TextTemplate | None: ...
 
@@ -222,26 +218,6 @@ class ReaderBase:
         unlearned, self._unlearned = self._unlearned, None
         if unlearned is not None:
             self._learn(*unlearned)
-
-    def feed_event(self, raw: bytes) -> RawText | None:
-        """The one event of a whole SSE event, as it came, when its chunk matches the template (see
-        `feed_data`); `None` when it does not: decode it and call `feed_data`."""
-        if self._unlearned is not None:
-            self.settle()
-        template = self._template
-        if template is None or self.done:
-            return None
-        return template.match_event(raw)
-
-    def event_text(self, raw: bytes) -> str | None:
-        """`feed_event(raw).text`, without making the event: its channel and choice are those of
-        `template.learned` (the per-chunk short path of the exchange)."""
-        if self._unlearned is not None:
-            self.settle()
-        template = self._template
-        if template is None or self.done:
-            return None
-        return template.match_text(raw)
 
     @property
     def template(self) -> TextTemplate | None:

@@ -61,18 +61,10 @@ class TextTemplate:
         assert event is not None
         return RawText(text, event.channel, event.choice)
 
-    def match_event(self, raw: bytes) -> RawText | None:
-        """`match` on a whole SSE event as it came (`data: …\\n\\n`), before SSE decoding: the
-        same event, when the chunk is the learned one's shape on one `data:` line."""
-        text = self.match_text(raw)
-        if text is None:
-            return None
-        event = self.learned
-        assert event is not None
-        return RawText(text, event.channel, event.choice)
-
     def match_text(self, raw: bytes) -> str | None:
-        """`match_event(raw).text`, without making the event: its channel and choice are `learned`'s."""
+        """The text of a whole SSE event as it came (`data: …\\n\\n`), before SSE decoding, when
+        the chunk is the learned one's shape on one `data:` line (`Answer.feed_event`, the one
+        fast path); its channel and choice are `learned`'s. `None`: decode it."""
         size = len(raw)
         # Not shorter than head + tail + one byte: an empty text (or an overlap) is decoded in full.
         if size <= self._frame or not raw.startswith(self._head) or not raw.endswith(self._tail):

@@ -49,7 +49,7 @@ class AGUIOutput(Output):
     """A run's AG-UI events (`AGUIEmitter`) for the host's streamed answer."""
 
     def __init__(self, upstream: Upstream, setup: AnswerSetup, choice: int, legacy: bool) -> None:
-        self.emitter = run_emitter(setup.request, setup.settings.reasoning_field != "none")
+        self.emitter = run_emitter(setup.request, setup.config.reasoning_field != "none")
         self.upstream = upstream
 
     def start(self) -> bytes:
@@ -71,7 +71,7 @@ class AGUIOutput(Output):
 
 def whole_run(whole: Whole) -> dict[str, Any]:
     """A whole answer's run, its events in order (see the module doc)."""
-    emitter = run_emitter(whole.setup.request, whole.setup.settings.reasoning_field != "none")
+    emitter = run_emitter(whole.setup.request, whole.setup.config.reasoning_field != "none")
     return {"events": emitter.feed(whole.kept_by[0]) + emitter.finish()}
 
 

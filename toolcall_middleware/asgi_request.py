@@ -7,11 +7,11 @@ own again, so the app still sees `http.disconnect`. What the client gets of each
 app's, and when its head goes, is `core.held_response`'s to say (the shell turns its `Writes` into
 ASGI messages); everything else is forwarded in order, untouched.
 
-The shell keeps no state of the exchange's: only I/O, the keep-alive and `flowing`, the one flag
-the usual chunk reads. The `send` the app is given is `HTTPExchange._send`; every message the
-client gets goes to the server through `_write` (`_counting`: the one place that counts the
-response's bytes), and through the keep-alive (`keepalive.KeepAlive`) once a rewritten stream is
-under way.
+The shell keeps no state of the exchange's, and no flag of its own: only I/O and the keep-alive.
+Which way a message goes is read off the exchange's state and the held response. The `send` the
+app is given is `ASGIRequest._send`; every message the client gets goes to the server through
+`_write` (`_counting`: the one place that counts the response's bytes), and through the
+keep-alive (`keepalive.KeepAlive`) once a rewritten stream is under way.
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from .core.body_read import BodyRead
 from .core.exchange_state import STREAM
 from .core.held_response import Head, HeldResponse, Writes
 from .exchange import ServerStopped, ToolCallExchange
-from .inprocess import ASGIApp, Message, Receive, Scope, receive_body, replay, respond
+from .inprocess import ANSWERED, ASGIApp, Message, Receive, Scope, receive_body, replay, respond, with_body
 from .inprocess import Sink as Send
 from .keepalive import KeepAlive, ping_for
-from .store.asgi_io import ANSWERED, with_body
 
 logger = logging.getLogger("toolcall_middleware")
 
@@ -53,7 +52,7 @@ async def _nothing() -> None:
     """An awaitable that does nothing (a piece that gave no bytes), under any event loop."""
 
 
-class HTTPExchange:
+class ASGIRequest:
     """One HTTP request of ours and its response, over ASGI: never kept on the middleware."""
 
     def __init__(self, app: ASGIApp, exchange: ToolCallExchange, scope: Scope, receive: Receive, send: Send) -> None:
@@ -65,11 +64,6 @@ class HTTPExchange:
         self.original: Message | None = None  # the head as the app sent it
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
         self._write = _counting(send, exchange)
-        # The exchange is streaming, its head is out and the keep-alive set up: its next body goes
-        # the short way in `_send` (one flag read per message, rather than three). Cleared whenever
-        # the stream ends or is given up.
-        self.flowing = False
-        self.passing = False  # the held response is `passing`: the app's messages go to the server as sent
 
     async def run(self, declared: bytes | None) -> None:
         """`declared`: the request's Content-Length, if it gave one."""
@@ -119,24 +113,29 @@ class HTTPExchange:
                 self.exchange.report()
 
     def _send(self, message: Message) -> Awaitable[None]:
-        """The app's `send`: a plain function that returns what the app awaits. The usual message
-        (a piece of a stream being rewritten, its head out and its keep-alive set up) is rewritten
-        here, and the awaitable that writes it (the keep-alive's, or the server's) is returned as
-        it is: no coroutine of ours per message. Any other message takes `_general`."""
-        if self.flowing and message["type"] == "http.response.body" and message.get("more_body", False):
-            # What `_general` does for such a piece, without the checks only its first one needs.
-            ex = self.exchange
-            body = message.get("body", b"")
-            out = ex.transform(body if type(body) is bytes else bytes(body))
-            state = ex.state
-            if state is STREAM:
-                if out:
-                    return self._out({"type": "http.response.body", "body": out, "more_body": True})
-                return _nothing()  # (all held back: whitespace that may come before a call)
-            return self._deliver(self.response.streamed(message, out, end=False))  # (ended, or passing)
-        if self.passing:
+        """The app's `send`: a plain function that returns what the app awaits, so that the usual
+        message (a piece of a stream, or of a response passed through) costs no coroutine of
+        ours. What the held response says of a body is written here when it is one piece of a
+        stream under way (no head, no message of the app's: one write, after any ping being
+        written, whose awaitable is the keep-alive's or the server's); anything else takes
+        `_deliver`. (Inline rather than a call: each Python call costs the usual chunk about a
+        thousand instructions, `benchmarks/instruction_count.py`.)"""
+        if self.response.passing:
             return self._write(message)  # (the server's awaitable: no coroutine of ours)
-        return self._general(message)
+        if message["type"] != "http.response.body":
+            return self._general(message)
+        body = message.get("body", b"")
+        more = bool(message.get("more_body", False))
+        writes = self.response.body(message, body if type(body) is bytes else bytes(body), end=not more)
+        if writes.head is None and not writes.messages and self.exchange.state is STREAM:
+            if self.keepalive is None:
+                self._keep_alive()
+            out = writes.body
+            if out is None:
+                return _nothing()  # (all held back: whitespace that may come before a call)
+            return self._out({"type": "http.response.body", "body": out, "more_body": writes.more})
+        self.exchange.host_first_byte()  # (a response's first body comes this way; a stream's may not)
+        return self._deliver(writes)
 
     async def _general(self, message: Message) -> None:
         """Every message of the app's but the usual one (see `_send`)."""
@@ -151,26 +150,19 @@ class HTTPExchange:
             self.original = message
             method, status = str(self.scope.get("method", "POST")), int(message["status"])
             headers, trailers = list(message.get("headers") or []), bool(message.get("trailers", False))
-            self.response.head(method, status, headers, trailers=trailers, prepare=False)
+            self.response.head(method, status, headers, trailers=trailers)
             if ex.head_final:  # (a stream of ours: `state` is STREAM; the head first, the parts below are not in it)
                 await self._write(self._head(self.response.release().head))
             ex.prepare()
             return
-        if kind == "http.response.body":
-            ex.host_first_byte()  # (the first body passes here: the short way starts after it)
-            more = bool(message.get("more_body", False))
-            writes = self.response.body(message, bytes(message.get("body", b"")), end=not more)
-        else:
-            # Anything else (debug, trailers, early hints, pathsend, extensions): in order, after
-            # the head. A body that lives in a file has nothing to rewrite: the exchange passes it.
-            trailers = kind == "http.response.trailers"
-            writes = self.response.other(message, in_file=kind in _IN_FILE, trailers=trailers)
-        await self._deliver(writes)
+        # Anything else (debug, trailers, early hints, pathsend, extensions): in order, after the
+        # head. A body that lives in a file has nothing to rewrite: the exchange passes it.
+        trailers = kind == "http.response.trailers"
+        await self._deliver(self.response.other(message, in_file=kind in _IN_FILE, trailers=trailers))
 
     async def _deliver(self, writes: Writes[Message]) -> None:
-        """What the held response says of a message written, in order (after any ping being
-        written), then the keep-alive set up or stopped, as the exchange's state now says."""
-        self.flowing = False
+        """`writes` in order (after any ping being written), then the keep-alive set up or
+        stopped, as the exchange's state now says."""
         state = self.exchange.state
         if state is not STREAM and self.keepalive is not None:
             # The end (the app's, or our terminal event before it), raw bytes that may split an
@@ -185,9 +177,6 @@ class HTTPExchange:
             await self._out({"type": "http.response.body", "body": writes.body, "more_body": writes.more})
         if state is STREAM:
             self._keep_alive()
-            self.flowing = True  # the head is out, the keep-alive set up: the next pieces go the short way
-        else:
-            self.passing = self.response.passing
 
     def _head(self, head: Head | None) -> Message:
         """The `http.response.start` for `head`: the app's own, or with the exchange's headers and status."""
@@ -200,15 +189,14 @@ class HTTPExchange:
         return message
 
     async def _quiet(self) -> None:
-        """No more pieces the short way (`flowing`) and no more pings."""
-        self.flowing = False
+        """No more pings."""
         if self.keepalive is not None:
             await self.keepalive.stop()
 
     def _keep_alive(self) -> None:
         interval = self.exchange.config.keepalive_interval
         if self.keepalive is None and interval:
-            ping = ping_for(self.exchange.api, self.exchange.settings.profiles)
+            ping = ping_for(self.exchange.api, self.exchange.config.profiles)
             self.keepalive = KeepAlive(self._write, interval, ping)
             self.keepalive.start()
 
@@ -233,4 +221,4 @@ class HTTPExchange:
         return failure.handled
 
 
-__all__ = ["ASGIApp", "HTTPExchange", "Message", "Receive", "Scope", "Send"]
+__all__ = ["ASGIApp", "ASGIRequest", "Message", "Receive", "Scope", "Send"]

@@ -40,7 +40,7 @@ from .wsgi_io import (
 logger = logging.getLogger("toolcall_middleware")
 
 
-class WSGIExchange:
+class WSGIRequest:
     """One request of ours and its response, over WSGI: never kept on the middleware."""
 
     def __init__(
@@ -113,6 +113,7 @@ class WSGIExchange:
         method = str(self.environ.get("REQUEST_METHOD", "POST"))
         code = int(status.split(" ", 1)[0]) if status[:3].isdigit() else 0
         self.response.head(method, code, to_bytes(headers))
+        self.exchange.prepare()
         return self._write
 
     # -- response body -------------------------------------------------------------------------
@@ -160,7 +161,7 @@ class WSGIExchange:
 class _Response:
     """The iterable the server gets: one piece per chunk of the app's, `close()` passed on."""
 
-    def __init__(self, request: WSGIExchange, result: Iterable[bytes]) -> None:
+    def __init__(self, request: WSGIRequest, result: Iterable[bytes]) -> None:
         self._request = request
         self._result = result
         self._chunks: Iterator[bytes] | None = None
@@ -237,4 +238,4 @@ class _Response:
             logger.warning("toolcall-middleware: the app failed after its stream was ended", exc_info=True)
 
 
-__all__ = ["WSGIExchange"]
+__all__ = ["WSGIRequest"]
