@@ -98,7 +98,7 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
 
 def test_forward_tools_leaves_the_prompt_alone_unless_told() -> None:
     def exchange_settings(*flags: str) -> tuple[bool, bool]:
-        from toolcall_middleware.core.request.forwarded import injects_manifest
+        from toolcall_middleware.core.forwarded import injects_manifest
 
         _, config = resolve(build_parser().parse_args(["serve", *flags]))
         return config.forward_tools, injects_manifest(config)
