@@ -18,6 +18,7 @@ from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from .base import BlockParser, Call, Dialect, arguments_object, dump_arguments
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .harmony import ts_type
 from .json_calls import JsonCallsBlock, JsonCallsSyntax
 from .rendering import Renderer, ToolSpec, dumps, join_turn
@@ -82,6 +83,15 @@ RENDERER = Renderer(
     assistant=lambda content, calls: join_turn(content, calls, ""),
 )
 
+# What `RENDERER` writes, as a grammar: each call `{"NAME": {arguments}}`.
+APERTUS_GRAMMAR = CallGrammar(
+    call=(Lit("{"), Name(json=True), Lit(": "), Args(), Lit("}")),
+    separator=", ",
+    section=(TOOLS + "[", "]" + TOOLS_END),
+    trigger=TOOLS,
+    special_tokens=(TOOLS, TOOLS_END),
+)
+
 DIALECTS = [
     Dialect(
         name="apertus",
@@ -92,7 +102,8 @@ DIALECTS = [
         models=(r"apertus",),
         reasoning=ReasoningSyntax(pairs=((INNER, INNER_END),)),
         renderer=RENDERER,
+        grammar=APERTUS_GRAMMAR,
     )
 ]
 
-__all__ = ["DIALECTS", "INNER", "INNER_END", "TOOLS", "TOOLS_END", "read_named"]
+__all__ = ["APERTUS_GRAMMAR", "DIALECTS", "INNER", "INNER_END", "TOOLS", "TOOLS_END", "read_named"]

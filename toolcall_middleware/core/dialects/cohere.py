@@ -21,6 +21,7 @@ from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockParser, Call, Dialect, arguments_object, dump_arguments
+from .call_grammar import Args, CallGrammar, Chars, Lit, Name
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
 from .rendering import CallToRender as RenderCall
 from .rendering import Renderer, ToolResult, ToolSpec, dumps, join_turn
@@ -88,6 +89,24 @@ def _turn(content: str, calls: str) -> str:
     return f"<|START_RESPONSE|>{content}<|END_RESPONSE|>"
 
 
+# What `_calls` writes, as a grammar (the id is the call's index in the turn).
+COHERE_GRAMMAR = CallGrammar(
+    call=(
+        Lit('{"tool_call_id": "'),
+        Chars("0-9", 1, 3),
+        Lit('", "tool_name": '),
+        Name(json=True),
+        Lit(', "parameters": '),
+        Args(),
+        Lit("}"),
+    ),
+    separator=", ",
+    section=(ACTION + "[", "]" + ACTION_END),
+    trigger=ACTION,
+    special_tokens=(ACTION, ACTION_END),
+)
+
+
 DIALECTS = [
     Dialect(
         name="cohere_command",
@@ -99,7 +118,18 @@ DIALECTS = [
         models=(r"command-?r7b", r"command-?a", r"c4ai-command", r"cohere"),
         reasoning=ReasoningSyntax(pairs=((THINKING, THINKING_END),)),
         renderer=Renderer(calls=_calls, tools=_tools, results=_results, assistant=_turn),
+        grammar=COHERE_GRAMMAR,
     )
 ]
 
-__all__ = ["ACTION", "ACTION_END", "DIALECTS", "THINKING", "THINKING_END", "WRAPPERS", "CohereParser", "read_action"]
+__all__ = [
+    "ACTION",
+    "ACTION_END",
+    "COHERE_GRAMMAR",
+    "DIALECTS",
+    "THINKING",
+    "THINKING_END",
+    "WRAPPERS",
+    "CohereParser",
+    "read_action",
+]

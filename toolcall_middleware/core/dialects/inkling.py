@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
 from .base import Block, BlockItem, BlockParser, Call, Dialect
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .gigachat import strict_call
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, tools_in_tags
@@ -144,6 +145,22 @@ def _tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 INKLING = Renderer(calls=_calls, tools=_tools, assistant=_assistant)
 
 
+# What `_calls` writes, as a grammar: the header and the body name the same tool.
+INKLING_GRAMMAR = CallGrammar(
+    call=(
+        Lit(MESSAGE_MODEL),
+        Name(),
+        Lit(INVOKE_JSON + '{"name": '),
+        Name(json=True),
+        Lit(', "args": '),
+        Args(),
+        Lit("}" + END_MESSAGE),
+    ),
+    trigger=MESSAGE_MODEL,
+    special_tokens=(MESSAGE_MODEL, INVOKE_JSON, END_MESSAGE),
+)
+
+
 DIALECTS = [
     Dialect(
         name="inkling",
@@ -151,6 +168,7 @@ DIALECTS = [
         description='<|message_model|>f<|content_invoke_tool_json|>{"name": "f", "args": {…}}<|end_message|>: Inkling',
         machine=InklingParser,
         renderer=INKLING,
+        grammar=INKLING_GRAMMAR,
         models=(r"inkling",),
         reasoning=ReasoningSyntax(
             pairs=((CONTENT_THINKING, END_MESSAGE), (MESSAGE_MODEL + CONTENT_THINKING, END_MESSAGE))
@@ -159,4 +177,13 @@ DIALECTS = [
 ]
 
 
-__all__ = ["DIALECTS", "END_MESSAGE", "INKLING", "INVOKE_JSON", "MESSAGE_MODEL", "InklingParser", "MessageHeader"]
+__all__ = [
+    "DIALECTS",
+    "END_MESSAGE",
+    "INKLING",
+    "INKLING_GRAMMAR",
+    "INVOKE_JSON",
+    "MESSAGE_MODEL",
+    "InklingParser",
+    "MessageHeader",
+]

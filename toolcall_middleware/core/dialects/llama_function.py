@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ..reasoning import ReasoningSyntax
 from ..textscan import JsonSegment
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .dialect import SharedMarker
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
 
@@ -101,6 +102,8 @@ def _function_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 
 
 LLAMA_FUNCTION = Renderer(calls=_function_calls, tools=_function_tools, assistant=lambda c, k: join_turn(c, k, ""))
+# What `_function_calls` writes, as a grammar.
+LLAMA_FUNCTION_GRAMMAR = CallGrammar(call=(Lit(OPEN), Name(), Lit(">"), Args(), Lit(CLOSE)), trigger=OPEN)
 
 
 DIALECTS = [
@@ -110,6 +113,7 @@ DIALECTS = [
         description="<function=name>{json}</function>: Llama 3.1 custom tools, Functionary v3.1",
         machine=LlamaFunctionParser,
         renderer=LLAMA_FUNCTION,
+        grammar=LLAMA_FUNCTION_GRAMMAR,
         models=(r"functionary.*v3\.1", r"functionary-small-v3\.1"),
         reasoning=ReasoningSyntax(),
     )
@@ -120,6 +124,7 @@ __all__ = [
     "CLOSE",
     "DIALECTS",
     "LLAMA_FUNCTION",
+    "LLAMA_FUNCTION_GRAMMAR",
     "OPEN",
     "LlamaFunctionBlock",
     "LlamaFunctionParser",
