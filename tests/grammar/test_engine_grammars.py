@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.core.dialects import get_dialect, list_dialects
+from toolcall_middleware.core.dialects.call_grammar import Args
 from toolcall_middleware.core.dialects.rendering import CallToRender
 from toolcall_middleware.core.grammar.build import build_constraint
 from toolcall_middleware.core.grammar.engines import (
@@ -27,7 +28,8 @@ from toolcall_middleware.core.request.tools import normalize_tools
 from .engine import accepts, from_fields
 
 DIALECTS = [d for d in list_dialects() if get_dialect(d).grammar is not None]
-XML = {"qwen3_coder", "glm45", "glm47", "poolside_v1", "minimax_m2", "seed_oss"}
+# (the dialects whose arguments are XML elements, a string value's bare text in each)
+XML = {d for d in DIALECTS if any(isinstance(p, Args) and p.xml for p in get_dialect(d).grammar.call)}  # type: ignore[union-attr]
 NATIVE_IDS = {"mistral": "abcDEF123"}
 
 WEATHER = {
