@@ -257,3 +257,33 @@ def test_recursive_refs_unions_and_optional_members(engine: str) -> None:
     assert not accepts(grammar, rendered("hermes", [("f", {"node": {"children": []}, "kind": None})]))
     assert not accepts(grammar, rendered("hermes", [("f", {"node": tree, "kind": None, "e": 2})]))
     assert not accepts(grammar, rendered("hermes", [("f", {"node": tree, "kind": None, "opt": {"a": "x"}})]))
+
+
+TYPED = {
+    "type": "object",
+    "properties": {
+        "when": {"$ref": "#/$defs/day"},
+        "n": {"type": ["integer", "null"]},
+        "kind": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+        "free": {},
+    },
+    "required": ["when", "n"],
+    "$defs": {"day": {"type": "integer"}},
+}
+TYPE_ATTRIBUTES = {"kimi_k3": ('type="number"', 'type="string"')}
+
+
+@pytest.mark.parametrize("engine", ["vllm", "llama.cpp"])
+@pytest.mark.parametrize("dialect", list(TYPE_ATTRIBUTES))
+def test_typed_elements_name_the_type_the_value_has(dialect: str, engine: str) -> None:
+    body = {"tools": [tool("f", TYPED), tool("g", {"type": "object", "properties": {}})], "tool_choice": "required"}
+    grammar = grammar_or_skip(dialect, engine, body)
+    assert accepts(grammar, rendered(dialect, [("f", {"when": 3, "n": None, "kind": True, "free": [1, {"a": "b"}]})]))
+    assert accepts(grammar, rendered(dialect, [("f", {"when": 3, "n": 2, "kind": "x y", "free": "text"})]))
+    assert accepts(grammar, rendered(dialect, [("g", {}), ("f", {"when": 3, "n": 2})]))
+    assert not accepts(grammar, rendered(dialect, [("f", {"when": "monday", "n": 2})]))
+    assert not accepts(grammar, rendered(dialect, [("f", {"when": 3, "n": "two"})]))
+    numeric, textual = TYPE_ATTRIBUTES[dialect]
+    good = rendered(dialect, [("f", {"when": 3, "n": 2})])
+    assert accepts(grammar, good) and numeric in good
+    assert not accepts(grammar, good.replace(numeric, textual, 1))  # a number that says it is text
