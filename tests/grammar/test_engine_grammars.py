@@ -270,7 +270,7 @@ TYPED = {
     "required": ["when", "n"],
     "$defs": {"day": {"type": "integer"}},
 }
-TYPE_ATTRIBUTES = {"kimi_k3": ('type="number"', 'type="string"')}
+TYPE_ATTRIBUTES = {"kimi_k3": ('type="number"', 'type="string"'), "deepseek_v4": ('string="false"', 'string="true"')}
 
 
 @pytest.mark.parametrize("engine", ["vllm", "llama.cpp"])
