@@ -294,6 +294,7 @@ def _dsml_grammar(block: str) -> CallGrammar:
         ),
         separator="\n",
         section=(f"<{DSML}{block}>\n", f"\n</{DSML}{block}>"),
+        trigger=f"<{DSML}{block}>",
     )
 
 

@@ -126,6 +126,7 @@ GIGACHAT3 = Renderer(
 GIGACHAT3_GRAMMAR = CallGrammar(
     call=(Lit(FUNCTION_CALL + '\n{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}")),
     separator=MESSAGE_SEP + "\n\n",
+    trigger=FUNCTION_CALL,
     special_tokens=(ROLE_SEP, MESSAGE_SEP),
 )
 

@@ -176,6 +176,7 @@ HUNYUAN_V3_GRAMMAR = CallGrammar(
         Lit(CLOSE + "\n"),
     ),
     section=(SECTION + "\n", SECTION_END),
+    trigger=SECTION,
     special_tokens=(SECTION, SECTION_END, OPEN, CLOSE, TOOL_SEP, KEY, KEY_END, VALUE, VALUE_END),
 )
 

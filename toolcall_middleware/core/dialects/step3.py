@@ -82,6 +82,7 @@ STEP3_GRAMMAR = CallGrammar(
     ),
     separator="\n",
     section=(CALLS_BEGIN + "\n", "\n" + CALLS_END),
+    trigger=CALLS_BEGIN,
     special_tokens=(CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, SEP),
 )
 
