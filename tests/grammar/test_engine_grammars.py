@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.core.dialects import get_dialect, list_dialects
+from toolcall_middleware.core.dialects.call_grammar import Args
 from toolcall_middleware.core.dialects.rendering import CallToRender
 from toolcall_middleware.core.grammar.build import build_constraint
 from toolcall_middleware.core.grammar.engines import (
@@ -27,7 +28,8 @@ from toolcall_middleware.core.request.tools import normalize_tools
 from .engine import accepts, from_fields
 
 DIALECTS = [d for d in list_dialects() if get_dialect(d).grammar is not None]
-XML = {"qwen3_coder", "glm45", "glm47", "poolside_v1", "minimax_m2", "seed_oss"}
+# (the dialects whose arguments are XML elements, a string value's bare text in each)
+XML = {d for d in DIALECTS if any(isinstance(p, Args) and p.xml for p in get_dialect(d).grammar.call)}  # type: ignore[union-attr]
 NATIVE_IDS = {"mistral": "abcDEF123"}
 
 WEATHER = {
@@ -255,3 +257,33 @@ def test_recursive_refs_unions_and_optional_members(engine: str) -> None:
     assert not accepts(grammar, rendered("hermes", [("f", {"node": {"children": []}, "kind": None})]))
     assert not accepts(grammar, rendered("hermes", [("f", {"node": tree, "kind": None, "e": 2})]))
     assert not accepts(grammar, rendered("hermes", [("f", {"node": tree, "kind": None, "opt": {"a": "x"}})]))
+
+
+TYPED = {
+    "type": "object",
+    "properties": {
+        "when": {"$ref": "#/$defs/day"},
+        "n": {"type": ["integer", "null"]},
+        "kind": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+        "free": {},
+    },
+    "required": ["when", "n"],
+    "$defs": {"day": {"type": "integer"}},
+}
+TYPE_ATTRIBUTES = {"kimi_k3": ('type="number"', 'type="string"'), "deepseek_v4": ('string="false"', 'string="true"')}
+
+
+@pytest.mark.parametrize("engine", ["vllm", "llama.cpp"])
+@pytest.mark.parametrize("dialect", list(TYPE_ATTRIBUTES))
+def test_typed_elements_name_the_type_the_value_has(dialect: str, engine: str) -> None:
+    body = {"tools": [tool("f", TYPED), tool("g", {"type": "object", "properties": {}})], "tool_choice": "required"}
+    grammar = grammar_or_skip(dialect, engine, body)
+    assert accepts(grammar, rendered(dialect, [("f", {"when": 3, "n": None, "kind": True, "free": [1, {"a": "b"}]})]))
+    assert accepts(grammar, rendered(dialect, [("f", {"when": 3, "n": 2, "kind": "x y", "free": "text"})]))
+    assert accepts(grammar, rendered(dialect, [("g", {}), ("f", {"when": 3, "n": 2})]))
+    assert not accepts(grammar, rendered(dialect, [("f", {"when": "monday", "n": 2})]))
+    assert not accepts(grammar, rendered(dialect, [("f", {"when": 3, "n": "two"})]))
+    numeric, textual = TYPE_ATTRIBUTES[dialect]
+    good = rendered(dialect, [("f", {"when": 3, "n": 2})])
+    assert accepts(grammar, good) and numeric in good
+    assert not accepts(grammar, good.replace(numeric, textual, 1))  # a number that says it is text

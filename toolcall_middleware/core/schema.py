@@ -93,9 +93,9 @@ def _collect(schema: Mapping[str, Any], found: set[str], depth: int) -> None:
             found.add("array")
         values = schema.get("enum")
         if isinstance(values, list):
-            found.update(_type_of(v) for v in values)
+            found.update(json_type_of(v) for v in values)
         if "const" in schema:
-            found.add(_type_of(schema["const"]))
+            found.add(json_type_of(schema["const"]))
     if depth < _MAX_DEPTH:
         for key in ("anyOf", "oneOf", "allOf"):
             branches = schema.get(key)
@@ -105,7 +105,8 @@ def _collect(schema: Mapping[str, Any], found: set[str], depth: int) -> None:
                         _collect(branch, found, depth + 1)
 
 
-def _type_of(value: Any) -> str:
+def json_type_of(value: Any) -> str:
+    """The JSON type name of a decoded value (`integer` for a whole number)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -226,4 +227,4 @@ def _jsonable(value: Any, depth: int) -> Any:
     raise ValueError(f"{type(value).__name__} is not a JSON value")
 
 
-__all__ = ["Untyped", "coerce_value", "decode_json", "parse_number", "schema_types"]
+__all__ = ["Untyped", "coerce_value", "decode_json", "json_type_of", "parse_number", "schema_types"]

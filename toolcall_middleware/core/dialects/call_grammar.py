@@ -46,9 +46,20 @@ class Name:
 class Args:
     """The call's arguments: a JSON object, or (`xml`) one element per parameter, its value a
     string's bare text or any other value's JSON (Qwen3-Coder's `<parameter=k>\\nv\\n</parameter>\\n`
-    is `("<parameter=", ">\\n", "\\n</parameter>\\n")`)."""
+    is `("<parameter=", ">\\n", "\\n</parameter>\\n")`).
+
+    `types`: the element names its value's JSON type, as DSML's `string="true"` and Kimi-K3's
+    `type="number"` do: each JSON type (`JSON_TYPES`) with the text written for it in place of
+    `{type}` in the element's middle; the value is a string's bare text or any other value's
+    JSON. `between`: the text between two elements (DSML's line break)."""
 
     xml: XmlElement | None = None
+    types: tuple[tuple[str, str], ...] = ()
+    between: str = ""
+
+
+# The JSON type names a typed XML element may write for a value (`Args.types`).
+JSON_TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,4 +109,4 @@ def call_object_schema(name: str, arguments: Mapping[str, Any], key: str = "argu
     }
 
 
-__all__ = ["Args", "CallGrammar", "Chars", "Lit", "Name", "Part", "XmlElement", "call_object_schema"]
+__all__ = ["JSON_TYPES", "Args", "CallGrammar", "Chars", "Lit", "Name", "Part", "XmlElement", "call_object_schema"]

@@ -29,6 +29,7 @@ from typing import Any
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
 from .base import BlockParser, Call, Dialect, dump_arguments, load_object
+from .call_grammar import JSON_TYPES, Args, CallGrammar, Lit, Name
 from .deepseek import THINK, Section, prefills_when_thinking
 from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, results_joined
 
@@ -277,6 +278,30 @@ DEEPSEEK_V4 = Renderer(
 )
 
 
+def _dsml_grammar(block: str) -> CallGrammar:
+    """What `_dsml_calls` writes, as a grammar: each parameter says whether it is a string."""
+    return CallGrammar(
+        call=(
+            Lit(f'<{DSML}invoke name="'),
+            Name(),
+            Lit('">\n'),
+            Args(
+                xml=(f'<{DSML}parameter name="', '" string="{type}">', f"</{DSML}parameter>"),
+                types=tuple((kind, "true" if kind == "string" else "false") for kind in JSON_TYPES),
+                between="\n",
+            ),
+            Lit(f"\n</{DSML}invoke>"),
+        ),
+        separator="\n",
+        section=(f"<{DSML}{block}>\n", f"\n</{DSML}{block}>"),
+        trigger=f"<{DSML}{block}>",
+    )
+
+
+DEEPSEEK_V32_GRAMMAR = _dsml_grammar("function_calls")
+DEEPSEEK_V4_GRAMMAR = _dsml_grammar("tool_calls")
+
+
 DIALECTS = [
     Dialect(
         name="deepseek_v4",
@@ -284,6 +309,7 @@ DIALECTS = [
         description='<｜DSML｜tool_calls><｜DSML｜invoke name="f">…: DeepSeek-V4, V4.1 (DSML)',
         machine=DsmlV4Parser,
         renderer=DEEPSEEK_V4,
+        grammar=DEEPSEEK_V4_GRAMMAR,
         models=(r"deepseek-v4",),
         reasoning=ReasoningSyntax(pairs=THINK, implicit_ends=_section_starts(V4_OPENS)),
         prefills_reasoning=prefills_when_thinking,
@@ -294,6 +320,7 @@ DIALECTS = [
         description='<｜DSML｜function_calls><｜DSML｜invoke name="f">…: DeepSeek-V3.2 (DSML)',
         machine=DsmlV32Parser,
         renderer=DEEPSEEK_V32,
+        grammar=DEEPSEEK_V32_GRAMMAR,
         models=(r"deepseek-v3\.2", r"deepseek-v3p2"),
         reasoning=ReasoningSyntax(pairs=THINK, implicit_ends=_section_starts((V32_OPEN,))),
         prefills_reasoning=prefills_when_thinking,
@@ -303,7 +330,9 @@ DIALECTS = [
 
 __all__ = [
     "DEEPSEEK_V4",
+    "DEEPSEEK_V4_GRAMMAR",
     "DEEPSEEK_V32",
+    "DEEPSEEK_V32_GRAMMAR",
     "DIALECTS",
     "DSML",
     "INVOKE_CLOSES",

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import Block, BlockItem, BlockParser, Call, Dialect, dump_arguments
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .harmony import ts_type
 from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
@@ -121,6 +122,15 @@ GIGACHAT3 = Renderer(
 )
 
 
+# What `_calls` writes (GigaChat 3's `function call` messages), as a grammar.
+GIGACHAT3_GRAMMAR = CallGrammar(
+    call=(Lit(FUNCTION_CALL + '\n{"name": '), Name(json=True), Lit(', "arguments": '), Args(), Lit("}")),
+    separator=MESSAGE_SEP + "\n\n",
+    trigger=FUNCTION_CALL,
+    special_tokens=(ROLE_SEP, MESSAGE_SEP),
+)
+
+
 DIALECTS = [
     Dialect(
         name="gigachat3",
@@ -128,6 +138,7 @@ DIALECTS = [
         description='function call<|role_sep|>\\n{"name": "f", "arguments": {…}}: GigaChat 3, 3.1',
         machine=GigaChatParser,
         renderer=GIGACHAT3,
+        grammar=GIGACHAT3_GRAMMAR,
         # GigaChat 3 and 3.1 (3.5 writes another format).
         models=(r"gigachat-?3(?:\.[0-4])?(?![0-9.])",),
     )
@@ -140,6 +151,7 @@ __all__ = [
     "FUNCTION_CALL",
     "FUNCTION_CALL_TOKEN",
     "GIGACHAT3",
+    "GIGACHAT3_GRAMMAR",
     "MESSAGE_SEP",
     "EndToken",
     "GigaChatParser",

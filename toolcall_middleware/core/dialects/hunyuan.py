@@ -32,8 +32,9 @@ from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value
 from ..textscan import WHITESPACE
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .dialect import SharedMarker
-from .glm import OPEN, GlmBlock
+from .glm import CLOSE, KEY, KEY_END, OPEN, VALUE, VALUE_END, GlmBlock
 from .rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
 
 SECTION, SECTION_END = "<tool_calls>", "</tool_calls>"
@@ -165,6 +166,21 @@ HUNYUAN_V3 = Renderer(
 )
 
 
+# What `_calls` writes, as a grammar.
+HUNYUAN_V3_GRAMMAR = CallGrammar(
+    call=(
+        Lit(OPEN),
+        Name(),
+        Lit(TOOL_SEP + "\n"),
+        Args(xml=(KEY, KEY_END + "\n" + VALUE, VALUE_END + "\n")),
+        Lit(CLOSE + "\n"),
+    ),
+    section=(SECTION + "\n", SECTION_END),
+    trigger=SECTION,
+    special_tokens=(SECTION, SECTION_END, OPEN, CLOSE, TOOL_SEP, KEY, KEY_END, VALUE, VALUE_END),
+)
+
+
 DIALECTS = [
     Dialect(
         name="hunyuan_v3",
@@ -173,6 +189,7 @@ DIALECTS = [
         "</tool_call></tool_calls>: Hunyuan 3 (Hy3)",
         machine=HunyuanParser,
         renderer=HUNYUAN_V3,
+        grammar=HUNYUAN_V3_GRAMMAR,
         incremental=True,
         models=(r"(?<![a-z])(?:hunyuan|hy)-?3(?![0-9])",),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),), implicit_ends=((SECTION, OPEN),)),
@@ -181,4 +198,13 @@ DIALECTS = [
 ]
 
 
-__all__ = ["DIALECTS", "HUNYUAN_V3", "SECTION", "SECTION_END", "TOOL_SEP", "HunyuanParser", "HunyuanSection"]
+__all__ = [
+    "DIALECTS",
+    "HUNYUAN_V3",
+    "HUNYUAN_V3_GRAMMAR",
+    "SECTION",
+    "SECTION_END",
+    "TOOL_SEP",
+    "HunyuanParser",
+    "HunyuanSection",
+]

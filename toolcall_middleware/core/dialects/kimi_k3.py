@@ -36,6 +36,7 @@ from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE, MarkerScanner
 from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments, load_object
+from .call_grammar import JSON_TYPES, Args, CallGrammar, Chars, Lit, Name
 from .rendering import CallToRender, Renderer, ToolChoice, ToolSpec, dumps, dumps_safe, fallback_result, results_joined
 
 OPEN = "<|open|>"
@@ -378,6 +379,26 @@ KIMI_K3 = Renderer(
 )
 
 
+# What `_k3_calls` writes in its argument form, as a grammar: each argument names its type
+# (`_xtml_type`: a whole number is a `number` too).
+KIMI_K3_GRAMMAR = CallGrammar(
+    call=(
+        Lit(CALL_OPEN + ' tool="'),
+        Name(),
+        Lit('" index="'),
+        Chars("0-9"),
+        Lit('"' + SEP),
+        Args(
+            xml=(ARGUMENT_OPEN + ' key="', '" type="{type}"' + SEP, VALUE_CLOSES[ARGUMENT_OPEN]),
+            types=tuple((kind, "number" if kind == "integer" else kind) for kind in JSON_TYPES),
+        ),
+        Lit(CALL_CLOSE),
+    ),
+    section=(TOOLS_OPEN, TOOLS_CLOSE),
+    special_tokens=(OPEN, SEP, "<|close|>"),
+)
+
+
 DIALECTS = [
     Dialect(
         name="kimi_k3",
@@ -388,6 +409,7 @@ DIALECTS = [
         ),
         machine=KimiK3Parser,
         renderer=KIMI_K3,
+        grammar=KIMI_K3_GRAMMAR,
         models=(r"kimi-?k3",),
         reasoning=ReasoningSyntax(
             pairs=((THINK_OPEN, THINK_CLOSE),),
@@ -408,6 +430,7 @@ __all__ = [
     "FOLLOWERS",
     "JSON_OPEN",
     "KIMI_K3",
+    "KIMI_K3_GRAMMAR",
     "LAYOUT",
     "MESSAGE_CLOSE",
     "OPEN",

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from ..reasoning import ReasoningSyntax
 from .base import Dialect
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .rendering import CallToRender as RenderCall
 from .rendering import Renderer, ToolSpec, dumps, join_turn, results_joined, value_text
 from .xml_calls import XmlCallParser, XmlCallSyntax
@@ -70,6 +71,21 @@ RENDERER = Renderer(
     assistant=lambda content, calls: join_turn(content, calls),
 )
 
+# What `RENDERER` writes, as a grammar.
+STEP3_GRAMMAR = CallGrammar(
+    call=(
+        Lit(INVOKE + '"'),
+        Name(),
+        Lit('">\n'),
+        Args(xml=(STEP3.param + '"', '">', STEP3.param_end + "\n")),
+        Lit(STEP3.call_end),
+    ),
+    separator="\n",
+    section=(CALLS_BEGIN + "\n", "\n" + CALLS_END),
+    trigger=CALLS_BEGIN,
+    special_tokens=(CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, SEP),
+)
+
 DIALECTS = [
     Dialect(
         name="step3",
@@ -82,6 +98,7 @@ DIALECTS = [
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
         prefills_reasoning=lambda model, thinking: thinking is not False and model is not None,
         renderer=RENDERER,
+        grammar=STEP3_GRAMMAR,
     )
 ]
 
@@ -95,5 +112,6 @@ __all__ = [
     "RENDERER",
     "SEP",
     "STEP3",
+    "STEP3_GRAMMAR",
     "Step3Parser",
 ]

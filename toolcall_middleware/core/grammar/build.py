@@ -33,6 +33,8 @@ class Json:
 
     schema: Mapping[str, Any]
     xml: XmlElement | None = None
+    types: tuple[tuple[str, str], ...] = ()  # (see `Args`)
+    between: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,7 @@ def _call(grammar: CallGrammar, tool: ToolSpec, schema: Mapping[str, Any]) -> No
         if isinstance(part, Name):
             items.append(Lit(json_text(tool.name) if part.json else tool.name))
         elif isinstance(part, Args):
-            items.append(Json(schema, part.xml))
+            items.append(Json(schema, part.xml, part.types, part.between))
         else:
             items.append(part)
     return _seq(*items)

@@ -44,7 +44,7 @@ def structural_format(node: Node) -> dict[str, Any]:
     if isinstance(node, Json):
         if node.xml is None:
             return {"type": "json_schema", "json_schema": dict(node.schema)}
-        return {"type": "grammar", "grammar": arguments_gbnf(node.schema, node.xml)}
+        return {"type": "grammar", "grammar": arguments_gbnf(node)}
     if isinstance(node, Seq):
         return {"type": "sequence", "elements": [structural_format(item) for item in node.items]}
     if isinstance(node, Alt):

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..dialects.call_grammar import Chars, Lit, XmlElement
+from ..dialects.call_grammar import Chars, Lit
 from ..framing.utf8 import json_text
+from ..schema import json_type_of
 from .build import Alt, Json, Node, Opt, Rep, Seq, Until
 
 WS = "ws"
@@ -119,7 +120,7 @@ class GbnfWriter:
         if isinstance(node, Json):
             self._schema_root = node.schema
             self._refs = {}
-            return self.arguments(node.schema, node.xml)
+            return self.arguments(node)
         if isinstance(node, Seq):
             return "( " + " ".join(self.node(item) for item in node.items) + " )"
         if isinstance(node, Alt):
@@ -153,22 +154,67 @@ class GbnfWriter:
 
     # -- arguments -------------------------------------------------------------------------
 
-    def arguments(self, schema: Mapping[str, Any], xml: XmlElement | None) -> str:
+    def arguments(self, node: Json) -> str:
+        schema, xml = node.schema, node.xml
         if xml is None:
             return self.value(schema)
         opening, middle, closing = xml
+        between = literal(node.between) if node.between else ""
+        types = dict(node.types)
         props = schema.get("properties")
         if not isinstance(props, Mapping) or not props:
-            value = self.until(closing)
-            element = f"( {literal(opening)} [^<>\\n]+ {literal(middle)} {value} )"
-            return element + "*"
+            if types:
+                value = self._typed_value({}, middle, types, closing)
+                element = f'( {literal(opening)} [^<>"\\n]+ {value} )'
+            else:
+                element = f"( {literal(opening)} [^<>\\n]+ {literal(middle)} {self.until(closing)} )"
+            return f"( {element} ( {between} {element} )* )?" if between else element + "*"
         required = _required(schema)
         elements = []
         for key, sub in props.items():
             sub = sub if isinstance(sub, Mapping) else {}
-            value = self._xml_value(sub, closing)
-            elements.append((key in required, f"{literal(opening + key + middle)} {value}"))
-        return self._members(elements, separator="", hint="params")
+            if types:
+                elements.append(
+                    (key in required, f"{literal(opening + key)} {self._typed_value(sub, middle, types, closing)}")
+                )
+            else:
+                elements.append((key in required, f"{literal(opening + key + middle)} {self._xml_value(sub, closing)}"))
+        return self._members(elements, separator=between, hint="params")
+
+    def _typed_value(
+        self, schema: Mapping[str, Any], middle: str, types: Mapping[str, str], closing: str, depth: int = 0
+    ) -> str:
+        """A typed element's middle, its `{type}` the value's JSON type, then the value (a string's
+        bare text, any other value's JSON) and the closing marker. A schema that names no type
+        admits a value of any type, the middle naming the type it has."""
+
+        def head(kind: str) -> str:
+            return literal(middle.replace("{type}", types[kind]))
+
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and depth < 8:  # (a chain of references that loops is any value)
+            return self._typed_value(self._target(ref), middle, types, closing, depth + 1)
+        choices = [schema["const"]] if "const" in schema else schema.get("enum")
+        if isinstance(choices, list):
+            texts = [(json_type_of(v), v if isinstance(v, str) else json_text(v)) for v in choices]
+            return "( " + " | ".join(f"{head(k)} {literal(t + closing)}" for k, t in texts) + " )"
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), list):
+                merged = [{**_without(schema, key), **s} for s in schema[key] if isinstance(s, Mapping)]
+                alts = [self._typed_value(s, middle, types, closing, depth) for s in merged]
+                return "( " + " | ".join(alts) + " )"
+        kind = schema.get("type")
+        if kind is None and "properties" in schema:
+            kind = "object"
+        kinds = kind if isinstance(kind, list) else [kind] if isinstance(kind, str) else list(types)
+        alts = [
+            f"{head(k)} {self.until(closing)}"
+            if k == "string"
+            else f"{head(k)} {self.value({**schema, 'type': k})} {literal(closing)}"
+            for k in kinds
+            if k in types
+        ]
+        return "( " + " | ".join(alts) + " )"
 
     def _xml_value(self, schema: Mapping[str, Any], closing: str) -> str:
         """A parameter's value as the XML styles write it: a string as its bare text, any other
@@ -234,16 +280,21 @@ class GbnfWriter:
     def _ref(self, ref: str) -> str:
         if ref in self._refs:
             return self._refs[ref]
-        target: Any = self._schema_root
         if not ref.startswith("#/"):
             return self._base("json-value")
-        for step in ref[2:].split("/"):
-            target = target.get(step) if isinstance(target, Mapping) else None
+        target = self._target(ref)
         name = f"ref-{len(self.rules)}"
         self._refs[ref] = name
         self.rules[name] = '""'  # placeholder, so that a recursive schema refers to it
         self.rules[name] = self.value(target)
         return name
+
+    def _target(self, ref: str) -> Any:
+        """What a `#/…` reference points to in the arguments' schema (`{}`: any value)."""
+        target: Any = self._schema_root
+        for step in ref[2:].split("/") if ref.startswith("#/") else ():
+            target = target.get(step) if isinstance(target, Mapping) else None
+        return target if isinstance(target, Mapping) else {}
 
     def _object(self, schema: Mapping[str, Any]) -> str:
         props = schema.get("properties")
@@ -294,10 +345,10 @@ def to_gbnf(tree: Node) -> str:
     return writer.text(root)
 
 
-def arguments_gbnf(schema: Mapping[str, Any], xml: XmlElement | None) -> str:
+def arguments_gbnf(node: Json) -> str:
     """One call's arguments alone as a GBNF grammar (the XML elements, inside a structural tag)."""
-    writer = GbnfWriter(schema)
-    return writer.text(writer.arguments(schema, xml))
+    writer = GbnfWriter(node.schema)
+    return writer.text(writer.arguments(node))
 
 
 __all__ = ["GbnfWriter", "arguments_gbnf", "literal", "repeat", "to_gbnf"]
