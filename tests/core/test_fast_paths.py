@@ -20,6 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.dialects.base import BlockParser
 from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.emitters.meta import Upstream
 from toolcall_middleware.core.events import (
@@ -333,14 +334,49 @@ def test_the_templates_text_is_the_event_decoding_gives(datas: list[str]) -> Non
 LAYOUT_PIECE = st.one_of(PIECE, st.sampled_from([" ", "\n", "\n\n", "a.", "a. ", "x\n", "<think>", "</think>", " \n"]))
 
 
+def _without_plain_shortcut(parser: StreamParser) -> StreamParser:
+    """`parser` with its block machine's plain-text scan declining every piece, so that each one
+    takes the text mode (and the watch its own look): the general path, with no shortcut."""
+    machine = getattr(parser._tools, "_inner", parser._tools)
+    if isinstance(machine, BlockParser):
+        machine._plain_stop = lambda text: text  # (a piece "has a marker's first character")
+        machine.stop_plain_at = lambda markers: None  # type: ignore[method-assign]
+    return parser
+
+
+# Another format's markers and calls, which the watch for another dialect (`dialect_mismatch`)
+# looks for in the same scan as the dialect in force's own markers.
+OTHER_PIECE = st.sampled_from(
+    [
+        "[TOOL_CALLS]",
+        '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}]',
+        "<|python_tag|>",
+        '<|python_tag|>{"name": "f", "parameters": {}}',
+        "<function=f>",
+        '<function=f>{"a": 1}</function>',
+        "<minimax:tool_call>",
+        "[",
+        "]",
+        "{",
+        "|",
+        "```",
+        "`x`",
+    ]
+)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
-    st.sampled_from(["hermes", "gemma4", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v3"]),
-    st.lists(st.one_of(LAYOUT_PIECE, HERMES_PIECE), max_size=14),
+    st.sampled_from(["hermes", "gemma4", "qwen3_coder", "mistral", "kimi_k2", "deepseek_v3", "llama3_json"]),
+    st.sampled_from(["read", "warn", "off"]),
+    st.lists(st.one_of(LAYOUT_PIECE, HERMES_PIECE, OTHER_PIECE), max_size=14),
 )
-def test_the_parser_take_plain_gives_what_feed_gives(dialect: str, pieces: list[str]) -> None:
+@example("hermes", "read", ["Hi ", '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}]'])
+@example("mistral", "warn", ["Hi ", '<tool_call>{"name": "f", "arguments": {}}</tool_call>'])
+def test_the_parser_take_plain_gives_what_feed_gives(dialect: str, mismatch: Any, pieces: list[str]) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    short, long = StreamParser(dialect, tools=tools), StreamParser(dialect, tools=tools)
+    short = StreamParser(dialect, tools=tools, dialect_mismatch=mismatch)
+    long = _without_plain_shortcut(StreamParser(dialect, tools=tools, dialect_mismatch=mismatch))
     for piece in pieces:
         text = short.take_plain(piece)
         if text is None:
@@ -349,6 +385,7 @@ def test_the_parser_take_plain_gives_what_feed_gives(dialect: str, pieces: list[
             got = [TextDelta(text)] if text else []
         assert got == long.feed(piece)
     assert short.close() == long.close()
+    assert short.dialect_found == long.dialect_found
 
 
 @settings(max_examples=200, deadline=None)

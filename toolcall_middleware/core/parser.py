@@ -176,23 +176,19 @@ class StreamParser:
         finally:
             REPAIR.reset(token)
 
-    def can_take_plain(self) -> bool:
-        """Whether `take_plain` may take a piece now: the parser is open and past the reasoning
-        (or the format marks none), so a piece goes to the tool machine as it is."""
-        if self._closed:
-            return False
-        if self._past_reasoning:
-            return True
-        splitter = self._splitter
-        return splitter is None or splitter.passes_through
-
     def take_plain(self, delta: str) -> str | None:
         """`feed(delta)` for a piece the tool machine takes as plain text (`ToolMachine.take_plain`),
         past any reasoning: the text of its one `TextDelta` (`""` when it gives none: held back).
         `None` for any other piece, with nothing consumed: call `feed`. The fast path's question
-        (`Answer.feed_event`)."""
-        if not delta or not self.can_take_plain():
+        (`Answer.feed_event`); its checks are inline, as it runs on every chunk."""
+        if not delta or self._closed:
             return None
+        if not self._past_reasoning:
+            # Open and past the reasoning (or the format marks none): a piece goes to the tool
+            # machine as it is.
+            splitter = self._splitter
+            if splitter is not None and not splitter.passes_through:
+                return None
         text = self._tools.take_plain(delta)
         if text is not None:
             self._content_fed = self._past_reasoning = True

@@ -261,10 +261,12 @@ class Exchange:
             decoder = self._decoder
             out = self._feed_sse(data if decoder is None else decoder.feed(data))
             stream = self._stream
-            if stream is not None and stream.ended and self.state is STREAM:
-                # The client's stream is over: nothing follows (the guard, read inline: see
-                # `core.exchange_state`).
-                self._move(Trigger.TERMINAL)
+            if stream is not None and self.state is STREAM:
+                verdict = stream.verdict  # (`stream.ended`, inline: this runs on every chunk)
+                if verdict.done or verdict.failed is not None:
+                    # The client's stream is over: nothing follows (the guard, read inline: see
+                    # `core.exchange_state`).
+                    self._move(Trigger.TERMINAL)
             return out
         if state is BUFFER:
             self._buffer.append(data if self._decoder is None else self._decoder.feed(data))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ..events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from ..inline_code import FENCE, TICK
 from ..reasoning import ReasoningInText
-from ..textscan import HELD_WHITESPACE, WHITESPACE, hold_whitespace
+from ..textscan import HELD_WHITESPACE, WHITESPACE, head_pattern, hold_whitespace
 
 # (Declared in `dialect.py`, `block.py` and `arguments.py`: the dialect modules import them from here.)
 from .arguments import arguments_object, dump_arguments, load_object, repairing
@@ -95,6 +95,9 @@ class BlockParser(PendingTextMachine):
             (*self.openers, FENCE, TICK, *self._strays, *self._tokens),
             fenced_openers=tuple(o for o in self.openers if o.startswith(FENCE) and o != FENCE),
         )
+        # `take_plain`'s one scan: a character a marker of this format (or code) starts with, and
+        # while a watch reads the text for another format (`stop_plain_at`), one of its markers'.
+        self._plain_stop = self._scanner.first_head
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
         self._block_chars = 0  # what the open block was given the general way (`ctx.max_call_chars`)
         self._limit = ctx.max_call_chars
@@ -123,9 +126,15 @@ class BlockParser(PendingTextMachine):
     def take_plain(self, text: str) -> str | None:
         """`feed_plain(text)` as the text of its one `TextDelta` ("" for none: all held back)."""
         if text and self._block is None and not self._pending and not self._skip_ws:
-            if self._scanner.first_head(text) is None:
+            if self._plain_stop(text) is None:
                 return self._text_piece(text)
         return None
+
+    def stop_plain_at(self, markers: tuple[str, ...]) -> None:
+        """`take_plain` also declines a piece with a character one of `markers` starts with
+        (a watch's, read in the same scan as this format's; `()`: this format's only)."""
+        scanner = self._scanner
+        self._plain_stop = head_pattern((*scanner.markers, *markers)).search if markers else scanner.first_head
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError

@@ -41,12 +41,14 @@ from ..events import (
 from ..inline_code import FENCE, TICK
 from ..textscan import head_pattern
 from .auto import SHARED, UNIQUE, AutoParser
+from .base import BlockParser
 from .dialect import ParseContext, ToolMachine
 
 DialectMismatch = Literal["read", "warn", "off"]
 
 # A piece none of whose characters starts one of these holds no marker of another format.
-_first_head = head_pattern((*UNIQUE, *SHARED, FENCE, TICK)).search
+_WATCHED = (*UNIQUE, *SHARED, FENCE, TICK)
+_first_head = head_pattern(_WATCHED).search
 
 
 class _Trial(AutoParser):
@@ -116,6 +118,11 @@ class MismatchWatch:
         self._buffer: list[Event] = []  # what the chosen parser gave while on trial
         self._offset = 0  # indexes taken by the dialect found: the dialect in force's calls come after
         self.found: str | None = None
+        # A block parser of the dialect in force looks for these markers' first characters in the
+        # scan it makes of a plain piece anyway (`stop_plain_at`): one scan a piece, not two.
+        self._joined = isinstance(inner, BlockParser)
+        if isinstance(inner, BlockParser):
+            inner.stop_plain_at(_WATCHED)
 
     def feed(self, text: str) -> list[Event]:
         if self._watching and self._trial is None:
@@ -138,13 +145,13 @@ class MismatchWatch:
         if not self._watching:
             return self._inner.take_plain(text)
         trial = self._trial or self._start()
-        if not trial.idle or _first_head(text) is not None:
+        # (`trial.idle` and `trial.text`, inline: this runs on every plain piece)
+        if trial._inner is not None or trial._pending or (not self._joined and _first_head(text) is not None):
             return None
         plain = self._inner.take_plain(text)
-        if not plain:
-            return plain
-        given = trial.text(plain)
-        return given if self._read else plain
+        if plain:
+            trial._prev, trial._sent = plain[-1], plain
+        return plain
 
     # -- the events of the dialect in force --------------------------------------------------
 
@@ -274,6 +281,11 @@ class MismatchWatch:
 
     def _stop(self) -> None:
         self._watching = False
+        if self._joined:
+            self._joined = False
+            inner = self._inner
+            assert isinstance(inner, BlockParser)
+            inner.stop_plain_at(())  # (nothing watched: the dialect in force's own scan again)
         if not self._committed:
             self._trial = None
 
