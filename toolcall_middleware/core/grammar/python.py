@@ -2,8 +2,9 @@
 Python keyword arguments from (`city='Paris', days=3`, each value a Python literal).
 
 ```python
-literal_texts("it's")            # ['\'it\\\'s\'', '"it\'s"']: the string in either quote
-gbnf_rules("-3c", escaped="<")   # the base rules, strings without a raw `<`
+literal_texts("a<b", escaped="<")   # ["'a\\x3cb'", '"a\\x3cb"']: the string in either quote
+literal_texts({"k": [True, None]})  # ["{'k': [True, None]}"]
+gbnf_rules("-3c", escaped="<")      # the base rules, their strings without a raw `<`
 ```
 
 The syntax is the one `rendering.python_literal` writes and `ast.literal_eval` reads: a string
