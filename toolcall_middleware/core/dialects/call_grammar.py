@@ -8,8 +8,7 @@ HERMES_GRAMMAR = CallGrammar(
 ```
 
 A call is a sequence of parts: fixed text (`Lit`), the tool's name (`Name`, as a JSON string when
-`json`), its arguments (`Args`: a JSON object, the XML parameter style some formats write, or
-Python keyword arguments) and
+`json`), its arguments (`Args`: a JSON object, XML parameters, or Python keyword arguments) and
 a run of characters (`Chars`: an index or id the format writes). Several calls are joined by
 `separator`, and the whole block is wrapped in `section` (Kimi's and DeepSeek's section markers,
 Mistral's `[TOOL_CALLS] [`…`]`). `trigger` is the text that starts the block, for the lazy form
