@@ -4,8 +4,12 @@ it (needs no grammar engine: the engine tests compile the grammars themselves)."
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+import pytest
+
+from toolcall_middleware.core.dialects import get_dialect, list_dialects
 from toolcall_middleware.core.grammar.constrain import constrained_body
 from toolcall_middleware.core.request.tools import normalize_tools
 
@@ -64,7 +68,20 @@ def test_ollama_gets_the_schema_of_the_whole_answer() -> None:
 
 
 def test_a_dialect_without_a_call_grammar_is_not_constrained() -> None:
-    assert constrained("vllm", "pythonic", tool_choice="required") is None
+    bare = [d for d in list_dialects() if d != "auto" and get_dialect(d).grammar is None]
+    if not bare:
+        pytest.skip("every dialect declares a call grammar")
+    assert constrained("vllm", bare[0], tool_choice="required") is None
+
+
+def test_a_python_call_dialect_gets_its_call_list() -> None:
+    body = constrained("llama.cpp", "pythonic", tool_choice="required")
+    assert body is not None
+    assert '"[" ( call-' in body["grammar"] and '"get_weather(" ' in body["grammar"]
+    body = constrained("tgi", "olmo3", tool_choice="required")
+    assert body is not None
+    assert body["response_format"]["value"].startswith(re.escape("<function_calls>\n"))
+    assert constrained("tgi", "lfm2", tool_choice="required") is None  # (its markers are special tokens)
 
 
 def test_llama_cpp_takes_a_grammar_beside_tools_only_with_tool_choice_none() -> None:

@@ -5,6 +5,7 @@ the official openai SDK; one that may answer in prose goes as it came."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -32,10 +33,10 @@ def upstream() -> Iterator[str]:
         yield base
 
 
-def proxy(upstream: str, *flags: str) -> tuple[list[str], int]:
+def proxy(upstream: str, *flags: str, dialect: str = "hermes") -> tuple[list[str], int]:
     port = free_port()
     command = [sys.executable, "-m", "toolcall_middleware.cli", "serve", "--upstream", upstream, "--port", str(port)]
-    return [*command, "--log-level", "warning", "--dialect", "hermes", *flags], port
+    return [*command, "--log-level", "warning", "--dialect", dialect, *flags], port
 
 
 def last_request(upstream: str) -> Any:
@@ -79,3 +80,18 @@ def test_llama_cpp_gets_a_lazy_gbnf_for_auto_with_a_strict_tool(upstream: str) -
         assert sent["grammar"].startswith("root ::= ")
         ask(base, tools=TOOLS)  # auto, no strict tool: the model may answer in prose
         assert "grammar" not in last_request(upstream)
+
+
+def test_tgi_gets_the_regex_of_a_python_call_block(upstream: str) -> None:
+    with serve(*proxy(upstream, "--constrain", "tgi", dialect="olmo3")) as base:
+        try:
+            ask(base, tools=TOOLS, tool_choice="required")
+        except openai.APIStatusError:
+            pass  # (the recording upstream answers in hermes: what matters is what it was sent)
+    sent = last_request(upstream)
+    assert "tools" not in sent and "tool_choice" not in sent  # TGI: response_format or tools
+    pattern = sent["response_format"]["value"]
+    assert re.fullmatch(pattern, "<function_calls>\nget_weather(city='Paris')\n</function_calls>")
+    assert re.fullmatch(pattern, '<function_calls>\nget_weather(city="Paris")\n</function_calls>')
+    assert not re.fullmatch(pattern, '<function_calls>\nget_weather(city="a<b")\n</function_calls>')
+    assert not re.fullmatch(pattern, '<function_calls>\n{"name": "get_weather"}\n</function_calls>')

@@ -8,7 +8,7 @@ HERMES_GRAMMAR = CallGrammar(
 ```
 
 A call is a sequence of parts: fixed text (`Lit`), the tool's name (`Name`, as a JSON string when
-`json`), its arguments (`Args`: a JSON object, or the XML parameter style some formats write) and
+`json`), its arguments (`Args`: a JSON object, XML parameters, or Python keyword arguments) and
 a run of characters (`Chars`: an index or id the format writes). Several calls are joined by
 `separator`, and the whole block is wrapped in `section` (Kimi's and DeepSeek's section markers,
 Mistral's `[TOOL_CALLS] [`…`]`). `trigger` is the text that starts the block, for the lazy form
@@ -51,11 +51,18 @@ class Args:
     `types`: the element names its value's JSON type, as DSML's `string="true"` and Kimi-K3's
     `type="number"` do: each JSON type (`JSON_TYPES`) with the text written for it in place of
     `{type}` in the element's middle; the value is a string's bare text or any other value's
-    JSON. `between`: the text between two elements (DSML's line break)."""
+    JSON. `between`: the text between two elements (DSML's line break).
+
+    `python`: Python keyword arguments, `city='Paris', days=3`, each value a Python literal
+    (strings in either quote with Python's escapes, `True`/`False`/`None`, lists, dicts with
+    quoted keys); a string writes each character of `escaped` as `\\xNN` (Olmo 3's and LFM2's
+    renderers write `<` so, that no value can hold the block's end marker)."""
 
     xml: XmlElement | None = None
     types: tuple[tuple[str, str], ...] = ()
     between: str = ""
+    python: bool = False
+    escaped: str = ""
 
 
 # The JSON type names a typed XML element may write for a value (`Args.types`).

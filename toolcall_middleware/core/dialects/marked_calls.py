@@ -26,11 +26,12 @@ from ..framing.utf8 import json_loads
 from ..reasoning import ReasoningSyntax
 from ..textscan import MarkerSegment
 from .base import BlockItem, BlockParser, Call, Dialect, dump_arguments
+from .call_grammar import CallGrammar
 from .dialect import SharedMarker
 from .gemma4 import STR as GEMMA4_STR
 from .gemma4 import GemmaMarkup, gemma_renderer, parse_arguments, read_header
 from .hermes import call_from_object
-from .pythonic import calls_from_list
+from .pythonic import calls_from_list, python_call
 from .rendering import CallToRender as RenderCall
 from .rendering import Renderer, ToolSpec, dumps, join_turn, python_literal, results_joined
 
@@ -136,6 +137,10 @@ def _python_call(call: RenderCall) -> str:
     return f"{call.name}({args})".replace("<", "\\x3c")
 
 
+# `_python_call` as a grammar: the same call, its strings' `<` written only as `\x3c`.
+PYTHON_CALL = python_call(escaped="<")
+
+
 def _olmo_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
     # vLLM's `tool_chat_template_olmo3.jinja`, its example call renamed from `get_weather`: a
     # manifest names only the functions the request lets the model call.
@@ -150,6 +155,8 @@ def _olmo_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
         + "\n</functions>"
     )
 
+
+OLMO3_GRAMMAR = CallGrammar(call=PYTHON_CALL, separator="\n", section=(f"{OLMO}\n", f"\n{OLMO_END}"), trigger=OLMO)
 
 OLMO3_RENDERER = Renderer(
     calls=lambda calls: f"{OLMO}\n" + "\n".join(_python_call(c) for c in calls) + f"\n{OLMO_END}" if calls else "",
@@ -170,6 +177,10 @@ def _lfm_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
         f"To call tools, write {LFM}[function_name(param='value', …)]{LFM_END}"
     )
 
+
+LFM2_GRAMMAR = CallGrammar(
+    call=PYTHON_CALL, separator=", ", section=(f"{LFM}[", f"]{LFM_END}"), trigger=LFM, special_tokens=(LFM, LFM_END)
+)
 
 LFM2_RENDERER = Renderer(
     calls=lambda calls: f"{LFM}[" + ", ".join(_python_call(c) for c in calls) + f"]{LFM_END}" if calls else "",
@@ -203,6 +214,7 @@ DIALECTS = [
         machine=Olmo3Parser,
         models=(r"olmo-?3",),
         renderer=OLMO3_RENDERER,
+        grammar=OLMO3_GRAMMAR,
     ),
     Dialect(
         name="lfm2",
@@ -211,6 +223,7 @@ DIALECTS = [
         machine=Lfm2Parser,
         models=(r"lfm-?2",),
         renderer=LFM2_RENDERER,
+        grammar=LFM2_GRAMMAR,
     ),
     Dialect(
         name="functiongemma",
@@ -229,8 +242,10 @@ __all__ = [
     "FG",
     "FG_END",
     "LFM",
+    "LFM2_GRAMMAR",
     "LFM_END",
     "OLMO",
+    "OLMO3_GRAMMAR",
     "OLMO_END",
     "FunctionGemmaParser",
     "Lfm2Parser",

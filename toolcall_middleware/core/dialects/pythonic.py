@@ -28,6 +28,7 @@ from typing import Any
 from ..reasoning import ReasoningSyntax
 from ..textscan import WHITESPACE
 from .base import Call, Dialect, dump_arguments
+from .call_grammar import Args, CallGrammar, Lit, Name, Part
 from .llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
 from .rendering import CallToRender, Renderer, ToolSpec, python_literal
 
@@ -449,6 +450,16 @@ def _pythonic_tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 PYTHONIC = Renderer(calls=_pythonic_calls, tools=_pythonic_tools)
 
 
+def python_call(escaped: str = "") -> tuple[Part, ...]:
+    """One Python call, `name(key=value, …)`, as a grammar's parts (`escaped`: see `Args`)."""
+    return (Name(), Lit("("), Args(python=True, escaped=escaped), Lit(")"))
+
+
+# The calls as `_pythonic_calls` writes them. The lazy form opens at the list's `[`: the grammar
+# holds any `[` of the free text to a call list.
+PYTHONIC_GRAMMAR = CallGrammar(call=python_call(), separator=", ", section=("[", "]"))
+
+
 DIALECTS = [
     Dialect(
         name="pythonic",
@@ -456,6 +467,7 @@ DIALECTS = [
         description="[f(a=1), g()] Python call list: Llama 3.2 (pythonic), Llama 4, ToolACE",
         machine=PythonicParser,
         renderer=PYTHONIC,
+        grammar=PYTHONIC_GRAMMAR,
         models=(r"llama-?4", r"toolace"),
         reasoning=ReasoningSyntax(),
     )
@@ -465,6 +477,7 @@ DIALECTS = [
 __all__ = [
     "DIALECTS",
     "PYTHONIC",
+    "PYTHONIC_GRAMMAR",
     "CallListSegment",
     "PyScanner",
     "PythonicParser",
@@ -472,4 +485,5 @@ __all__ = [
     "calls_from_list",
     "keyword_arguments",
     "parse_source",
+    "python_call",
 ]

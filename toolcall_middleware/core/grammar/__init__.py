@@ -12,4 +12,4 @@ from typing import Literal
 Engine = Literal["vllm", "sglang", "llama.cpp", "tgi", "ollama"]
 ENGINES: tuple[Engine, ...] = ("vllm", "sglang", "llama.cpp", "tgi", "ollama")
 
-__all__ = ["ENGINES", "Engine", "build", "constrain", "engines", "gbnf", "regex"]
+__all__ = ["ENGINES", "Engine", "build", "constrain", "engines", "gbnf", "python", "regex"]

@@ -29,12 +29,15 @@ SPACE = Chars(" \\n", 0, None)  # between the reasoning block and the calls
 
 @dataclass(frozen=True, slots=True)
 class Json:
-    """Arguments that `schema` admits: a JSON value, or (`xml`) one element per parameter."""
+    """Arguments that `schema` admits: a JSON value, (`xml`) one element per parameter, or
+    (`python`) Python keyword arguments."""
 
     schema: Mapping[str, Any]
     xml: XmlElement | None = None
     types: tuple[tuple[str, str], ...] = ()  # (see `Args`)
     between: str = ""
+    python: bool = False
+    escaped: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +139,7 @@ def _call(grammar: CallGrammar, tool: ToolSpec, schema: Mapping[str, Any]) -> No
         if isinstance(part, Name):
             items.append(Lit(json_text(tool.name) if part.json else tool.name))
         elif isinstance(part, Args):
-            items.append(Json(schema, part.xml, part.types, part.between))
+            items.append(Json(schema, part.xml, part.types, part.between, part.python, part.escaped))
         else:
             items.append(part)
     return _seq(*items)

@@ -15,8 +15,8 @@ body.update(fields); [body.pop(k, None) for k in dropped]
 
 The structural tag is what vLLM and SGLang build themselves when they run their own tool parser
 (xgrammar's `builtin_structural_tag.py`): markers as `const_string` (special tokens included:
-xgrammar matches their text), arguments as `json_schema`, the XML argument styles as our own
-GBNF (`grammar`), the lazy form as `triggered_tags`.
+xgrammar matches their text), arguments as `json_schema`, the XML argument styles and Python
+keyword arguments as our own GBNF (`grammar`), the lazy form as `triggered_tags`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def structural_format(node: Node) -> dict[str, Any]:
         most = "" if node.most is None else str(node.most)
         return {"type": "regex", "pattern": f"[{node.cls}]{{{node.least},{most}}}"}
     if isinstance(node, Json):
-        if node.xml is None:
+        if node.xml is None and not node.python:
             return {"type": "json_schema", "json_schema": dict(node.schema)}
         return {"type": "grammar", "grammar": arguments_gbnf(node)}
     if isinstance(node, Seq):

@@ -20,6 +20,7 @@ from ..dialects.call_grammar import Chars, Lit
 from ..framing.utf8 import json_text
 from ..schema import json_type_of
 from .build import Alt, Json, Node, Opt, Rep, Seq, Until
+from .python import SHARED_RULES, gbnf_rules, literal_texts
 
 WS = "ws"
 _BASE = {
@@ -156,6 +157,8 @@ class GbnfWriter:
 
     def arguments(self, node: Json) -> str:
         schema, xml = node.schema, node.xml
+        if node.python:
+            return PythonGbnf(self, node.escaped).arguments(schema)
         if xml is None:
             return self.value(schema)
         opening, middle, closing = xml
@@ -320,6 +323,83 @@ class GbnfWriter:
         return self._rule(f"{literal('[')} ws {body} {literal(']')}", "array")
 
 
+# -- Python keyword arguments ----------------------------------------------------------------
+
+_SCALAR_RULES = {"integer": "integer", "number": "number", "boolean": "boolean", "null": "none", "string": "string"}
+
+
+class PythonGbnf:
+    """Python keyword arguments (`python.py`) as GBNF rules, added to `writer`: values follow
+    their schema as `GbnfWriter.value`'s JSON values do."""
+
+    def __init__(self, writer: GbnfWriter, escaped: str = "") -> None:
+        self._writer = writer
+        self._escaped = escaped
+        self._suffix = "".join(f"-{ord(c):x}" for c in escaped)  # (rules that differ by `escaped`)
+        self._refs: dict[str, str] = {}
+
+    def arguments(self, schema: Mapping[str, Any]) -> str:
+        """The keyword arguments: the schema's properties in their order, the required ones always."""
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            return self._base("kwargs")
+        required = _required(schema)
+        elements = [(key in required, f"{literal(key + '=')} {self.value(sub)}") for key, sub in props.items()]
+        return self._writer._members(elements, separator='"," " "?', hint="kwargs")
+
+    def value(self, schema: Any) -> str:
+        if not isinstance(schema, Mapping):
+            return self._base("value")
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            return self._ref(ref)
+        choices = [schema["const"]] if "const" in schema else schema.get("enum")
+        if isinstance(choices, list):
+            return "( " + " | ".join(literal(t) for v in choices for t in literal_texts(v, self._escaped)) + " )"
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), list):
+                return "( " + " | ".join(self.value({**_without(schema, key), **s}) for s in schema[key]) + " )"
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return "( " + " | ".join(self.value({**schema, "type": k}) for k in kind) + " )"
+        if kind == "object" or (kind is None and "properties" in schema):
+            return self._dict(schema)
+        if kind == "array":
+            item = self.value(schema.get("items", {}))
+            body = f'{item} ( "," " "? {item} )*'
+            least = schema.get("minItems", 0)
+            body = body if isinstance(least, int) and least > 0 else f"( {body} )?"
+            return self._writer._rule(f'"[" {body} "]"', "list")
+        if isinstance(kind, str) and kind in _SCALAR_RULES:
+            return self._base(_SCALAR_RULES[kind])
+        return self._base("value")
+
+    def _dict(self, schema: Mapping[str, Any]) -> str:
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            return self._base("dict")
+        required = _required(schema)
+        elements = [(key in required, f'{self._key(key)} ":" " "? {self.value(sub)}') for key, sub in props.items()]
+        items = self._writer._members(elements, separator='"," " "?', hint="items")
+        return self._writer._rule(f'"{{" {items} "}}"', "dict")
+
+    def _key(self, key: str) -> str:
+        return "( " + " | ".join(literal(t) for t in literal_texts(key, self._escaped)) + " )"
+
+    def _ref(self, ref: str) -> str:
+        if ref not in self._refs:
+            name = self._refs[ref] = self._writer._rule('""', "pyref")  # (named first: a schema may recur)
+            self._writer.rules[name] = self.value(self._writer._target(ref))
+        return self._refs[ref]
+
+    def _base(self, kind: str) -> str:
+        """One of the base rules (all are written: they refer to one another)."""
+        s = self._suffix
+        for name, body in gbnf_rules(s, self._escaped).items():
+            self._writer.rules.setdefault(name, body)
+        return f"py-{kind}" if kind in SHARED_RULES else f"py-{kind}{s}"
+
+
 def _next_state(end: str, matched: int, ch: str) -> int:
     """How much of `end` the text ends with after `ch` follows `matched` characters of it."""
     text = end[:matched] + ch
@@ -351,4 +431,4 @@ def arguments_gbnf(node: Json) -> str:
     return writer.text(writer.arguments(node))
 
 
-__all__ = ["GbnfWriter", "arguments_gbnf", "literal", "repeat", "to_gbnf"]
+__all__ = ["GbnfWriter", "PythonGbnf", "arguments_gbnf", "literal", "repeat", "to_gbnf"]

@@ -9,12 +9,13 @@ constrained output starts with the calls.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..dialects.call_grammar import Chars, Lit
 from ..framing.utf8 import json_text
 from .build import Alt, Json, Node, Opt, Rep, Seq, Until
+from .python import KEYWORD_REGEX, SEPARATOR_REGEX, literal_texts, string_regex
 
 DEPTH = 3
 WS = r"[ \t\n]{0,20}"
@@ -73,23 +74,105 @@ def _object(schema: Mapping[str, Any], depth: int) -> str:
     req = schema.get("required")
     required = set(req) if isinstance(req, list) else set()
     items = [(k in required, f"{re.escape(json_text(k))}{WS}:{WS}{value(s, depth - 1)}{WS}") for k, s in props.items()]
+    return rf"\{{{WS}{members(items, f',{WS}')}\}}"
+
+
+def members(items: list[tuple[bool, str]], separator: str) -> str:
+    """The members in order, the required ones (`True`) always, `separator` between two."""
 
     def rest(i: int, first: bool) -> str:
         if i == len(items):
             return ""
         needed, member = items[i]
-        taken = ("" if first else f",{WS}") + member + rest(i + 1, False)
+        taken = ("" if first else separator) + member + rest(i + 1, False)
         if needed:
             return taken
         return f"(?:{taken}|{rest(i + 1, first)})"
 
-    return rf"\{{{WS}{rest(0, True)}\}}"
+    return rest(0, True)
 
 
 def _loose_object(depth: int) -> str:
     inner = _any(depth - 1)
     members = f"{STRING}{WS}:{WS}{inner}"
     return rf"\{{{WS}(?:{members}{WS}(?:,{WS}{members}{WS})*)?\}}"
+
+
+# -- Python keyword arguments (`python.py`) ----------------------------------------------------
+
+_PY_SCALARS = {"integer": INTEGER, "number": NUMBER, "boolean": "(?:True|False)", "null": "None"}
+
+
+def python_arguments(schema: Mapping[str, Any], escaped: str = "") -> str:
+    """Python keyword arguments whose values `schema` admits (any keywords, when it names none)."""
+    string = string_regex(escaped)
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or not props:
+        kwarg = f"{KEYWORD_REGEX}={_python_any(DEPTH, string)}"
+        return f"(?:{kwarg}(?:{SEPARATOR_REGEX}{kwarg})*)?"
+    items = [(k in _required(schema), re.escape(k + "=") + python_value(v, string, escaped)) for k, v in props.items()]
+    return members(items, SEPARATOR_REGEX)
+
+
+def python_value(schema: Any, string: str, escaped: str, depth: int = DEPTH) -> str:
+    """A Python literal that `schema` admits (`string`: a string literal's expression), as
+    `value` is a JSON value."""
+    if not isinstance(schema, Mapping) or "$ref" in schema:
+        return _python_any(depth, string)
+    choices = [schema["const"]] if "const" in schema else schema.get("enum")
+    if isinstance(choices, list):
+        return _either(t for v in choices for t in literal_texts(v, escaped))
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            rest = {k: v for k, v in schema.items() if k != key}
+            return "(?:" + "|".join(python_value({**rest, **s}, string, escaped, depth) for s in schema[key]) + ")"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return "(?:" + "|".join(python_value({**schema, "type": k}, string, escaped, depth) for k in kind) + ")"
+    if kind == "object" or (kind is None and "properties" in schema):
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            return _python_dict(_python_any(depth - 1, string), string)
+        items = [
+            (
+                k in _required(schema),
+                _either(literal_texts(k, escaped)) + ": ?" + python_value(v, string, escaped, depth - 1),
+            )
+            for k, v in props.items()
+        ]
+        return r"\{" + members(items, SEPARATOR_REGEX) + r"\}"
+    if kind == "array":
+        item = python_value(schema.get("items", {}), string, escaped, depth - 1)
+        body = f"{item}(?:{SEPARATOR_REGEX}{item})*"
+        least = schema.get("minItems", 0)
+        return r"\[" + (body if isinstance(least, int) and least > 0 else f"(?:{body})?") + r"\]"
+    if kind == "string":
+        return string
+    if isinstance(kind, str) and kind in _PY_SCALARS:
+        return _PY_SCALARS[kind]
+    return _python_any(depth, string)
+
+
+def _python_any(depth: int, string: str) -> str:
+    scalar = f"{string}|{NUMBER}|True|False|None"
+    if depth <= 0:
+        return f"(?:{scalar})"
+    inner = _python_any(depth - 1, string)
+    return f"(?:{_python_dict(inner, string)}|\\[(?:{inner}(?:{SEPARATOR_REGEX}{inner})*)?\\]|{scalar})"
+
+
+def _python_dict(inner: str, string: str) -> str:
+    item = f"{string}: ?{inner}"
+    return rf"\{{(?:{item}(?:{SEPARATOR_REGEX}{item})*)?\}}"
+
+
+def _either(texts: Iterable[str]) -> str:
+    return "(?:" + "|".join(re.escape(t) for t in texts) + ")"
+
+
+def _required(schema: Mapping[str, Any]) -> set[str]:
+    req = schema.get("required")
+    return {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
 
 
 def to_regex(node: Node) -> str:
@@ -102,6 +185,8 @@ def to_regex(node: Node) -> str:
     if isinstance(node, Json):
         if node.xml is not None:
             raise Unexpressible("arguments as XML elements (their text runs up to a closing marker)")
+        if node.python:
+            return python_arguments(node.schema, node.escaped)
         return value(node.schema)
     if isinstance(node, Seq):
         return "".join(to_regex(item) for item in node.items)
@@ -117,4 +202,4 @@ def to_regex(node: Node) -> str:
     raise TypeError(node)
 
 
-__all__ = ["DEPTH", "Unexpressible", "to_regex", "value"]
+__all__ = ["DEPTH", "Unexpressible", "members", "python_arguments", "python_value", "to_regex", "value"]
