@@ -317,8 +317,8 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     Uses the core's internal stages, so a refactor may break it: the caller reports that and goes on.
     """
     from toolcall_middleware import StreamParser
+    from toolcall_middleware.core.apis.chat import ChatStreamEmitter
     from toolcall_middleware.core.detect import reader_for
-    from toolcall_middleware.core.emitters import ChatStreamEmitter
     from toolcall_middleware.core.emitters.meta import Upstream
     from toolcall_middleware.core.framing.sse import SSEDecoder, encode_data
     from toolcall_middleware.core.pipeline import Exchange

@@ -30,11 +30,17 @@ from toolcall_middleware import (
     ToolCallMiddleware,
     ToolCallWSGIMiddleware,
 )
-from toolcall_middleware.core.body_read import BodyRead
-from toolcall_middleware.core.exchange_state import BUFFER, PASS, STREAM
-from toolcall_middleware.core.held_response import Head, HeldResponse, Writes
-from toolcall_middleware.core.http import Headers
-from toolcall_middleware.shell_support import refuse_unsupported
+from toolcall_middleware.shell_support import (
+    BUFFER,
+    PASS,
+    STREAM,
+    BodyRead,
+    Head,
+    Headers,
+    HeldResponse,
+    Writes,
+    refuse_unsupported,
+)
 
 from ._extras import require
 

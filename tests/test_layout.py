@@ -174,18 +174,24 @@ def test_the_stateless_asgi_shell_imports_nothing_of_the_store() -> None:
         assert not store, f"{shell} imports {store}"
 
 
-SHELLS = ("asgi", "asgi_request", "wsgi", "wsgi_request", "integrations.django")
+SHELLS = (
+    "toolcall_middleware.asgi",
+    "toolcall_middleware.asgi_request",
+    "toolcall_middleware.wsgi",
+    "toolcall_middleware.wsgi_request",
+    "toolcall_middleware.integrations.django",
+)
 
 
 def test_no_shell_is_called_an_exchange_or_keeps_a_flag_of_its_own() -> None:
     """The shells are named for their I/O; what the exchange is doing is read off its state (and
     the held response's, which reads it), never off a flag a shell sets on itself or a word the
     exchange projects its state into (`mode`)."""
-    for short in SHELLS:
-        path = MODULES[f"toolcall_middleware.{short}"]
+    for shell in SHELLS:
+        path = MODULES[shell]
         tree = ast.parse(path.read_text(encoding="utf-8"))
         classes = [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
-        assert not [c for c in classes if c.endswith("Exchange")], (short, classes)
+        assert not [c for c in classes if c.endswith("Exchange")], (shell, classes)
         set_on_self = {
             target.attr
             for node in ast.walk(tree)
@@ -193,6 +199,6 @@ def test_no_shell_is_called_an_exchange_or_keeps_a_flag_of_its_own() -> None:
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
         }
-        assert not set_on_self & {"flowing", "passing", "mode"}, (short, set_on_self)
+        assert not set_on_self & {"flowing", "passing", "mode"}, (shell, set_on_self)
         modes = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "mode"]
-        assert not modes, f"{short} reads a `mode` off the exchange"
+        assert not modes, f"{shell} reads a `mode` off the exchange"

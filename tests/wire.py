@@ -17,13 +17,9 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 
 from toolcall_middleware import StreamParser, merge_events
-from toolcall_middleware.core.emitters import (
-    ChatMessageBuilder,
-    ChatStreamEmitter,
-    ResponsesBuilder,
-    ResponsesStreamEmitter,
-    Upstream,
-)
+from toolcall_middleware.core.apis.chat import ChatMessageBuilder, ChatStreamEmitter
+from toolcall_middleware.core.apis.responses import ResponsesBuilder, ResponsesStreamEmitter
+from toolcall_middleware.core.emitters import Upstream
 from toolcall_middleware.core.framing.sse import encode_chat, encode_events
 
 EVENT_ADAPTER: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(ResponseStreamEvent)

@@ -1,6 +1,6 @@
 """`POST /v1/responses/compact` for a host without it (`compaction="emulate"`, the default).
 
-The compact request becomes a Responses request for a summary (`core/request/compaction.py`),
+The compact request becomes a Responses request for a summary (`core/apis/responses/compaction.py`),
 made in process through the middleware itself, so it reaches the host as any Responses request
 does (rewritten, bridged); the answer becomes the `response.compaction` object. An error answer
 (the host's, or ours: a 400 for a bad body) goes to the client as it came. With
@@ -23,13 +23,13 @@ import io
 from typing import Any
 
 from .config import Limits, ToolCallConfig
+from .core.apis.responses.compaction import compact_path, compacted, summary_request
 from .core.body_read import BodyRead
 from .core.framing.utf8 import json_bytes
 from .core.http import json_head
 from .core.inbound.base import decode_data
 from .core.request import BadRequest
 from .core.request.body import read_request
-from .core.request.compaction import compact_path, compacted, summary_request
 from .inprocess import ASGIApp, Receive, Scope, Sink, collect, receive_body, respond
 
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]

@@ -1,4 +1,13 @@
-"""Options a shell cannot honour fail where the shell is built, never silently.
+"""What a framework's own shell is written against, and options a shell cannot honour refused.
+
+A framework that is neither ASGI nor WSGI (Django's `MIDDLEWARE`, `integrations/django.py`) drives
+`ToolCallExchange` itself with the verbs the ASGI and WSGI shells use, and imports them from here:
+`BodyRead` (the rules a request body is read by), `HeldResponse`, `Head` and `Writes` (what to
+write of the app's response, and when), `Headers`, and the exchange's states it reads
+(`BUFFER`, `PASS`, `STREAM`). Those live in the core's internal modules; this is their public
+name.
+
+Options a shell cannot honour fail where the shell is built, never silently.
 
 The Responses store (`store=`) lives in the ASGI middleware's state layer; the keep-alive pings
 need an event loop's timer; the emulated `/responses/compact` route is served by the ASGI and WSGI
@@ -16,6 +25,10 @@ everywhere): only one the caller set.
 from __future__ import annotations
 
 from .config import ToolCallConfig
+from .core.body_read import BodyRead
+from .core.exchange_state import BUFFER, PASS, STREAM
+from .core.held_response import Head, HeldResponse, Writes
+from .core.http import Headers
 
 STORE_WORKS = (
     "the Responses store works on the ASGI middleware (ToolCallMiddleware; Django's wrap_asgi; Quart's "
@@ -42,4 +55,14 @@ def refuse_unsupported(config: ToolCallConfig, shell: str, *, compaction: bool =
         raise ValueError(f"{shell} cannot honour " + "; ".join(problems))
 
 
-__all__ = ["refuse_unsupported"]
+__all__ = [
+    "BUFFER",
+    "PASS",
+    "STREAM",
+    "BodyRead",
+    "Head",
+    "Headers",
+    "HeldResponse",
+    "Writes",
+    "refuse_unsupported",
+]

@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .config import Limits
+from .core.apis.responses.compaction import input_items
 from .core.framing.sse import SSEDecoder
 from .core.framing.utf8 import json_text
 from .core.http import header, json_head
 from .core.replaced import openai_error
-from .core.request.compaction import input_items
 from .inprocess import ASGIApp, Message, Receive, Scope, Sink, post, refuse_handshake
 
 logger = logging.getLogger("toolcall_middleware")

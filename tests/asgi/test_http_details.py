@@ -220,7 +220,7 @@ def test_what_a_piece_sets_up_for_the_next_is_done_after_it_is_sent(
     chunk template learns from it (what the fast path takes the next pieces by): learning is not
     on the way of the text it came with. (A host opening with the role alone, as vLLM does, has
     its first text in the second chunk, the one that teaches.)"""
-    from toolcall_middleware.core.inbound.chat import ChatReader
+    from toolcall_middleware.core.apis.chat.reader import ChatReader
 
     log: list[str] = []
     real_learn = ChatReader._learn

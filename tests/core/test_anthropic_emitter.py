@@ -21,8 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware import StreamParser, merge_events
-from toolcall_middleware.core.emitters import MessagesBuilder, MessagesStreamEmitter, Upstream
-from toolcall_middleware.core.emitters.anthropic import anthropic_usage, message_id, tool_use_id
+from toolcall_middleware.core.apis.messages import MessagesBuilder, MessagesStreamEmitter
+from toolcall_middleware.core.apis.messages.emitter import anthropic_usage, message_id, tool_use_id
+from toolcall_middleware.core.emitters import Upstream
 from toolcall_middleware.core.events import (
     Event,
     ReasoningDelta,

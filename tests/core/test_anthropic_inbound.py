@@ -13,13 +13,13 @@ from anthropic.types import Message
 
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware import StreamParser
+from toolcall_middleware.core.apis.chat import ChatStreamEmitter
+from toolcall_middleware.core.apis.messages import MessagesReader, NativeCalls
+from toolcall_middleware.core.apis.responses import ResponsesStreamEmitter
 from toolcall_middleware.core.detect import detect, kind_of, kind_of_route, reader_for
-from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.events import Event
 from toolcall_middleware.core.framing.sse import SSEDecoder
 from toolcall_middleware.core.inbound import (
-    MessagesReader,
-    NativeCalls,
     RawText,
     Unrecognized,
     UpstreamCall,

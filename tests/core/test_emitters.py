@@ -26,13 +26,9 @@ from toolcall_middleware import (
     merge_events,
 )
 from toolcall_middleware.core.apis.agui import AGUIEmitter
-from toolcall_middleware.core.emitters import (
-    ChatMessageBuilder,
-    ChatStreamEmitter,
-    ResponsesBuilder,
-    ResponsesStreamEmitter,
-    Upstream,
-)
+from toolcall_middleware.core.apis.chat import ChatMessageBuilder, ChatStreamEmitter
+from toolcall_middleware.core.apis.responses import ResponsesBuilder, ResponsesStreamEmitter
+from toolcall_middleware.core.emitters import Upstream
 from toolcall_middleware.core.result import ParseResult
 
 SAMPLES = load_fixtures(families=("qwen3-hermes", "qwen3-xml", "kimi", "deepseek"))

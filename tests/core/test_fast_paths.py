@@ -20,8 +20,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.apis.chat import ChatReader, ChatStreamEmitter
+from toolcall_middleware.core.apis.responses import ResponsesStreamEmitter
 from toolcall_middleware.core.dialects.base import BlockParser
-from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter
 from toolcall_middleware.core.emitters.meta import Upstream
 from toolcall_middleware.core.events import (
     Event,
@@ -33,7 +34,7 @@ from toolcall_middleware.core.events import (
     TruncatedCall,
 )
 from toolcall_middleware.core.framing.sse import SSEDecoder, SSEEvent, encode_data, encode_event
-from toolcall_middleware.core.inbound import ChatReader, RawText
+from toolcall_middleware.core.inbound import RawText
 from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.policy import PolicyFilter

@@ -19,17 +19,16 @@ from openai.types.responses import Response, ResponseStreamEvent
 
 from tests.wire import replay_responses
 from toolcall_middleware import ReasoningDelta, StreamParser, TextDelta, merge_events
+from toolcall_middleware.core.apis.chat import ChatMessageBuilder, ChatReader
+from toolcall_middleware.core.apis.completions import CompletionsReader
+from toolcall_middleware.core.apis.responses import ResponsesReader, ResponsesStreamEmitter
 from toolcall_middleware.core.detect import detect, kind_of, kind_of_route, reader_for
-from toolcall_middleware.core.emitters import ChatMessageBuilder, ResponsesStreamEmitter
 from toolcall_middleware.core.framing.sse import SSEDecoder, encode_chat, encode_events
 from toolcall_middleware.core.inbound import (
     DONE,
-    ChatReader,
-    CompletionsReader,
     InboundEvent,
     RawText,
     Reader,
-    ResponsesReader,
     Unrecognized,
     UpstreamCall,
     UpstreamDone,

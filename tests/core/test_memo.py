@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcall_middleware.core import memo
+from toolcall_middleware.core.apis.chat.rewrite import rewrite_chat_request
 from toolcall_middleware.core.memo import remembered
 from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.policy import PolicyFilter
 from toolcall_middleware.core.request import BadRequest, normalize_tools, render_manifest
-from toolcall_middleware.core.request.chat import rewrite_chat_request
 
 
 def tool(name: str, **properties: Any) -> dict[str, Any]:

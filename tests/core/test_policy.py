@@ -22,7 +22,9 @@ from openai.types.shared import ErrorObject
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware import StreamParser
 from toolcall_middleware.core import memo
-from toolcall_middleware.core.emitters import ChatStreamEmitter, ResponsesStreamEmitter, Upstream
+from toolcall_middleware.core.apis.chat import ChatStreamEmitter
+from toolcall_middleware.core.apis.responses import ResponsesStreamEmitter
+from toolcall_middleware.core.emitters import Upstream
 from toolcall_middleware.core.events import (
     Event,
     ReasoningDelta,

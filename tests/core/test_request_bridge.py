@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core.request import BadRequest, rewrite_chat_request
+from toolcall_middleware.core.apis.chat import rewrite_chat_request
+from toolcall_middleware.core.request import BadRequest
 from toolcall_middleware.core.request.bridge import responses_to_chat
 
 WEATHER = {

@@ -21,7 +21,8 @@ from openai.types.shared import ErrorObject
 from pydantic import TypeAdapter
 
 from toolcall_middleware import list_dialects, parse
-from toolcall_middleware.core.request import NO_TOOLS, BadRequest, rewrite_chat_request
+from toolcall_middleware.core.apis.chat import rewrite_chat_request
+from toolcall_middleware.core.request import NO_TOOLS, BadRequest
 
 DIALECTS = [d for d in list_dialects() if d != "auto"]
 INPUT = TypeAdapter(list[ChatCompletionMessageParam])

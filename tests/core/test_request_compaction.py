@@ -10,8 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.responses.compacted_response import CompactedResponse
 
-from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.core.request.compaction import (
+from toolcall_middleware.core.apis.responses.compaction import (
     compact_path,
     compacted,
     expand_compactions,
@@ -19,6 +18,7 @@ from toolcall_middleware.core.request.compaction import (
     summary_request,
     unseal,
 )
+from toolcall_middleware.core.request import BadRequest
 
 ANSWER = {
     "output": [

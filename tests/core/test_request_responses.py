@@ -15,7 +15,8 @@ from openai.types.shared import ErrorObject
 from pydantic import TypeAdapter
 
 from toolcall_middleware import list_dialects, parse
-from toolcall_middleware.core.request import BadRequest, rewrite_responses_request
+from toolcall_middleware.core.apis.responses import rewrite_responses_request
+from toolcall_middleware.core.request import BadRequest
 
 DIALECTS = [d for d in list_dialects() if d != "auto"]
 INPUT = TypeAdapter(ResponseInputParam)

@@ -356,7 +356,7 @@ def test_a_bridged_client_never_gets_the_hosts_api(host: str, client: str, data:
 
 @pytest.mark.parametrize("streamed", [True, False])
 def test_a_host_usage_of_the_wrong_type_does_not_stop_the_rewrite(streamed: bool) -> None:
-    """`core/emitters/responses.py` `responses_usage` does `int(usage.get("completion_tokens"))`:
+    """`core/apis/responses/emitter.py` `responses_usage` does `int(usage.get("completion_tokens"))`:
     a list there raises TypeError, the rewrite fails open, and this bridged Responses client gets
     the host's raw Chat answer."""
     if streamed:

@@ -27,13 +27,13 @@ from .answer_parts import (
     stopped_by_model,
 )
 from .api import Api, Output, Whole, spec_for
+from .apis.messages.reader import NativeCalls
 from .emitters.meta import Upstream
 from .events import Event, TextDelta, TruncatedCall
 from .exchange_data import AnswerSetup, Report
 from .framing.sse import SSEEvent
 from .framing.utf8 import json_bytes
 from .inbound import RawText, Unrecognized, UpstreamDone, UpstreamError, UpstreamMeta
-from .inbound.anthropic import NativeCalls
 from .inbound.base import NOT_DECODED
 from .inbound.events import UpstreamCall
 from .logprobs import LogprobQueue

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Api, spec_for
+from .apis.responses.compaction import expand_compactions
 from .exchange_data import ExchangeConfig, Report
 from .framing.utf8 import json_bytes, json_bytes_with
 from .grammar.constrain import constrained_body
 from .host import for_host, request_dialect
 from .request.body import read_request
-from .request.compaction import expand_compactions
 from .request.errors import BadRequest, check_depth, too_deep_error
 from .request.render import manifest_token
 from .request.tools import ToolSet

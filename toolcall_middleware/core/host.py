@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .api import spec_for
+from .apis.responses.checks import RESPONSES_FIELDS
 from .request.bridge import responses_to_chat
 from .request.bridge_messages import chat_to_messages, messages_to_chat
-from .request.fields import RESPONSES_FIELDS, check_fields
+from .request.fields import check_fields
 
 
 def request_dialect(dialect: str) -> str:

@@ -1,17 +1,12 @@
 """Answers the middleware writes in place of the host's: a bridged host's error in the client's
 API's shape, and a token count the host could not give.
 
-- `error_type(status)`: Anthropic's error `type` for an HTTP status (its API reference: 400
-  `invalid_request_error`, 401 `authentication_error`, 402 `billing_error`, 403
-  `permission_error`, 404 `not_found_error`, 413 `request_too_large`, 429 `rate_limit_error`, 500
-  `api_error`, 504 `timeout_error`, 529 `overloaded_error`). Other 4xx are
-  `invalid_request_error`; 503 (a server out of capacity) is `overloaded_error`, other 5xx
-  `api_error`.
 - `host_error(raw, status, api)`: a host's error body, whatever its shape (OpenAI's `{"error":
   {"message": …}}`, Anthropic's, FastAPI's `{"detail": …}`, plain text), as the error body of
   client API `api`, keeping its message. The Anthropic SDK reads the `type` to pick its exception
-  and the message to show; the openai SDK the `message`. `openai_error` and `anthropic_error` make such a body for a
-  message of ours (a bridged host's answer that cannot be read is a 502); an API's spec names its own.
+  and the message to show; the openai SDK the `message`. `openai_error` makes such a body for a
+  message of ours (a bridged host's answer that cannot be read is a 502); an API's spec names its
+  own (Anthropic's is `core.apis.messages`' `anthropic_error`).
 - `estimate_tokens(body)`: the input tokens of an Anthropic Messages body (the rewritten one, so
   the injected manifest counts): the characters of every text it holds (system, message text,
   tool results, tool definitions left in it) divided by four, rounded up, plus 1,600 per image or
@@ -26,31 +21,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from .api import spec_for
-from .emitters.anthropic import error_object
 from .framing.utf8 import json_bytes
 from .schema import JSON_OBJECT
 
-ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    402: "billing_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    503: "overloaded_error",
-    504: "timeout_error",
-    529: "overloaded_error",
-}
 CHARS_PER_TOKEN = 4
 MEDIA_TOKENS = 1600
 MAX_MESSAGE = 2000  # of a host's error text that is not JSON
-
-
-def error_type(status: int) -> str:
-    """Anthropic's error `type` for `status` (see the module doc)."""
-    return ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")
 
 
 def error_message(raw: bytes) -> str:
@@ -97,13 +73,6 @@ def openai_error(
     return json_bytes({"error": {"message": message, "type": kind, "param": param, "code": code}})
 
 
-def anthropic_error(
-    message: str, status: int, *, code: str | None = None, param: str | None = None, kind: str | None = None
-) -> bytes:
-    """An Anthropic error body; its `type` is Anthropic's for `status` (its shape has no code or param)."""
-    return json_bytes(error_object(message, error_type(status)))
-
-
 def estimate_tokens(body: Mapping[str, Any]) -> int:
     """The estimated input tokens of a Messages body (see the module doc)."""
     chars = 0
@@ -126,4 +95,4 @@ def estimate_tokens(body: Mapping[str, Any]) -> int:
     return -(-chars // CHARS_PER_TOKEN) + media * MEDIA_TOKENS
 
 
-__all__ = ["anthropic_error", "error_message", "error_type", "estimate_tokens", "host_error", "openai_error"]
+__all__ = ["error_message", "estimate_tokens", "host_error", "openai_error"]

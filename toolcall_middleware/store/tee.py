@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.apis.responses.emitter import error_event
 from ..core.depth import MAX_DEPTH
-from ..core.emitters.responses import error_event
 from ..core.framing.sse import SSEDecoder, encode_event
 from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.http import headers_named, without

@@ -1,19 +1,11 @@
-"""Emitters: parser events -> wire objects (Chat Completions, Responses, legacy functions, Anthropic
-Messages; AG-UI's, `AGUIEmitter`, lives with the rest of that API in `core.apis.agui`)."""
+"""What every API's emitter shares: `Upstream`, the host's answer's metadata an emitter writes
+(`meta`), and the ids it mints (`ids`). Each API's emitters are in its package:
+`core.apis.chat` (`ChatStreamEmitter`, `ChatMessageBuilder`), `core.apis.responses`
+(`ResponsesStreamEmitter`, `ResponsesBuilder`), `core.apis.messages` (`MessagesStreamEmitter`,
+`MessagesBuilder`), `core.apis.agui` (`AGUIEmitter`)."""
 
 from __future__ import annotations
 
-from .anthropic import MessagesBuilder, MessagesStreamEmitter
-from .chat import ChatMessageBuilder, ChatStreamEmitter
 from .meta import Upstream
-from .responses import ResponsesBuilder, ResponsesStreamEmitter
 
-__all__ = [
-    "ChatMessageBuilder",
-    "ChatStreamEmitter",
-    "MessagesBuilder",
-    "MessagesStreamEmitter",
-    "ResponsesBuilder",
-    "ResponsesStreamEmitter",
-    "Upstream",
-]
+__all__ = ["Upstream"]

@@ -1,4 +1,9 @@
-"""Inbound readers: what the host app sends back -> raw text deltas (by channel and choice) + metadata.
+"""Inbound reading: what the host app sends back -> raw text deltas (by channel and choice) + metadata.
+
+What every API's reader shares is here: `Reader` and the reader base (`base`), the events they
+yield (`events`), the template that reads a plain-text chunk off its raw bytes (`template`). Each
+API's own reader is in its package (`core.apis.chat.ChatReader`, `core.apis.responses`,
+`core.apis.messages`, `core.apis.completions`).
 
 The SSE framing is decoded before (`core.framing.sse.SSEDecoder`); a reader takes each event's
 decoded JSON (or the `[DONE]` data string), or a whole JSON body:
@@ -14,10 +19,7 @@ for event in reader.feed(body) + reader.flush():
 
 from __future__ import annotations
 
-from .anthropic import MessagesReader, NativeCalls
 from .base import DONE, Reader
-from .chat import ChatReader
-from .completions import CompletionsReader
 from .events import (
     Channel,
     InboundEvent,
@@ -28,19 +30,13 @@ from .events import (
     UpstreamError,
     UpstreamMeta,
 )
-from .responses import ResponsesReader
 
 __all__ = [
     "DONE",
     "Channel",
-    "ChatReader",
-    "CompletionsReader",
     "InboundEvent",
-    "MessagesReader",
-    "NativeCalls",
     "RawText",
     "Reader",
-    "ResponsesReader",
     "Unrecognized",
     "UpstreamCall",
     "UpstreamDone",

@@ -1,10 +1,12 @@
-"""Request-side rewrites: pure `dict -> dict`, for backends that cannot take `tools`.
+"""Request-side rewrites: pure `dict -> dict`, for backends that cannot take `tools`: what every
+API's rewrite shares, and the bridges that translate one API into another.
 
 - `normalize_tools(body)`: the request's tools (both shapes and legacy `functions`),
   `tool_choice` and `parallel_tool_calls`, normalized; non-function tools dropped and reported.
-- `rewrite_chat_request(body, dialect=…)` / `rewrite_responses_request(body, dialect=…)`: the tool
-  manifest injected into the system prompt / `instructions`, tool history flattened into the
-  dialect's own raw text, tool fields removed.
+- Each API's rewrite is in its package: `core.apis.chat.rewrite_chat_request(body, dialect=…)`,
+  `core.apis.responses.rewrite_responses_request`, `core.apis.messages.rewrite_messages_request`:
+  the tool manifest injected into the system prompt / `instructions` / `system`, tool history
+  flattened into the dialect's own raw text, tool fields removed.
 - `render_calls`, `render_assistant`, `render_tool_results`, `render_manifest`: the dialect texts.
 - `BadRequest`: a malformed body, with the OpenAI error body naming the field.
 """
@@ -12,7 +14,6 @@
 from __future__ import annotations
 
 from ..dialects.rendering import ToolChoice, ToolResult, ToolSpec
-from .chat import rewrite_chat_request
 from .errors import BadRequest
 from .render import (
     NO_TOOLS,
@@ -24,7 +25,6 @@ from .render import (
     render_tool_results,
     rendered_dialects,
 )
-from .responses import rewrite_responses_request
 from .rewrite import RewriteResult
 from .tools import ToolSet, normalize_tools
 
@@ -44,6 +44,4 @@ __all__ = [
     "render_tool_result",
     "render_tool_results",
     "rendered_dialects",
-    "rewrite_chat_request",
-    "rewrite_responses_request",
 ]

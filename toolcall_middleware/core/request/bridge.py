@@ -33,8 +33,7 @@ from typing import Any
 
 from ..schema import JSON_OBJECT
 from .errors import BadRequest, invalid, invalid_body, missing, required_string
-from .responses import item_kind, item_note
-from .rewrite import content_text, output_text
+from .rewrite import content_text, item_kind, item_note, output_text
 from .tools import partition_tools
 
 KEPT = ("model", "temperature", "top_p", "user", "seed", "stop")

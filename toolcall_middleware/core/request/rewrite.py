@@ -1,4 +1,5 @@
-"""What the Chat, Responses and Messages rewrites share: the result value, and the history flattener.
+"""What the Chat, Responses and Messages rewrites share: the result value, and the history flattener
+(and how a Responses input item is read, which the Responses bridge shares).
 
 `Flattener` turns one conversation's tool history into the dialect's text, turn by turn. It
 remembers each call's name and the id the dialect writes for it (Kimi's `functions.f:N` counts
@@ -205,4 +206,25 @@ def with_manifest(text: str, manifest: str, prepend: bool) -> str:
     return manifest + "\n\n" + text if prepend else text + "\n\n" + manifest
 
 
-__all__ = ["Flattener", "RewriteResult", "content_text", "output_text", "with_manifest", "without_tool_fields"]
+def item_kind(item: Mapping[str, Any]) -> str:
+    """`message`, `function_call`, `reasoning`, … (an item with a role and no type is a message)."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else "message"
+
+
+def item_note(item: Mapping[str, Any], kind: str) -> str:
+    """An item the backend has no shape for (a hosted tool's call) as a text note, so it is not lost."""
+    rest = {k: v for k, v in item.items() if k not in ("type", "id", "status")}
+    return f"[{kind} {json.dumps(rest, ensure_ascii=False)}]"
+
+
+__all__ = [
+    "Flattener",
+    "RewriteResult",
+    "content_text",
+    "item_kind",
+    "item_note",
+    "output_text",
+    "with_manifest",
+    "without_tool_fields",
+]

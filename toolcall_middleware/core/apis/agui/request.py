@@ -36,9 +36,10 @@ from typing import Any
 
 from ...request.bridge import Bridged
 from ...request.errors import BadRequest, invalid, invalid_body, missing
-from ...request.fields import CHAT_FIELDS, check_fields
+from ...request.fields import check_fields
 from ...request.tools import normalize_tools
 from ...schema import JSON_OBJECT
+from ..chat.checks import CHAT_FIELDS
 
 ROLES = ("developer", "system", "assistant", "user", "tool", "activity", "reasoning")
 DROPPED_ROLES = ("activity", "reasoning")

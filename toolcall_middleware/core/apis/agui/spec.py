@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...api import ApiSpec
 from ...inbound.base import ReaderBase
-from ...inbound.chat import ChatReader
+from ..chat.reader import ChatReader
 from .output import AGUIOutput, agui_error, whole_run
 from .request import check_run_input, run_to_chat
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..schema import JSON_OBJECT
-from .errors import invalid, invalid_body, missing, required_array, required_string
-from .fields import check_chat_messages
-from .render import render_manifest, renderer
-from .rewrite import Flattener, RewriteResult, content_text, with_manifest, without_tool_fields
-from .tools import normalize_tools
+from ...request.errors import invalid, invalid_body, missing, required_array, required_string
+from ...request.render import render_manifest, renderer
+from ...request.rewrite import Flattener, RewriteResult, content_text, with_manifest, without_tool_fields
+from ...request.tools import normalize_tools
+from ...schema import JSON_OBJECT
+from .checks import check_chat_messages
 
 TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls", "functions", "function_call")
 

@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from ..api_names import Api
-from ..schema import JSON_OBJECT
-from .base import ReaderBase, error_from, str_or_none, upstream_error
-from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamError, UpstreamMeta
+from ...api_names import Api
+from ...inbound.base import ReaderBase, error_from, str_or_none, upstream_error
+from ...inbound.events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamError, UpstreamMeta
+from ...schema import JSON_OBJECT
 
 _TEXT_ITEMS = ("message", "reasoning")
 _CALL_ITEMS = ("function_call", "custom_tool_call")

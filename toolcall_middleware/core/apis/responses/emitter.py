@@ -14,13 +14,13 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
-from ..framing.sse import SSETemplate, encode_event, json_token
-from ..framing.utf8 import token_bytes
-from ..result import ParseResult
-from ..schema import JSON_OBJECT
-from .ids import CallIds, random_id, tool_call_id
-from .meta import Upstream, token_count, usage_details
+from ...emitters.ids import CallIds, random_id, tool_call_id
+from ...emitters.meta import Upstream, token_count, usage_details
+from ...events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ...framing.sse import SSETemplate, encode_event, json_token
+from ...framing.utf8 import token_bytes
+from ...result import ParseResult
+from ...schema import JSON_OBJECT
 
 _PROBE_TEXT = "toolcall-text-probe"
 _PROBE_SEQ = 918273645546372819  # a sequence number no response reaches

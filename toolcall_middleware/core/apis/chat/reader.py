@@ -15,11 +15,19 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from ..api_names import Api
-from ..schema import JSON_OBJECT
-from .base import ReaderBase, choices_meta, content_texts, int_or_none, reasoning_text, str_or_none, upstream_error
-from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall
-from .template import TextTemplate, holder_of, text_key
+from ...api_names import Api
+from ...inbound.base import (
+    ReaderBase,
+    choices_meta,
+    content_texts,
+    int_or_none,
+    reasoning_text,
+    str_or_none,
+    upstream_error,
+)
+from ...inbound.events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall
+from ...inbound.template import TextTemplate, holder_of, text_key
+from ...schema import JSON_OBJECT
 
 Shape = Literal["chunk", "completion"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..api_names import Api
-from ..schema import JSON_OBJECT
-from .base import ReaderBase, choices_meta, upstream_error
-from .events import Channel, InboundEvent, RawText, Unrecognized
+from ...api_names import Api
+from ...inbound.base import ReaderBase, choices_meta, upstream_error
+from ...inbound.events import Channel, InboundEvent, RawText, Unrecognized
+from ...schema import JSON_OBJECT
 
 
 def is_text_completion(obj: Mapping[str, Any]) -> bool:

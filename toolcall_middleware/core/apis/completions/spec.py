@@ -5,11 +5,11 @@ servers answer the chat route in its shape)."""
 
 from __future__ import annotations
 
-from ..api import ApiSpec
-from ..inbound.base import ReaderBase
-from ..inbound.completions import CompletionsReader, is_text_completion
-from ..replaced import openai_error
-from ..request.fields import check_completions
+from ...api import ApiSpec
+from ...inbound.base import ReaderBase
+from ...replaced import openai_error
+from .checks import check_completions
+from .reader import CompletionsReader, is_text_completion
 
 
 def _reader(stream: bool) -> ReaderBase:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, TruncatedCall
-from ..framing.sse import SSETemplate, encode_data, json_token
-from ..framing.utf8 import token_bytes
-from ..result import ParseResult
-from .ids import CallIds, tool_call_id
-from .meta import Upstream
+from ...emitters.ids import CallIds, tool_call_id
+from ...emitters.meta import Upstream
+from ...events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart, TruncatedCall
+from ...framing.sse import SSETemplate, encode_data, json_token
+from ...framing.utf8 import token_bytes
+from ...result import ParseResult
 
 ReasoningField = Literal["reasoning_content", "reasoning", "both", "none"]
 

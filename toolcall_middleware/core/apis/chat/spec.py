@@ -6,21 +6,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import ApiSpec, Output, Whole
-from ..emitters import ChatMessageBuilder, ChatStreamEmitter
-from ..emitters.meta import Upstream, token_count, usage_details
-from ..events import Event
-from ..exchange_data import AnswerSetup
-from ..framing.sse import DONE, encode_data
-from ..inbound import UpstreamDone
-from ..inbound.base import ReaderBase
-from ..inbound.chat import ChatReader, chat_shape
-from ..logprobs import LogprobQueue
-from ..policy import PolicyError
-from ..replaced import openai_error
-from ..request.chat import rewrite_chat_request
-from ..request.fields import check_chat
-from ..result import merge_events
+from ...api import ApiSpec, Output, Whole
+from ...emitters.meta import Upstream, token_count, usage_details
+from ...events import Event
+from ...exchange_data import AnswerSetup
+from ...framing.sse import DONE, encode_data
+from ...inbound import UpstreamDone
+from ...inbound.base import ReaderBase
+from ...logprobs import LogprobQueue
+from ...policy import PolicyError
+from ...replaced import openai_error
+from ...result import merge_events
+from .checks import check_chat
+from .emitter import ChatMessageBuilder, ChatStreamEmitter
+from .reader import ChatReader, chat_shape
+from .rewrite import rewrite_chat_request
 
 
 def chat_usage(usage: Mapping[str, Any] | None) -> dict[str, Any] | None:

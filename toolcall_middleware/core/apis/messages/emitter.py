@@ -20,10 +20,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from ..events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
-from ..result import ParseResult
-from .ids import random_id
-from .meta import Upstream, token_count, usage_details
+from ...emitters.ids import random_id
+from ...emitters.meta import Upstream, token_count, usage_details
+from ...events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from ...result import ParseResult
 
 StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal"]
 

@@ -34,7 +34,7 @@ result.tools         # the normalized tools, tool_choice and parallel rule, for 
 A body with none of those fields, no tool history and no system turn comes back unchanged: the
 same object. Malformed
 input raises `BadRequest` naming the field in Anthropic's path style (`messages.2.content.0.id`);
-the middleware answers it with Anthropic's error body (`emitters.anthropic.error_object`).
+the middleware answers it with Anthropic's error body (`emitter.error_object`).
 """
 
 from __future__ import annotations
@@ -44,14 +44,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..schema import JSON_OBJECT
-from .anthropic_content import read_content
-from .bridge_messages import is_client_tool, messages_to_chat
-from .errors import invalid, invalid_body, required_array, required_string
-from .fields import check_anthropic_messages
-from .render import render_manifest, render_reasoning, renderer
-from .rewrite import Flattener, RewriteResult, content_text, with_manifest
-from .tools import normalize_tools
+from ...request.anthropic_content import read_content
+from ...request.bridge_messages import is_client_tool, messages_to_chat
+from ...request.errors import invalid, invalid_body, required_array, required_string
+from ...request.fields import check_anthropic_messages
+from ...request.render import render_manifest, render_reasoning, renderer
+from ...request.rewrite import Flattener, RewriteResult, content_text, with_manifest
+from ...request.tools import normalize_tools
+from ...schema import JSON_OBJECT
 
 TOOL_FIELDS = ("tools", "tool_choice")
 SERVER_TOOL_FIELDS = ("mcp_servers", "container")  # the MCP toolsets and code container Anthropic runs

@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import ApiSpec, Output, Whole
-from ..emitters import ResponsesBuilder, ResponsesStreamEmitter
-from ..emitters.meta import Upstream
-from ..events import Event
-from ..exchange_data import AnswerSetup
-from ..framing.sse import encode_event
-from ..inbound import UpstreamDone
-from ..inbound.base import ReaderBase
-from ..inbound.responses import ResponsesReader
-from ..policy import PolicyError
-from ..replaced import openai_error
-from ..request.fields import check_responses
-from ..request.responses import rewrite_responses_request
+from ...api import ApiSpec, Output, Whole
+from ...emitters.meta import Upstream
+from ...events import Event
+from ...exchange_data import AnswerSetup
+from ...framing.sse import encode_event
+from ...inbound import UpstreamDone
+from ...inbound.base import ReaderBase
+from ...policy import PolicyError
+from ...replaced import openai_error
+from .checks import check_responses
+from .emitter import ResponsesBuilder, ResponsesStreamEmitter
+from .reader import ResponsesReader
+from .rewrite import rewrite_responses_request
 
 
 class ResponsesOutput(Output):

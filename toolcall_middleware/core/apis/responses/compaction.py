@@ -23,10 +23,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..emitters.ids import random_id
-from ..emitters.responses import responses_usage
-from ..schema import JSON_OBJECT
-from .errors import BadRequest, invalid, invalid_body, missing
+from ...emitters.ids import random_id
+from ...request.errors import BadRequest, invalid, invalid_body, missing
+from ...schema import JSON_OBJECT
+from .emitter import responses_usage
 
 COMPACT_SUFFIX = "/compact"
 MARK = "tcm-summary-v1:"  # what starts an `encrypted_content` we made (then base64 of the UTF-8 summary)

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api import ApiSpec, Output, Whole
-from ..emitters.anthropic import MessagesBuilder, MessagesStreamEmitter
-from ..emitters.meta import Upstream
-from ..events import Event
-from ..exchange_data import AnswerSetup
-from ..framing.sse import encode_event
-from ..inbound import UpstreamDone
-from ..inbound.anthropic import MessagesReader, is_anthropic_message
-from ..inbound.base import ReaderBase
-from ..policy import PolicyError
-from ..replaced import anthropic_error
-from ..request.anthropic import rewrite_messages_request
-from ..request.fields import check_messages
-from ..result import merge_events
+from ...api import ApiSpec, Output, Whole
+from ...emitters.meta import Upstream
+from ...events import Event
+from ...exchange_data import AnswerSetup
+from ...framing.sse import encode_event
+from ...inbound import UpstreamDone
+from ...inbound.base import ReaderBase
+from ...policy import PolicyError
+from ...result import merge_events
+from .checks import check_messages
+from .emitter import MessagesBuilder, MessagesStreamEmitter
+from .errors import anthropic_error
+from .reader import MessagesReader, is_anthropic_message
+from .rewrite import rewrite_messages_request
 
 PING_EVENT = b'event: ping\ndata: {"type": "ping"}\n\n'  # Anthropic's own keep-alive event
 

@@ -21,11 +21,11 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..api_names import Api
-from ..events import Event, ToolCallDelta, ToolCallEnd, ToolCallStart
-from ..schema import JSON_OBJECT
-from .base import ReaderBase, str_or_none, upstream_error
-from .events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamMeta
+from ...api_names import Api
+from ...events import Event, ToolCallDelta, ToolCallEnd, ToolCallStart
+from ...inbound.base import ReaderBase, str_or_none, upstream_error
+from ...inbound.events import Channel, InboundEvent, RawText, Unrecognized, UpstreamCall, UpstreamMeta
+from ...schema import JSON_OBJECT
 
 STREAM_EVENTS = frozenset(
     {

@@ -20,30 +20,26 @@ A body with none of those fields and no tool history comes back unchanged: the s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..schema import JSON_OBJECT
-from .errors import invalid, invalid_body, required_string
-from .fields import check_input_items
-from .render import render_manifest, renderer
-from .rewrite import Flattener, RewriteResult, content_text, output_text, with_manifest, without_tool_fields
-from .tools import normalize_tools
+from ...request.errors import invalid, invalid_body, required_string
+from ...request.render import render_manifest, renderer
+from ...request.rewrite import (
+    Flattener,
+    RewriteResult,
+    content_text,
+    item_kind,
+    item_note,
+    output_text,
+    with_manifest,
+    without_tool_fields,
+)
+from ...request.tools import normalize_tools
+from ...schema import JSON_OBJECT
+from .checks import check_input_items
 
 TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls")
-
-
-def item_kind(item: Mapping[str, Any]) -> str:
-    """`message`, `function_call`, `reasoning`, … (an item with a role and no type is a message)."""
-    kind = item.get("type")
-    return kind if isinstance(kind, str) else "message"
-
-
-def item_note(item: Mapping[str, Any], kind: str) -> str:
-    """An item the backend has no shape for (a hosted tool's call) as a text note, so it is not lost."""
-    rest = {k: v for k, v in item.items() if k not in ("type", "id", "status")}
-    return f"[{kind} {json.dumps(rest, ensure_ascii=False)}]"
 
 
 def _is_call(kind: str) -> bool:
