@@ -63,6 +63,7 @@ from .inbound.base import decode_data
 from .policy.errors import REGENERABLE
 from .replaced import estimate_tokens, host_error, openai_error
 from .request import BadRequest
+from .stored_input import StoredInput
 
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
@@ -99,6 +100,7 @@ class Exchange:
         self.request: dict[str, Any] = {}
         self.rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
         self.record = Report(api=api, dialect="")
+        self.stored_input: StoredInput | None = None  # a body the Responses state wrote: its context
         if self.upstream != api:
             self.record.notes.append(f"bridged: the host answers as {self.upstream}")
         self._max_event = config.limits.max_sse_event_bytes
@@ -151,6 +153,7 @@ class Exchange:
             config=self.config,
             record=self.record,
             count_tokens=self.count_tokens,
+            stored=self.stored_input,
         )
         self.request, self.rules, self._counted = forwarded.request, forwarded.rules, forwarded.counted
         self._move(Trigger.READ)
