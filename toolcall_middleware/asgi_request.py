@@ -82,8 +82,7 @@ class ASGIRequest:
         if not await receive_body(self.receive, read):
             return  # the client left before the body was complete: nothing to answer
         scope, chunks, complete = self.scope, read.parts, read.complete
-        self.exchange.stored_input = scope.get(STORED_INPUT)
-        forward = self.exchange.forward(read.body, complete=complete)
+        forward = self.exchange.forward(read.body, complete=complete, stored=scope.get(STORED_INPUT))
         if forward.refusal is not None:
             await respond(self._write, *forward.refusal)  # malformed, or bridged and over the limit
             return

@@ -223,6 +223,7 @@ def _count_request(body: dict[str, Any], config: ExchangeConfig, record: Report)
 __all__ = [
     "SPLICED_MANIFEST",
     "Forwarded",
+    "StoredInput",
     "forward_request",
     "injects_manifest",
 ]

@@ -54,7 +54,7 @@ from .exchange_state import (
     unread_event_trigger,
     whole_trigger,
 )
-from .forwarded import forward_request
+from .forwarded import StoredInput, forward_request
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, answerable, classify, header, without
@@ -63,7 +63,6 @@ from .inbound.base import decode_data
 from .policy.errors import REGENERABLE
 from .replaced import estimate_tokens, host_error, openai_error
 from .request import BadRequest
-from .stored_input import StoredInput
 
 PROXY_ERROR = b"x-toolcall-proxy-error"  # the reverse proxy marks its own errors so (proxy.py)
 
@@ -100,7 +99,6 @@ class Exchange:
         self.request: dict[str, Any] = {}
         self.rules: Mapping[str, Any] = {}  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
         self.record = Report(api=api, dialect="")
-        self.stored_input: StoredInput | None = None  # a body the Responses state wrote: its context
         if self.upstream != api:
             self.record.notes.append(f"bridged: the host answers as {self.upstream}")
         self._max_event = config.limits.max_sse_event_bytes
@@ -140,7 +138,7 @@ class Exchange:
 
     # -- request -------------------------------------------------------------------------------
 
-    def rewrite_request(self, raw: bytes) -> bytes | None:
+    def rewrite_request(self, raw: bytes, *, stored: StoredInput | None = None) -> bytes | None:
         """The rewritten request body, or `None` to forward it unchanged (nothing to rewrite).
 
         A bridged request always comes back translated: its host does not serve the client's API,
@@ -153,7 +151,7 @@ class Exchange:
             config=self.config,
             record=self.record,
             count_tokens=self.count_tokens,
-            stored=self.stored_input,
+            stored=stored,  # (a body the Responses state wrote: what it says of its context)
         )
         self.request, self.rules, self._counted = forwarded.request, forwarded.rules, forwarded.counted
         self._move(Trigger.READ)
