@@ -242,8 +242,8 @@ def forward_bytes(
     body, places = json_bytes_from(forward, {"input": f"[{joined_json(history_json, own)}]"})
     if "input" not in places:
         return body, None  # (a lone surrogate: written by `json_bytes`, every non-ASCII character escaped)
-    start = places["input"] + 1
-    return body, (start, start + len(history_json.encode()) + (2 if own else 0))
+    start, end = places["input"]
+    return body, (start + 1, end - 1 - len(own.encode()))  # (the own items' text: short, the history's long)
 
 
 def item_records(scope: str, items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -172,14 +172,14 @@ def joined_json(*members: str | None) -> str:
     return ", ".join(text for text in members if text)
 
 
-def json_bytes_from(obj: Mapping[str, Any], texts: Mapping[str, str]) -> tuple[bytes, dict[str, int]]:
+def json_bytes_from(obj: Mapping[str, Any], texts: Mapping[str, str]) -> tuple[bytes, dict[str, tuple[int, int]]]:
     """`json_bytes(obj)`, an object, with the members named in `texts` written from their JSON text
     made beforehand rather than encoded again (the same bytes, where each text is its value's
-    `json_text`), and the byte offset at which each of those texts begins. An object with a lone
-    surrogate (no UTF-8 form) is written by `json_bytes`, every non-ASCII character escaped, with
-    no offsets."""
+    `json_text`), and where in the bytes each of those texts lies (start, end). An object with a
+    lone surrogate (no UTF-8 form) is written by `json_bytes`, every non-ASCII character escaped,
+    with no places."""
     parts = [b"{"]
-    places: dict[str, int] = {}
+    places: dict[str, tuple[int, int]] = {}
     size = 1
     try:
         for n, (key, value) in enumerate(obj.items()):
@@ -187,7 +187,7 @@ def json_bytes_from(obj: Mapping[str, Any], texts: Mapping[str, str]) -> tuple[b
             given = texts.get(key)
             part = (json_text(value) if given is None else given).encode()
             if given is not None:
-                places[key] = size + len(head)
+                places[key] = (size + len(head), size + len(head) + len(part))
             parts += (head, part)
             size += len(head) + len(part)
     except UnicodeEncodeError:
