@@ -165,6 +165,8 @@ def _forward_stored(raw: bytes, stored: StoredInput, config: ExchangeConfig, rec
         resume=folded,
         keep_at=len(stored.items),
     )
+    # (another dialect's flattening, of fewer items, is still where a turn in it goes on from)
+    stored.after.update(stored.folded)
     stored.after[key] = result.folded
     record.dropped_tool_types = list(result.tools.dropped)
     record.echoed_function_calls = result.calls_flattened

@@ -41,7 +41,8 @@ class StoredInput:
     """The body the state wrote (`body`), the context's items that begin its input (`items`),
     where their JSON text lies in it (`start`, `end`: with the `, ` after it when more items
     follow), and, by `FoldKey`, where the flattening of the context's first items stood
-    (`folded`) and stands after all of them (`after`, filled by the middleware)."""
+    (`folded`) and where a later turn goes on from (`after`, filled by the middleware: after all
+    of them for the dialect it read them in, as before for any other)."""
 
     body: bytes
     start: int
