@@ -16,6 +16,10 @@ What Codex and the Agents SDK send (`reference/wire.md` §4.2), made plain for a
   only the hosted tools are removed (and a `tool_choice` naming one).
 
 A body with none of those fields and no tool history comes back unchanged: the same object.
+
+The input is flattened item by item (`_Fold`), so a request whose input begins with items an
+earlier request flattened goes on from where that one stood (`Folded`, kept at `keep_at`): a
+stored chain's context is read once, not on every turn (`core.stored_input`).
 """
 
 from __future__ import annotations
