@@ -24,7 +24,18 @@ from .core.body_read import BodyRead
 from .core.exchange_state import STREAM
 from .core.held_response import Head, HeldResponse, Writes
 from .exchange import ServerStopped, ToolCallExchange
-from .inprocess import ANSWERED, ASGIApp, Message, Receive, Scope, receive_body, replay, respond, with_body
+from .inprocess import (
+    ANSWERED,
+    STORED_INPUT,
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    receive_body,
+    replay,
+    respond,
+    with_body,
+)
 from .inprocess import Sink as Send
 from .keepalive import KeepAlive, ping_for
 
@@ -71,7 +82,7 @@ class ASGIRequest:
         if not await receive_body(self.receive, read):
             return  # the client left before the body was complete: nothing to answer
         scope, chunks, complete = self.scope, read.parts, read.complete
-        forward = self.exchange.forward(read.body, complete=complete)
+        forward = self.exchange.forward(read.body, complete=complete, stored=scope.get(STORED_INPUT))
         if forward.refusal is not None:
             await respond(self._write, *forward.refusal)  # malformed, or bridged and over the limit
             return

@@ -31,6 +31,7 @@ from .core.exchange_state import AGAIN, BUFFER, DONE, ENDED, HEAD, STREAM, Trigg
 from .core.http import Headers, json_head
 from .core.pipeline import Exchange
 from .core.request import BadRequest
+from .core.stored_input import StoredInput
 from .logs import RECORD
 from .records import record_json, record_line
 from .redact import redact
@@ -137,16 +138,17 @@ class ToolCallExchange(Exchange):
 
     # -- request -------------------------------------------------------------------------------
 
-    def rewrite_request(self, raw: bytes, *, complete: bool = True) -> bytes | None:
+    def rewrite_request(self, raw: bytes, *, complete: bool = True, stored: StoredInput | None = None) -> bytes | None:
         """The body to forward instead of `raw`, or None to forward `raw` unchanged.
 
         `complete` is False when the body was not read to its end (over the size limit, or cut
-        short): it is never rewritten. Raises `BadRequest` for a malformed request of ours.
+        short): it is never rewritten. `stored`: what the Responses state says of a body it wrote
+        (`core.stored_input`). Raises `BadRequest` for a malformed request of ours.
         """
         # A body that ended in the read that crossed the limit is whole, but still over it.
         limit = self.config.limits.max_request_bytes
         if complete and len(raw) <= limit:
-            new = super().rewrite_request(raw)
+            new = super().rewrite_request(raw, stored=stored)
             dropped = self.record.dropped_tool_types
             if dropped:
                 logger.info("toolcall-middleware: tools of type %s are not offered to the host", ", ".join(dropped))
@@ -158,10 +160,10 @@ class ToolCallExchange(Exchange):
         self.forward_unchanged()
         return None
 
-    def forward(self, raw: bytes, *, complete: bool = True) -> Forward:
+    def forward(self, raw: bytes, *, complete: bool = True, stored: StoredInput | None = None) -> Forward:
         """`rewrite_request` and, for a request it refuses, `error_response`: in one step."""
         try:
-            return Forward(self.rewrite_request(raw, complete=complete))
+            return Forward(self.rewrite_request(raw, complete=complete, stored=stored))
         except BadRequest as error:
             return Forward(refusal=self.error_response(error))
 

@@ -38,6 +38,9 @@ CREDENTIAL = "toolcall_middleware.credential"
 # answered in its stead (a store that failed as the answer was stored: 503), else None: the
 # exchange's record then says what the client got.
 ANSWERED = "toolcall.answered"
+# The scope key under which the Responses state gives the exchange below it what it knows of the
+# body it wrote (`core.stored_input.StoredInput`: the stored context its input begins with).
+STORED_INPUT = "toolcall.stored_input"
 
 # Headers of the client's own request that do not describe the body we send.
 _TRANSPORT = frozenset(
@@ -165,6 +168,7 @@ def with_body(scope: Scope, body: bytes) -> Scope:
 __all__ = [
     "ANSWERED",
     "CREDENTIAL",
+    "STORED_INPUT",
     "collect",
     "post",
     "post_scope",

@@ -20,7 +20,6 @@ import redis
 from starlette.testclient import TestClient
 
 from tests.store.hosts import host
-from tests.store.redis_server import redis_server
 from toolcall_middleware import ToolCallMiddleware
 from toolcall_middleware.core.framing.utf8 import json_bytes
 from toolcall_middleware.store import open_store
@@ -28,15 +27,6 @@ from toolcall_middleware.store.state import item_key, response_key, scope_of
 
 SECRET = "chain-test-secret"
 FILLER = "x" * 200
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'state.db'}"
-        return
-    with redis_server() as url:
-        yield url
 
 
 def stored_bytes(url: str) -> int:

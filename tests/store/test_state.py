@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core.framing.utf8 import json_bytes
+from toolcall_middleware.core.framing.utf8 import json_bytes, json_text
 from toolcall_middleware.core.request.errors import BadRequest
 from toolcall_middleware.store.state import (
     Echo,
@@ -81,13 +82,22 @@ def test_a_body_written_from_the_historys_json_is_the_body_encoded(
     history: list[dict[str, Any]], own: list[dict[str, Any]], fields: dict[str, Any], at: int
 ) -> None:
     """Any items, any text (a lone surrogate too: the whole body is escaped then), `input` at any
-    place among the fields: the same bytes as encoding the body whole."""
+    place among the fields: the same bytes as encoding the body whole; and where it says the
+    history's text lies, the bytes less it are the body with only the request's own items."""
     fields.pop("input", None)
     members = list(fields.items())
     members.insert(min(at, len(members)), ("input", [*history, *own]))
     forward = dict(members)
-    assert forward_bytes(forward, len(history), items_json(history)) == json_bytes(forward)
-    assert forward_bytes(forward, len(history), None) == json_bytes(forward)  # (not known: encoded)
+    body, span = forward_bytes(forward, len(history), items_json(history))
+    assert body == json_bytes(forward)
+    assert forward_bytes(forward, len(history), None) == (json_bytes(forward), None)  # (not known: encoded)
+    if span is not None:
+        start, end = span
+        assert history and body[start:end].startswith(items_json(history).encode())
+        assert json.loads(body[:start] + body[end:]) == json.loads(json_bytes({**forward, "input": own}))
+    elif history:
+        with pytest.raises(UnicodeEncodeError):  # (only a lone surrogate has it written whole)
+            json_text(forward).encode()
 
 
 def test_with_nothing_to_expand_the_input_goes_on_as_the_client_wrote_it() -> None:

@@ -23,14 +23,16 @@ from typing import Any
 
 from .api import Api, spec_for
 from .apis.responses.compaction import expand_compactions
+from .apis.responses.rewrite import NOTHING_FOLDED, Folded, rewrite_responses_request
 from .exchange_data import ExchangeConfig, Report
-from .framing.utf8 import json_bytes, json_bytes_with
+from .framing.utf8 import items_json, joined_json, json_bytes, json_bytes_from, json_bytes_with
 from .grammar.constrain import constrained_body
 from .host import for_host, request_dialect
 from .request.body import read_request
 from .request.errors import BadRequest, check_depth, too_deep_error
 from .request.render import manifest_token
 from .request.tools import ToolSet
+from .stored_input import StoredInput
 
 SPLICED_MANIFEST = 2048  # a manifest this long is written from its JSON made once (shorter: as it comes)
 
@@ -53,9 +55,24 @@ def injects_manifest(config: ExchangeConfig) -> bool:
 
 
 def forward_request(
-    raw: bytes, *, api: Api, upstream: Api, config: ExchangeConfig, record: Report, count_tokens: bool = False
+    raw: bytes,
+    *,
+    api: Api,
+    upstream: Api,
+    config: ExchangeConfig,
+    record: Report,
+    count_tokens: bool = False,
+    stored: StoredInput | None = None,
 ) -> Forwarded:
-    """The request `raw` as the host gets it; raises `BadRequest` for a malformed one of ours."""
+    """The request `raw` as the host gets it; raises `BadRequest` for a malformed one of ours.
+    `stored`: what the Responses state says of a body it wrote (`core.stored_input`)."""
+    if stored is not None and api == upstream == "responses" and not count_tokens:
+        try:
+            forwarded = _forward_stored(raw, stored, config, record)
+        except BadRequest:
+            forwarded = None  # (read whole below: its error, as any request's, names its place)
+        if forwarded is not None:
+            return forwarded
     bridged = upstream != api
     record.request_bytes = len(raw)
     # A body that is no request is refused the same way on every route, bridged or not, before
@@ -117,6 +134,55 @@ def forward_request(
     return Forwarded(json_bytes(result.body), request, rules)
 
 
+def _forward_stored(raw: bytes, stored: StoredInput, config: ExchangeConfig, record: Report) -> Forwarded | None:
+    """A native Responses request whose input begins with a stored chain's context, read without
+    the context (`core.stored_input`): the same body for the host as reading it whole, or None to
+    read it whole (not the body the state wrote, a compaction item to expand, AG-UI's checks)."""
+    body = stored.read(raw)
+    if body is None or config.request_checks().get("responses") is not None:
+        return None
+    limit = config.limits.max_depth
+    check_depth(body, limit)
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    dialect = config.dialect_for(model)
+    key = (request_dialect(dialect), config.compaction == "emulate", limit)
+    folded = stored.folded.get(key, NOTHING_FOLDED)
+    if folded.length > len(stored.items) or stored.unchecked_depth(folded.length, limit):
+        return None
+    body["input"] = items = [*stored.items, *body["input"]]
+    probe = {"input": items[folded.length :]}
+    if key[1] and expand_compactions(probe) is not probe:
+        return None
+    record.request_bytes = len(raw)
+    record.dialect, record.model = dialect, model
+    record.stream = bool(body.get("stream"))
+    _, rules, _ = for_host("responses", "responses", body)
+    result = rewrite_responses_request(
+        body,
+        dialect=key[0],
+        forward_tools=config.forward_tools,
+        inject_manifest=injects_manifest(config),
+        resume=folded,
+        keep_at=len(stored.items),
+    )
+    # (another dialect's flattening, of fewer items, is still where a turn in it goes on from)
+    stored.after.update(stored.folded)
+    stored.after[key] = result.folded
+    record.dropped_tool_types = list(result.tools.dropped)
+    record.echoed_function_calls = result.calls_flattened
+    if not result.changed:
+        return Forwarded(None, body, rules)
+    record.rewritten_request = True
+    new = result.body
+    written: Folded = result.folded
+    done = len(written.emitted)
+    texts = {"input": f"[{joined_json(written.emitted_json, items_json(new['input'][done:]))}]"}
+    manifest = result.manifest
+    if manifest is not None and result.manifest_at == ("instructions",) and len(manifest) >= SPLICED_MANIFEST:
+        texts["instructions"] = manifest_token(new["instructions"], manifest)
+    return Forwarded(json_bytes_from(new, texts)[0], body, rules)
+
+
 def _constrained(
     body: Any, tools: ToolSet, config: ExchangeConfig, model: str | None, dialect: str, record: Report
 ) -> dict[str, Any] | None:
@@ -159,6 +225,7 @@ def _count_request(body: dict[str, Any], config: ExchangeConfig, record: Report)
 __all__ = [
     "SPLICED_MANIFEST",
     "Forwarded",
+    "StoredInput",
     "forward_request",
     "injects_manifest",
 ]

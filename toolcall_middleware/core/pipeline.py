@@ -54,7 +54,7 @@ from .exchange_state import (
     unread_event_trigger,
     whole_trigger,
 )
-from .forwarded import forward_request
+from .forwarded import StoredInput, forward_request
 from .framing.sse import SSEDecoder, SSEEvent, SSETooLarge
 from .framing.utf8 import json_bytes
 from .http import Body, ContentDecoder, Headers, answerable, classify, header, without
@@ -138,7 +138,7 @@ class Exchange:
 
     # -- request -------------------------------------------------------------------------------
 
-    def rewrite_request(self, raw: bytes) -> bytes | None:
+    def rewrite_request(self, raw: bytes, *, stored: StoredInput | None = None) -> bytes | None:
         """The rewritten request body, or `None` to forward it unchanged (nothing to rewrite).
 
         A bridged request always comes back translated: its host does not serve the client's API,
@@ -151,6 +151,7 @@ class Exchange:
             config=self.config,
             record=self.record,
             count_tokens=self.count_tokens,
+            stored=stored,  # (a body the Responses state wrote: what it says of its context)
         )
         self.request, self.rules, self._counted = forwarded.request, forwarded.rules, forwarded.counted
         self._move(Trigger.READ)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import MAX_CHAIN
+from ..core.apis.responses.rewrite import Folded
 from ..core.request.errors import BadRequest, invalid, invalid_body
 from ..core.schema import JSON_OBJECT
+from ..core.stored_input import FoldKey
 from .base import Store
 from .chain import ContextCache, Link, context_of, continue_from, read_turn
 from .state import (
@@ -52,12 +54,14 @@ async def stored_response(store: Store, scope: str, ident: str) -> dict[str, Any
 class Loaded:
     """What a request's state gives its turn: the `history` it continues, the items it refers to
     by id (`found`), where the new response will sit (`link`), and the history's JSON text
-    (`history_json`, `state.items_json`; None: not made, as for a conversation's)."""
+    (`history_json`, `state.items_json`; None: not made, as for a conversation's), and where the
+    middleware's flattening of its first items stood (`chain.Context.folded`)."""
 
     history: list[dict[str, Any]]
     found: dict[str, dict[str, Any]]
     link: Link
     history_json: str | None = None
+    folded: Mapping[FoldKey, Folded] = field(default_factory=dict)
 
 
 async def load_turn(
@@ -68,9 +72,10 @@ async def load_turn(
     now = time.time()
     history: list[dict[str, Any]] = []
     history_json: str | None = ""
+    folded: Mapping[FoldKey, Folded] = {}
     link = Link(renewed=now)
     if wanted.previous_response_id is not None:
-        history, link, history_json = await continue_from(
+        history, link, history_json, folded = await continue_from(
             store, scope, wanted.previous_response_id, contexts, max_chain=max_chain
         )
     elif wanted.conversation is not None:
@@ -83,7 +88,7 @@ async def load_turn(
     unique = list(dict.fromkeys(wanted.references))
     items = await store.get_many([item_key(scope, ident) for ident in unique]) if unique else []
     found = {ident: item for ident, item in zip(unique, items, strict=True) if item is not None}
-    return Loaded(history, found, link, history_json)
+    return Loaded(history, found, link, history_json, folded)
 
 
 async def load_state(

@@ -31,9 +31,11 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.apis.responses.rewrite import Folded
+from ..core.stored_input import FoldKey
 from .base import Store
 from .state import StateError, conversation_key, items_json, joined_json, output_of, response_key, turn_key
 
@@ -107,12 +109,15 @@ def broken(ident: str, missing: str, param: str | None) -> StateError:
 class Context:
     """A stored response's whole input, rebuilt, and the ids of the responses before it; `size`:
     about the bytes it takes (0: not known, estimated when cached); `encoded`: the whole input's
-    JSON text (`items_json`), from which the next turn's body is written (None: not made yet)."""
+    JSON text (`items_json`), from which the next turn's body is written (None: not made yet);
+    `folded`: where the middleware's flattening of its first items stood, by dialect, which the
+    next turn goes on from (`core.stored_input`; none for a context rebuilt)."""
 
     ancestors: tuple[str, ...]
     whole: list[dict[str, Any]]
     size: int = 0
     encoded: str | None = None
+    folded: Mapping[FoldKey, Folded] = field(default_factory=dict)
 
 
 class ContextCache:
@@ -251,10 +256,10 @@ def _size(items: Iterable[Mapping[str, Any]]) -> int:
 
 async def continue_from(
     store: Store, scope: str, ident: str, cache: ContextCache | None, *, max_chain: int
-) -> tuple[list[dict[str, Any]], Link, str]:
-    """The history a response continuing `ident` starts from, its link, and the history's JSON
-    text (`items_json`); a 404 naming `previous_response_id` when it is not there, a 400 past
-    `max_chain`."""
+) -> tuple[list[dict[str, Any]], Link, str, Mapping[FoldKey, Folded]]:
+    """The history a response continuing `ident` starts from, its link, the history's JSON text
+    (`items_json`) and where the flattening of its first items stood (`Context.folded`); a 404
+    naming `previous_response_id` when it is not there, a 400 past `max_chain`."""
     param = "previous_response_id"
     _, turn = await read_turn(store, scope, ident, "Previous response", param)
     link = turn.get("chain") or {}
@@ -273,7 +278,8 @@ async def continue_from(
     renewed = now if renew else float(link.get("renewed", 0.0))
     encoded = context.encoded if context.encoded is not None else items_json(context.whole)  # (rebuilt)
     history_json = joined_json(encoded, items_json(turn["output"]))
-    return [*context.whole, *turn["output"]], Link((*context.ancestors, ident), renewed), history_json
+    history = [*context.whole, *turn["output"]]
+    return history, Link((*context.ancestors, ident), renewed), history_json, context.folded
 
 
 __all__ = [

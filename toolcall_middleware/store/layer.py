@@ -33,7 +33,8 @@ from ..core.framing.utf8 import json_bytes
 from ..core.http import json_head
 from ..core.request.errors import BadRequest
 from ..core.schema import JSON_OBJECT
-from ..inprocess import CREDENTIAL
+from ..core.stored_input import StoredInput
+from ..inprocess import CREDENTIAL, STORED_INPUT
 from . import api
 from .admission import Admission, Refused
 from .asgi_io import (
@@ -262,16 +263,20 @@ class ResponsesState:
             raise BadRequest("Background responses require 'store' to be true.", "background", code="invalid_value")
         echo = Echo(mint_id("resp"), stored, wanted.previous_response_id, wanted.conversation, background)
         if background:
-            turn = Turn(credential, echo, whole, own, loaded.link, history_json=loaded.history_json)
-            await self._start_background(scope, request, forward, turn, receive, send)
+            forward = {**forward, "stream": True}  # (streamed: its progress is visible)
+        new_body, stored_input = body, None  # (nothing expanded: the client's own bytes go on)
+        if forward != request:
+            new_body, span = forward_bytes(forward, len(loaded.history), loaded.history_json)
+            if span is not None:  # (the middleware below reads the body less the context)
+                stored_input = StoredInput(new_body, *span, loaded.history, loaded.folded)
+        turn = Turn(credential, echo, whole, own, loaded.link, len(new_body), loaded.history_json, stored_input)
+        if background:
+            await self._start_background(scope, request, new_body, turn, receive, send)
             return
-        # (nothing expanded: the client's own bytes go on)
-        new_body = body if forward == request else forward_bytes(forward, len(loaded.history), loaded.history_json)
-        turn = Turn(credential, echo, whole, own, loaded.link, len(new_body), loaded.history_json)
         tee = Tee(
             turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2, max_depth=self.max_depth
         )
-        scope = {**with_body(scope, new_body), ANSWERED: lambda: tee.answered}
+        scope = {**with_body(scope, new_body), ANSWERED: lambda: tee.answered, STORED_INPUT: stored_input}
         await self.app(scope, replay([new_body], receive), tee.send)
 
     async def finish(self, turn: Turn, response: dict[str, Any], events: list[str] | None) -> None:
@@ -287,7 +292,10 @@ class ResponsesState:
                 await self.store.update(key, lambda old: old if _has_ended(old) else finished)
             await self.store.put({**records, **items}, lifetime=self._lifetime(turn))
             encoded = None if turn.history_json is None else joined_json(turn.history_json, items_json(turn.own))
-            self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole, turn.size, encoded))
+            folded = {} if turn.stored is None else turn.stored.after
+            # (the flattened context's text is about as large again as the context's own)
+            size = turn.size + sum(len(f.emitted_json) for f in folded.values())
+            self.contexts.put(turn.credential, echo.id, Context(turn.link.chain, turn.whole, size, encoded, folded))
         if echo.conversation is not None and response.get("status") in ("completed", "incomplete"):
             await api.append_to_conversation(self.store, turn.credential, echo.conversation, [*turn.own, *output])
 
@@ -297,7 +305,7 @@ class ResponsesState:
         self,
         scope: Scope,
         request: Mapping[str, Any],
-        forward: dict[str, Any],
+        body: bytes,
         turn: Turn,
         receive: Receive,
         send: Send,
@@ -307,17 +315,13 @@ class ResponsesState:
         `retry-after` when the queue is full."""
         key = response_key(turn.credential, turn.echo.id)
         queued = queued_response(request, turn.echo, int(time.time()))
-        history = len(turn.whole) - len(turn.own)
-        body = forward_bytes(
-            {**forward, "stream": True}, history, turn.history_json
-        )  # (streamed: its progress is visible)
         records = stored_records(turn.credential, turn.echo.id, turn.link, queued, turn.own, [])
         try:
             await self.background.submit(
                 turn.credential,
                 key,
                 records,
-                lambda: self._run_background(key, with_body(scope, body), body, turn),
+                lambda: self._run_background(key, {**with_body(scope, body), STORED_INPUT: turn.stored}, body, turn),
                 lifetime=self._lifetime(turn),
             )
         except Refused as refused:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import MAX_REFERENCES
-from ..core.framing.utf8 import COMPACT, json_bytes, json_text
+from ..core.framing.utf8 import COMPACT, items_json, joined_json, json_bytes, json_bytes_from
 from ..core.request.errors import BadRequest, invalid
 from ..core.schema import JSON_OBJECT
 
@@ -227,30 +227,23 @@ def expand(
     return out, [*history, *own], own
 
 
-def items_json(items: Iterable[Mapping[str, Any]]) -> str:
-    """The JSON text of `items` as the members of an array (`json_bytes` of the array, without its
-    brackets): a chain's context is kept so, to write the next turn's body from."""
-    return json_text(list(items))[1:-1]
-
-
-def joined_json(*members: str | None) -> str:
-    """Arrays' members (`items_json`) as the members of one array."""
-    return ", ".join(text for text in members if text)
-
-
-def forward_bytes(forward: Mapping[str, Any], history: int, history_json: str | None) -> bytes:
+def forward_bytes(
+    forward: Mapping[str, Any], history: int, history_json: str | None
+) -> tuple[bytes, tuple[int, int] | None]:
     """`json_bytes(forward)`, the first `history` items of its `input` (the chain's context, as
     `expand` puts them) written from their JSON text `history_json` (`items_json`) rather than
-    encoded again: the same bytes, while a long chain's turn encodes only its own items."""
+    encoded again: the same bytes, while a long chain's turn encodes only its own items. With the
+    bytes, where the history's text lies in them (with the `, ` after it when more items follow),
+    for the middleware below to read only the rest (`core.stored_input`); None when not written so."""
     given = forward.get("input")
     if history_json is None or not history or not isinstance(given, list):
-        return json_bytes(forward)
-    items = f"[{joined_json(history_json, items_json(given[history:]))}]"
-    members = [f"{json_text(key)}: {items if key == 'input' else json_text(value)}" for key, value in forward.items()]
-    try:
-        return ("{" + ", ".join(members) + "}").encode()
-    except UnicodeEncodeError:  # (a lone surrogate: `json_bytes` escapes the whole body then)
-        return json_bytes(forward)
+        return json_bytes(forward), None
+    own = items_json(given[history:])
+    body, places = json_bytes_from(forward, {"input": f"[{joined_json(history_json, own)}]"})
+    if "input" not in places:
+        return body, None  # (a lone surrogate: written by `json_bytes`, every non-ASCII character escaped)
+    start, end = places["input"]
+    return body, (start + 1, end - 1 - len(own.encode()))  # (the own items' text: short, the history's long)
 
 
 def item_records(scope: str, items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -404,10 +397,13 @@ __all__ = [
     "conversation_object",
     "ended",
     "expand",
+    "forward_bytes",
     "history_of",
     "input_items",
     "item_key",
     "item_records",
+    "items_json",
+    "joined_json",
     "mint_id",
     "new_secret",
     "not_found",

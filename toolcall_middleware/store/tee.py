@@ -23,6 +23,7 @@ from ..core.framing.utf8 import COMPACT, json_bytes
 from ..core.http import headers_named, without
 from ..core.inbound.base import decode_data
 from ..core.schema import JSON_OBJECT
+from ..core.stored_input import StoredInput
 from .asgi_io import Message, Send, answer
 from .base import StoreError
 from .chain import Link
@@ -36,7 +37,8 @@ class Turn:
     """One response being made: whose it is, what it says of the state, and its input items
     (`whole`: everything the host got, in about `size` bytes; `own`: the request's new items, the
     only ones it stores; `link`: the responses it continues; `history_json`: the JSON text of
-    the items of `whole` before `own`, `state.items_json`, None when not made)."""
+    the items of `whole` before `own`, `state.items_json`, None when not made; `stored`: what
+    the middleware was told of those items, and where it left their flattening, `after`)."""
 
     credential: str
     echo: Echo
@@ -45,6 +47,7 @@ class Turn:
     link: Link = field(default_factory=Link)
     size: int = 0
     history_json: str | None = None
+    stored: StoredInput | None = None
 
 
 Finish = Callable[[Turn, dict[str, Any], "list[str] | None"], Awaitable[None]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
@@ -161,6 +161,41 @@ def json_loads(text: str | bytes) -> Any:
         return _json_loads(text)
 
 
+def items_json(items: Iterable[Any]) -> str:
+    """The JSON text of `items` as the members of an array (`json_text` of the array, without its
+    brackets): a long list kept so, to write later documents that hold it without encoding it again."""
+    return json_text(list(items))[1:-1]
+
+
+def joined_json(*members: str | None) -> str:
+    """Arrays' members (`items_json`) as the members of one array."""
+    return ", ".join(text for text in members if text)
+
+
+def json_bytes_from(obj: Mapping[str, Any], texts: Mapping[str, str]) -> tuple[bytes, dict[str, tuple[int, int]]]:
+    """`json_bytes(obj)`, an object, with the members named in `texts` written from their JSON text
+    made beforehand rather than encoded again (the same bytes, where each text is its value's
+    `json_text`), and where in the bytes each of those texts lies (start, end). An object with a
+    lone surrogate (no UTF-8 form) is written by `json_bytes`, every non-ASCII character escaped,
+    with no places."""
+    parts = [b"{"]
+    places: dict[str, tuple[int, int]] = {}
+    size = 1
+    try:
+        for n, (key, value) in enumerate(obj.items()):
+            head = ((", " if n else "") + json_text(key) + ": ").encode()
+            given = texts.get(key)
+            part = (json_text(value) if given is None else given).encode()
+            if given is not None:
+                places[key] = (size + len(head), size + len(head) + len(part))
+            parts += (head, part)
+            size += len(head) + len(part)
+    except UnicodeEncodeError:
+        return json_bytes(obj), {}
+    parts.append(b"}")
+    return b"".join(parts), places
+
+
 def token_bytes(text: str) -> bytes:
     """`text` as one JSON string token (quotes included) in UTF-8, escaped where it must be."""
     try:
@@ -169,4 +204,15 @@ def token_bytes(text: str) -> bytes:
         return encode_basestring_ascii(text).encode()
 
 
-__all__ = ["COMPACT", "json_bytes", "json_bytes_with", "json_loads", "json_text", "loads_with", "token_bytes"]
+__all__ = [
+    "COMPACT",
+    "items_json",
+    "joined_json",
+    "json_bytes",
+    "json_bytes_from",
+    "json_bytes_with",
+    "json_loads",
+    "json_text",
+    "loads_with",
+    "token_bytes",
+]

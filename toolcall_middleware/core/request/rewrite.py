@@ -34,6 +34,8 @@ class RewriteResult:
     `dropped_items`: the types of input items removed (Responses `reasoning` items).
     `manifest_at`: where in `body` the string that holds the manifest is (keys and indexes), so
     that writing the body out can take the manifest's JSON made once (`manifest_token`).
+    `folded`: a Responses rewrite's flattening of the input up to the item it was asked to keep
+    it at (`responses.Folded`), for a later request whose input begins with the same items.
     """
 
     body: Any
@@ -44,6 +46,7 @@ class RewriteResult:
     dropped_items: tuple[str, ...] = ()
     changed: bool = False
     manifest_at: tuple[str | int, ...] | None = None
+    folded: Any = None
 
     @property
     def dropped_tool_types(self) -> tuple[str, ...]:
@@ -104,6 +107,13 @@ class Flattener:
         self.n_calls = 0
         self.n_results = 0
 
+    def copy(self) -> Flattener:
+        """A flattener that goes on from where this one is, which this one's later turns leave as it is."""
+        out = Flattener.__new__(Flattener)
+        out.__dict__.update(self.__dict__)
+        out._ids, out._names, out._legacy = dict(self._ids), dict(self._names), dict(self._legacy)
+        return out
+
     def _native(self, call_id: str, name: str) -> str:
         return self._renderer.native_id(call_id, name, self._count)
 
@@ -160,6 +170,7 @@ class Flattener:
         manifest: str | None,
         dropped_items: Sequence[str] = (),
         manifest_at: tuple[str | int, ...] | None = None,
+        folded: Any = None,
     ) -> RewriteResult:
         """The result of a rewrite that went through this flattener: changed, with its counts;
         `manifest_at` where it wrote the manifest (when it did)."""
@@ -172,6 +183,7 @@ class Flattener:
             dropped_items=tuple(dropped_items),
             changed=True,
             manifest_at=manifest_at if manifest is not None else None,
+            folded=folded,
         )
 
 

@@ -49,12 +49,13 @@ def check_responses(body: Mapping[str, Any]) -> None:
         check_input_items(body["input"])
 
 
-def check_input_items(items: list[Any]) -> None:
-    """Raise `BadRequest` for the first Responses input item of the wrong shape (see the module doc).
+def check_input_items(items: list[Any], start: int = 0) -> None:
+    """Raise `BadRequest` for the first Responses input item of the wrong shape (see the module doc),
+    from `items[start]` on (those before it were checked already: a stored chain's context).
 
     A long chain's input is thousands of items, nearly all messages: a message's check makes no
     string unless it fails (its place is named then)."""
-    for i, item in enumerate(items):
+    for i, item in enumerate(items[start:] if start else items, start):
         if not isinstance(item, JSON_OBJECT):
             raise invalid(f"input[{i}]", "expected an input item object")
         kind = item.get("type")

@@ -16,13 +16,19 @@ What Codex and the Agents SDK send (`reference/wire.md` §4.2), made plain for a
   only the hosted tools are removed (and a `tool_choice` naming one).
 
 A body with none of those fields and no tool history comes back unchanged: the same object.
+
+The input is flattened item by item (`_Fold`), so a request whose input begins with items an
+earlier request flattened goes on from where that one stood (`Folded`, kept at `keep_at`): a
+stored chain's context is read once, not on every turn (`core.stored_input`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from ...framing.utf8 import items_json, joined_json
 from ...request.errors import invalid, invalid_body, required_string
 from ...request.render import render_manifest, renderer
 from ...request.rewrite import (
@@ -55,10 +61,41 @@ def _is_history(item: Mapping[str, Any]) -> bool:
     return _is_call(kind) or _is_output(kind)
 
 
+@dataclass(frozen=True)
+class Folded:
+    """The flattening of a Responses input's first `length` items, which a later request whose
+    input begins with the same items goes on from (a stored chain's context: `core.stored_input`):
+    the items written so far (`emitted`, and their JSON text, `items_json`), the assistant turn
+    and the tool results not written yet, the flattener's calls, the items dropped, and whether
+    any item so far was tool history. Those items were checked when it was made."""
+
+    length: int = 0
+    emitted: tuple[Any, ...] = ()
+    emitted_json: str = ""
+    turn: tuple[tuple[int, Mapping[str, Any]], ...] = ()
+    results: tuple[tuple[str | None, str | None, str], ...] = ()
+    flat: Flattener | None = None
+    dropped: tuple[str, ...] = ()
+    history: bool = False
+
+
+NOTHING_FOLDED = Folded()
+
+
 def rewrite_responses_request(
-    body: Any, *, dialect: str, forward_tools: bool = False, inject_manifest: bool = True
+    body: Any,
+    *,
+    dialect: str,
+    forward_tools: bool = False,
+    inject_manifest: bool = True,
+    resume: Folded = NOTHING_FOLDED,
+    keep_at: int | None = None,
 ) -> RewriteResult:
-    """The body with its tools and tool history written as the dialect's text (see the module doc)."""
+    """The body with its tools and tool history written as the dialect's text (see the module doc).
+
+    `resume`: the flattening of the input's first items, made by an earlier request whose input
+    began with them (they are not checked or read again); `keep_at`: the item at which to keep the
+    flattening for a later request (`RewriteResult.folded`)."""
     if not isinstance(body, JSON_OBJECT):
         raise invalid_body()
     renderer(dialect)
@@ -68,59 +105,104 @@ def rewrite_responses_request(
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise invalid("instructions", "expected a string")
+    listed: list[Any] = items if isinstance(items, list) else []
+    fold: _Fold | None = None
+    kept: Folded | None = None
     if isinstance(items, list):
-        check_input_items(items)
+        check_input_items(listed, resume.length)
+        fold = _Fold(dialect, resume)
+        if keep_at is not None:
+            fold.feed(listed, keep_at)
+            kept = fold.folded()
     tools = normalize_tools(body)
-    history = isinstance(items, list) and any(_is_history(item) for item in items)
+    history = fold is not None and (fold.history or any(_is_history(item) for item in listed[fold.length :]))
     if not any(k in body for k in TOOL_FIELDS) and not history:
-        return RewriteResult(body=body, tools=tools)
+        return RewriteResult(body=body, tools=tools, folded=kept)
 
-    flat = Flattener(dialect)
-    dropped: list[str] = []
     new_body = without_tool_fields(body, TOOL_FIELDS, tools, forward_tools)
-    if isinstance(items, list):
-        new_body["input"] = _flatten(items, flat, dropped)
+    if fold is None:
+        flat, dropped = Flattener(dialect), []
+    else:
+        fold.feed(listed, len(listed))
+        new_body["input"] = fold.finish()
+        flat, dropped = fold.flat, fold.dropped
     manifest = render_manifest(dialect, tools) if inject_manifest else None
     if manifest is not None:
         new_body["instructions"] = with_manifest(instructions or "", manifest, flat.prepend_manifest)
-    return flat.rewritten(new_body, tools, manifest, dropped, manifest_at=("instructions",))
+    return flat.rewritten(new_body, tools, manifest, dropped, manifest_at=("instructions",), folded=kept)
 
 
-def _flatten(items: list[Any], flat: Flattener, dropped: list[str]) -> list[Any]:
-    out: list[Any] = []
-    turn: list[tuple[int, Mapping[str, Any]]] = []  # assistant-side items of one turn
-    results: list[tuple[str | None, str | None, str]] = []
+class _Fold:
+    """The input's items flattened one by one, from a `Folded` on: assistant-side items gather
+    into one turn, tool results into one user message, each written when the other kind (or
+    anything else) comes."""
 
-    def flush() -> None:
-        if turn:
-            out.extend(_assistant_turn(turn, flat))
-            turn.clear()
-        if results:
-            out.append({"type": "message", "role": "user", "content": flat.results(results)})
-            results.clear()
+    def __init__(self, dialect: str, start: Folded) -> None:
+        self.start = start
+        self.length = start.length  # items read
+        self.history = start.history
+        self.flat = start.flat.copy() if start.flat is not None else Flattener(dialect)
+        self.out = list(start.emitted)
+        self.turn = list(start.turn)  # assistant-side items of one turn
+        self.results = list(start.results)
+        self.dropped = list(start.dropped)
 
-    for i, item in enumerate(items):
-        kind = item_kind(item)
-        if kind == "reasoning":
-            dropped.append(kind)  # the backend cannot use it, and it never carries a call
-            continue
-        if _is_output(kind):
-            if turn:
-                flush()
-            results.append(_result(item, i, kind, flat))
-            continue
-        if _is_call(kind) or (kind == "message" and item.get("role") == "assistant"):
-            if results:
-                flush()
-            turn.append((i, item))
-            continue
-        flush()
-        if kind == "message" and item.get("role") == "developer":
-            out.append({**item, "role": "system"})
-        else:
-            out.append(item)
-    flush()
-    return out
+    def feed(self, items: list[Any], end: int) -> None:
+        """Read the items up to `end`."""
+        out, turn, results, flat = self.out, self.turn, self.results, self.flat
+        for i in range(self.length, end):
+            item = items[i]
+            kind = item_kind(item)
+            if kind == "reasoning":
+                self.dropped.append(kind)  # the backend cannot use it, and it never carries a call
+                continue
+            if _is_output(kind):
+                self.history = True
+                if turn:
+                    self.flush()
+                results.append(_result(item, i, kind, flat))
+                continue
+            if _is_call(kind) or (kind == "message" and item.get("role") == "assistant"):
+                self.history = self.history or _is_call(kind)
+                if results:
+                    self.flush()
+                turn.append((i, item))
+                continue
+            self.flush()
+            if kind == "message" and item.get("role") == "developer":
+                out.append({**item, "role": "system"})
+            else:
+                out.append(item)
+        self.length = max(self.length, end)
+
+    def flush(self) -> None:
+        if self.turn:
+            self.out.extend(_assistant_turn(self.turn, self.flat))
+            self.turn.clear()
+        if self.results:
+            self.out.append({"type": "message", "role": "user", "content": self.flat.results(self.results)})
+            self.results.clear()
+
+    def folded(self) -> Folded:
+        """Where the flattening is, as a later request goes on from it."""
+        start = self.start
+        written = self.out[len(start.emitted) :]
+        text = joined_json(start.emitted_json, items_json(written)) if written else start.emitted_json
+        return Folded(
+            self.length,
+            tuple(self.out),
+            text,
+            tuple(self.turn),
+            tuple(self.results),
+            self.flat.copy(),
+            tuple(self.dropped),
+            self.history,
+        )
+
+    def finish(self) -> list[Any]:
+        """The input flattened: what is still gathering written out."""
+        self.flush()
+        return self.out
 
 
 def _assistant_turn(turn: list[tuple[int, Mapping[str, Any]]], flat: Flattener) -> list[Any]:
@@ -158,4 +240,4 @@ def _result(item: Mapping[str, Any], i: int, kind: str, flat: Flattener) -> tupl
     return call_id, flat.name_of(call_id) if call_id else None, output
 
 
-__all__ = ["TOOL_FIELDS", "rewrite_responses_request"]
+__all__ = ["NOTHING_FOLDED", "TOOL_FIELDS", "Folded", "rewrite_responses_request"]
