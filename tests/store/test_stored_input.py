@@ -139,7 +139,7 @@ def test_a_turn_reads_only_what_it_adds(monkeypatch: pytest.MonkeyPatch) -> None
     """Given where the flattening of the context stood, a turn decodes the body less the
     context's bytes, and checks and flattens only the items after it."""
     from toolcall_middleware.core import stored_input
-    from toolcall_middleware.core.request import responses
+    from toolcall_middleware.core.apis.responses import rewrite as responses
 
     call = {"type": "function_call", "call_id": "c", "name": "get_weather", "arguments": "{}"}
     history: list[dict[str, Any]] = []
