@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..dialects.call_grammar import Args, CallGrammar, Chars, Lit, Name, XmlElement
+from ..dialects.call_grammar import Args, CallGrammar, Chars, Lit, Name, Notation, XmlElement
 from ..dialects.rendering import ToolSpec
 from ..framing.utf8 import json_text
 from ..request.tools import ToolSet
@@ -35,6 +35,8 @@ class Json:
     xml: XmlElement | None = None
     types: tuple[tuple[str, str], ...] = ()  # (see `Args`)
     between: str = ""
+    cdata: tuple[str, str] | None = None
+    notation: Notation | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,8 @@ def build_constraint(
     calls = Alt(tuple(_call(grammar, tool, schema) for tool, schema in zip(offered, schemas, strict=True)))
     opening, closing = grammar.section
     block = _seq(Lit(opening), Rep(calls, grammar.separator, single=not tools.parallel), Lit(closing))
+    if grammar.opened and not lazy:  # (the lazy form starts at the trigger, the first call's own)
+        block = after_prefix(block, grammar.opened)
     pair = grammar.reasoning or reasoning
     tree = block if lazy or pair is None else _seq(_reasoning(pair, prefilled), block)
     document = None
@@ -136,7 +140,7 @@ def _call(grammar: CallGrammar, tool: ToolSpec, schema: Mapping[str, Any]) -> No
         if isinstance(part, Name):
             items.append(Lit(json_text(tool.name) if part.json else tool.name))
         elif isinstance(part, Args):
-            items.append(Json(schema, part.xml, part.types, part.between))
+            items.append(Json(schema, part.xml, part.types, part.between, part.cdata, part.notation))
         else:
             items.append(part)
     return _seq(*items)

@@ -86,12 +86,13 @@ def _lazy_blocks(tree: Node) -> list[Node]:
 
 
 def _tag(trigger: str, block: Node) -> dict[str, Any]:
-    """A tag that the trigger opens and the block's last fixed text closes."""
+    """A tag that the trigger opens and the block's last fixed text closes (a call that ends with
+    none, as Functionary's JSON object, ends where its content does: xgrammar takes `end=""`)."""
     rest = after_prefix(block, trigger)
     items = rest.items if isinstance(rest, Seq) else (rest,)
     last = items[-1]
     if not isinstance(last, Lit):
-        raise Unexpressible("a call that ends with no fixed text")
+        last, items = Lit(""), (*items, Lit(""))
     body = items[:-1]
     content: dict[str, Any] = (
         (structural_format(body[0]) if len(body) == 1 else structural_format(Seq(body)))
