@@ -178,7 +178,12 @@ class GbnfWriter:
                     (key in required, f"{literal(opening + key)} {self._typed_value(sub, middle, types, closing)}")
                 )
             else:
-                elements.append((key in required, f"{literal(opening + key + middle)} {self._xml_value(sub, closing)}"))
+                value = (
+                    self._xml_value(sub, closing)
+                    if node.cdata is None
+                    else self._bare_or_cdata(sub, closing, node.cdata)
+                )
+                elements.append((key in required, f"{literal(opening + key + middle)} {value}"))
         return self._members(elements, separator=between, hint="params")
 
     def _typed_value(
@@ -226,6 +231,15 @@ class GbnfWriter:
         if schema.get("type") == "string":
             return self.until(closing)
         return f"{self.value(schema)} {literal(closing)}"
+
+    def _bare_or_cdata(self, schema: Mapping[str, Any], closing: str, cdata: tuple[str, str]) -> str:
+        """A parameter's value as MiniCPM 5 writes it: bare (a string's text holds no `<`, `&` or
+        line break), or in a CDATA section, as written up to the section's end."""
+        opening, end = cdata
+        bare = self._xml_value(schema, closing)
+        if schema.get("type") == "string" and "const" not in schema and "enum" not in schema:
+            bare = f"[^<&\\n]* {literal(closing)}"
+        return f"( {bare} | {literal(opening)} {self._xml_value(schema, end)} {literal(closing)} )"
 
     def _members(self, elements: Sequence[tuple[bool, str]], separator: str, hint: str) -> str:
         """The elements in order, the required ones always, `separator` between two."""

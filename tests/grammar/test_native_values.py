@@ -1,0 +1,58 @@
+"""Values written in a dialect's own notation, beyond what the generic property tests draw:
+MiniCPM 5's CDATA sections, Functionary's first call after the template's `>>>`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .engine import accepts
+from .test_engine_grammars import grammar_or_skip, rendered, tool
+
+GRAMMAR_ENGINES = ["vllm", "sglang", "llama.cpp"]
+
+NOTE = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string"},
+        "opts": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        "n": {"type": "integer"},
+    },
+    "required": ["text", "opts"],
+}
+# (a CDATA section cannot hold its own end)
+CDATA_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12).filter(lambda s: "]]>" not in s)
+
+
+@pytest.mark.parametrize("engine", GRAMMAR_ENGINES)
+@settings(deadline=None)
+@given(text=CDATA_TEXT, q=CDATA_TEXT)
+def test_minicpm5_values_with_markup_or_lines_are_cdata_sections(engine: str, text: str, q: str) -> None:
+    grammar = grammar_or_skip("minicpm5", engine, {"tools": [tool("note", NOTE)], "tool_choice": "required"})
+    assert accepts(grammar, rendered("minicpm5", [("note", {"text": text, "opts": {"q": q}})]))
+
+
+@pytest.mark.parametrize("engine", GRAMMAR_ENGINES)
+def test_minicpm5_refuses_markup_outside_a_cdata_section(engine: str) -> None:
+    grammar = grammar_or_skip("minicpm5", engine, {"tools": [tool("note", NOTE)], "tool_choice": "required"})
+    good = rendered("minicpm5", [("note", {"text": "a <b>\nc", "opts": {"q": "x&y"}, "n": 2})])
+    assert "<![CDATA[a <b>\nc]]>" in good and '<![CDATA[{"q": "x&y"}]]>' in good
+    assert accepts(grammar, good)
+    assert not accepts(grammar, good.replace("<![CDATA[a <b>\nc]]>", "a <b>\nc"))
+    assert not accepts(grammar, good.replace("c]]>", "c"))  # a section left open
+    assert accepts(grammar, good.replace(">2</param>", "><![CDATA[2]]></param>"))
+    assert not accepts(grammar, good.replace(">2</param>", "><![CDATA[two]]></param>"))  # (an integer)
+
+
+@pytest.mark.parametrize("engine", [*GRAMMAR_ENGINES, "tgi"])
+def test_functionary_first_call_opens_with_the_name(engine: str) -> None:
+    body: dict[str, Any] = {"tools": [tool("get_weather", NOTE)], "tool_choice": "required"}
+    grammar = grammar_or_skip("functionary_v3_2", engine, body)
+    call = ("get_weather", {"text": "a", "opts": {"q": "b"}})
+    assert accepts(grammar, 'get_weather\n{"text": "a", "opts": {"q": "b"}}')
+    assert accepts(grammar, rendered("functionary_v3_2", [call, call]))
+    assert not accepts(grammar, rendered("functionary_v3_2", [call], whole=False))  # (the template wrote `>>>`)
+    assert not accepts(grammar, 'all\nget_weather\n{"text": "a", "opts": {"q": "b"}}')
