@@ -1,5 +1,6 @@
 """Values written in a dialect's own notation, beyond what the generic property tests draw:
-MiniCPM 5's CDATA sections, Functionary's first call after the template's `>>>`."""
+MiniCPM 5's CDATA sections, Functionary's first call after the template's `>>>`, nested values in
+MiniMax-M3's elements."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from .engine import accepts
-from .test_engine_grammars import grammar_or_skip, rendered, tool
+from .test_engine_grammars import NESTED, grammar_or_skip, rendered, tool
 
 GRAMMAR_ENGINES = ["vllm", "sglang", "llama.cpp"]
 
@@ -56,3 +57,23 @@ def test_functionary_first_call_opens_with_the_name(engine: str) -> None:
     assert accepts(grammar, rendered("functionary_v3_2", [call, call]))
     assert not accepts(grammar, rendered("functionary_v3_2", [call], whole=False))  # (the template wrote `>>>`)
     assert not accepts(grammar, 'all\nget_weather\n{"text": "a", "opts": {"q": "b"}}')
+
+
+NOTATIONS = ["minimax_m3"]
+
+
+@pytest.mark.parametrize("engine", GRAMMAR_ENGINES)
+@pytest.mark.parametrize("dialect", NOTATIONS)
+def test_notations_follow_refs_unions_and_optional_members(dialect: str, engine: str) -> None:
+    body = {"tools": [tool("f", NESTED), tool("g", {"type": "object"}, strict=False)], "tool_choice": "required"}
+    grammar = grammar_or_skip(dialect, engine, body)
+    tree = {"name": "r", "children": [{"name": "c", "children": []}, {"name": "d"}]}
+    free = {"a": [1, "x y", {"b": None}], "c_d": True}
+    assert accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": None, "n": 3, "e": "two"})]))
+    assert accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": "k", "opt": {"b": 1.5}, "free": [1]})]))
+    assert accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": "k", "n": None, "free": free})]))
+    assert accepts(grammar, rendered(dialect, [("g", free), ("g", {}), ("f", {"node": {"name": ""}, "kind": "k"})]))
+    assert not accepts(grammar, rendered(dialect, [("f", {"node": {"children": []}, "kind": None})]))
+    assert not accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": None, "e": 2})]))
+    assert not accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": None, "opt": {"a": "x"}})]))
+    assert not accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": None, "n": 1.5})]))

@@ -15,7 +15,8 @@ body.update(fields); [body.pop(k, None) for k in dropped]
 
 The structural tag is what vLLM and SGLang build themselves when they run their own tool parser
 (xgrammar's `builtin_structural_tag.py`): markers as `const_string` (special tokens included:
-xgrammar matches their text), arguments as `json_schema`, the XML argument styles as our own
+xgrammar matches their text), arguments as `json_schema`, the XML argument styles and the other
+notations (MiniMax-M3's keyed elements, Gemma's objects) as our own
 GBNF (`grammar`), the lazy form as `triggered_tags`.
 """
 
@@ -42,7 +43,7 @@ def structural_format(node: Node) -> dict[str, Any]:
         most = "" if node.most is None else str(node.most)
         return {"type": "regex", "pattern": f"[{node.cls}]{{{node.least},{most}}}"}
     if isinstance(node, Json):
-        if node.xml is None:
+        if node.xml is None and node.notation is None:
             return {"type": "json_schema", "json_schema": dict(node.schema)}
         return {"type": "grammar", "grammar": arguments_gbnf(node)}
     if isinstance(node, Seq):
@@ -175,7 +176,7 @@ def dialect_unexpressible(engine: Engine, dialect: str) -> str | None:
     grammar = get_dialect(dialect).grammar
     if grammar is None:
         return "the dialect declares no call grammar"
-    xml = any(isinstance(p, Args) and p.xml is not None for p in grammar.call)
+    xml = any(isinstance(p, Args) and (p.xml is not None or p.notation is not None) for p in grammar.call)
     return unexpressible(engine, bool(grammar.special_tokens), grammar.document is not None, xml)
 
 

@@ -88,6 +88,8 @@ def repeat(atom: str, least: int, most: int | None) -> str:
 class GbnfWriter:
     """Rules written as a tree is walked; `root` names the start."""
 
+    literal = staticmethod(literal)  # (for the notations' rules, which cannot import this module)
+
     def __init__(self, root_schema: Mapping[str, Any] | None = None) -> None:
         self.rules: dict[str, str] = {}
         self._used_base: set[str] = set()
@@ -156,6 +158,10 @@ class GbnfWriter:
 
     def arguments(self, node: Json) -> str:
         schema, xml = node.schema, node.xml
+        if node.notation is not None:
+            from .notations import notation_rules  # (they write their values with this writer's rules)
+
+            return notation_rules(self, node.notation).arguments(schema)
         if xml is None:
             return self.value(schema)
         opening, middle, closing = xml

@@ -100,8 +100,8 @@ def to_regex(node: Node) -> str:
         most = "" if node.most is None else str(node.most)
         return f"[{node.cls}]{{{node.least},{most}}}"
     if isinstance(node, Json):
-        if node.xml is not None:
-            raise Unexpressible("arguments as XML elements (their text runs up to a closing marker)")
+        if node.xml is not None or node.notation is not None:
+            raise Unexpressible("arguments as XML elements or in a notation of their own")
         return value(node.schema)
     if isinstance(node, Seq):
         return "".join(to_regex(item) for item in node.items)
