@@ -59,7 +59,7 @@ def test_functionary_first_call_opens_with_the_name(engine: str) -> None:
     assert not accepts(grammar, 'all\nget_weather\n{"text": "a", "opts": {"q": "b"}}')
 
 
-NOTATIONS = ["minimax_m3"]
+NOTATIONS = ["minimax_m3", "gemma4"]
 
 
 @pytest.mark.parametrize("engine", GRAMMAR_ENGINES)
@@ -77,3 +77,23 @@ def test_notations_follow_refs_unions_and_optional_members(dialect: str, engine:
     assert not accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": None, "e": 2})]))
     assert not accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": None, "opt": {"a": "x"}})]))
     assert not accepts(grammar, rendered(dialect, [("f", {"node": tree, "kind": None, "n": 1.5})]))
+
+
+ODD_KEYS = {
+    "type": "object",
+    "properties": {"c d": {"type": "string"}, "a:b": {"type": "number"}, "list": {"type": "array", "items": {}}},
+    "required": ["c d", "a:b"],
+}
+
+
+@pytest.mark.parametrize("engine", GRAMMAR_ENGINES)
+@pytest.mark.parametrize("dialect", ["gemma4"])
+def test_gemma_notation_keys_strings_and_numbers(dialect: str, engine: str) -> None:
+    grammar = grammar_or_skip(dialect, engine, {"tools": [tool("f", ODD_KEYS)], "tool_choice": "required"})
+    good = rendered(dialect, [("f", {"c d": 'say "hi",\n{x}: [y]', "a:b": 1e-05, "list": [None, -2, "z"]})])
+    assert "{c d:" in good and ":1e-05," in good  # (a bare key with a space; a Python-formatted number)
+    assert accepts(grammar, good)
+    assert accepts(grammar, rendered(dialect, [("f", {"c d": "", "a:b": 3})]))
+    assert not accepts(grammar, good.replace("{c d:", '{"c d":'))  # (JSON's quoted key)
+    assert not accepts(grammar, good.replace(":1e-05,", ":1e-05 ,"))  # (the notation writes no space)
+    assert not accepts(grammar, rendered(dialect, [("f", {"c d": "x", "a:b": "3"})]))
