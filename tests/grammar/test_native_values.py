@@ -59,7 +59,7 @@ def test_functionary_first_call_opens_with_the_name(engine: str) -> None:
     assert not accepts(grammar, 'all\nget_weather\n{"text": "a", "opts": {"q": "b"}}')
 
 
-NOTATIONS = ["minimax_m3", "gemma4"]
+NOTATIONS = ["minimax_m3", "gemma4", "functiongemma"]
 
 
 @pytest.mark.parametrize("engine", GRAMMAR_ENGINES)
@@ -87,7 +87,7 @@ ODD_KEYS = {
 
 
 @pytest.mark.parametrize("engine", GRAMMAR_ENGINES)
-@pytest.mark.parametrize("dialect", ["gemma4"])
+@pytest.mark.parametrize("dialect", ["gemma4", "functiongemma"])
 def test_gemma_notation_keys_strings_and_numbers(dialect: str, engine: str) -> None:
     grammar = grammar_or_skip(dialect, engine, {"tools": [tool("f", ODD_KEYS)], "tool_choice": "required"})
     good = rendered(dialect, [("f", {"c d": 'say "hi",\n{x}: [y]', "a:b": 1e-05, "list": [None, -2, "z"]})])
