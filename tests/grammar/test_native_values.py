@@ -97,3 +97,17 @@ def test_gemma_notation_keys_strings_and_numbers(dialect: str, engine: str) -> N
     assert not accepts(grammar, good.replace("{c d:", '{"c d":'))  # (JSON's quoted key)
     assert not accepts(grammar, good.replace(":1e-05,", ":1e-05 ,"))  # (the notation writes no space)
     assert not accepts(grammar, rendered(dialect, [("f", {"c d": "x", "a:b": "3"})]))
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_functionary_under_auto_is_the_calls_or_text_for_the_user(engine: str) -> None:
+    body: dict[str, Any] = {"tools": [tool("get_weather", NOTE)], "tool_choice": "auto"}
+    grammar = grammar_or_skip("functionary_v3_2", engine, body)
+    call = ("get_weather", {"text": "a", "opts": {"q": "b"}})
+    broken = ("get_weather", {"opts": {"q": "b"}})
+    assert accepts(grammar, rendered("functionary_v3_2", [call, call]))  # (the first segment a call)
+    assert not accepts(grammar, rendered("functionary_v3_2", [broken]))
+    assert accepts(grammar, "all\nLet me look." + rendered("functionary_v3_2", [call, call], whole=False))
+    assert accepts(grammar, "all\nIt is sunny.")
+    assert not accepts(grammar, "all\nLet me look." + rendered("functionary_v3_2", [broken], whole=False))
+    assert not accepts(grammar, "It is sunny.")  # (a segment opens with its recipient)

@@ -15,6 +15,8 @@ Mistral's `[TOOL_CALLS] [`…`]`). `trigger` is the text that starts the block, 
 (free text until it, then the constrained block); it defaults to the block's first fixed text.
 `opened` is the text the chat template writes at the end of the prompt, the first call's own
 opening (Functionary's `>>>`): the output's first call starts after it, the others with it.
+`prose` is what opens the output when it is text instead (Functionary's `all\n`): under `auto`,
+the output is then the calls, or that text, in which the trigger opens a call.
 `special_tokens` are the markers that are single tokens of the model's vocabulary (llama.cpp must
 be told to keep them as text; TGI's regex cannot match them). `reasoning` overrides the
 dialect's reasoning pair (harmony's analysis channel); `document` builds the JSON schema of a
@@ -116,6 +118,7 @@ class CallGrammar:
     trigger: str | None = None
     special_tokens: tuple[str, ...] = ()
     opened: str = ""
+    prose: str = ""
     reasoning: tuple[str, str] | None = None
     document: Callable[[Sequence[Mapping[str, Any]], bool], Mapping[str, Any]] | None = None
 

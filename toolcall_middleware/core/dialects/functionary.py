@@ -159,9 +159,8 @@ RENDERER = Renderer(
 )
 
 # The template writes the first segment's `>>>`: the output's first call opens with the name.
-# (Under `auto` the grammar starts at a later segment's `>>>`, the trigger: a call in the first
-# segment is not held to it.)
-FUNCTIONARY_GRAMMAR = CallGrammar(call=(Lit(OPEN), Name(), Lit("\n"), Args()), opened=OPEN)
+# Under `auto` the output is the calls, or `all\n` and text in which `>>>` opens a call.
+FUNCTIONARY_GRAMMAR = CallGrammar(call=(Lit(OPEN), Name(), Lit("\n"), Args()), opened=OPEN, prose=TEXT_RECIPIENT + "\n")
 
 DIALECTS = [
     Dialect(

@@ -83,6 +83,8 @@ class Constraint:
     special_tokens: tuple[str, ...]
     document: Mapping[str, Any] | None  # the whole output's JSON schema, for a bare-JSON dialect
     tools: tuple[str, ...]
+    # (lazy, `CallGrammar.prose`) the text that opens prose, and the calls the output may be instead
+    first_segment: tuple[str, Node] | None = None
 
 
 def wanted(tools: ToolSet) -> bool | None:
@@ -113,8 +115,10 @@ def build_constraint(
     calls = Alt(tuple(_call(grammar, tool, schema) for tool, schema in zip(offered, schemas, strict=True)))
     opening, closing = grammar.section
     block = _seq(Lit(opening), Rep(calls, grammar.separator, single=not tools.parallel), Lit(closing))
-    if grammar.opened and not lazy:  # (the lazy form starts at the trigger, the first call's own)
-        block = after_prefix(block, grammar.opened)
+    first_segment = None
+    if grammar.opened:  # (the lazy form's calls start at the trigger, the first call's own opening)
+        first_segment = (grammar.prose, after_prefix(block, grammar.opened)) if lazy and grammar.prose else None
+        block = block if lazy else after_prefix(block, grammar.opened)
     pair = grammar.reasoning or reasoning
     tree = block if lazy or pair is None else _seq(_reasoning(pair, prefilled), block)
     document = None
@@ -127,6 +131,7 @@ def build_constraint(
         special_tokens=grammar.special_tokens,
         document=document,
         tools=tuple(t.name for t in offered),
+        first_segment=first_segment,
     )
 
 

@@ -70,7 +70,21 @@ def structural_tag(constraint: Constraint, parallel: bool = True) -> dict[str, A
     if not constraint.lazy:
         return {"type": "structural_tag", "format": structural_format(constraint.tree)}
     tags = [_tag(constraint.trigger, block) for block in _lazy_blocks(constraint.tree)]
-    lazy = {"type": "triggered_tags", "triggers": [constraint.trigger], "tags": tags, "stop_after_first": not parallel}
+    lazy: dict[str, Any] = {
+        "type": "triggered_tags",
+        "triggers": [constraint.trigger],
+        "tags": tags,
+        "stop_after_first": not parallel,
+    }
+    if constraint.first_segment is not None:  # (Functionary: `all\n` and text, or the calls)
+        prose, calls = constraint.first_segment
+        lazy = {
+            "type": "or",
+            "elements": [
+                {"type": "sequence", "elements": [{"type": "const_string", "value": prose}, lazy]},
+                structural_format(calls),
+            ],
+        }
     return {"type": "structural_tag", "format": lazy}
 
 
@@ -155,7 +169,13 @@ def without_reasoning(constraint: Constraint) -> Constraint:
         rest = tree.items[1:]
         tree = rest[0] if len(rest) == 1 else Seq(rest)
     return Constraint(
-        tree, constraint.lazy, constraint.trigger, constraint.special_tokens, constraint.document, constraint.tools
+        tree,
+        constraint.lazy,
+        constraint.trigger,
+        constraint.special_tokens,
+        constraint.document,
+        constraint.tools,
+        constraint.first_segment,
     )
 
 
