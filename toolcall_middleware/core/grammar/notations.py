@@ -2,7 +2,7 @@
 
 ```python
 rules = notation_rules(writer, KeyedElements(NS + "<{key}>", NS + "</{key}>", "item"))
-rules.arguments(schema)   # MiniMax-M3's `NS<city>Paris NS</city>NS<days>3NS</days>`
+rules.arguments(schema)   # MiniMax-M3's `NS<city>ParisNS</city>NS<days>3NS</days>`
 ```
 
 `KeyedElements`: every value an element named by its key, an object's members and an array's
@@ -14,6 +14,7 @@ value of no known shape is any value of the notation.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -39,7 +40,7 @@ _KEY_CHARS = "[^ \\t\\r\\n<>/\"'=]+"  # an element's name, as MiniMax-M3's parse
 _BARE_KEY = '[^ \\t\\r\\n:{}\\[\\],"<>|] [^:{}\\[\\],<>|]*'  # a key Gemma writes bare
 
 
-class _Rules:
+class _Rules(ABC):
     """What both notations share: the schema's alternatives, references and the writer."""
 
     def __init__(self, writer: GbnfWriter) -> None:
@@ -80,20 +81,26 @@ class _Rules:
             return "( " + " | ".join(choices) + " )"
         return self.typed(schema, schema.get("type", "object" if "properties" in schema else None), closing)
 
+    @abstractmethod
     def typed(self, schema: Mapping[str, Any], kind: Any, closing: str) -> str:
-        raise NotImplementedError
+        """A value of the JSON type `kind` (`None`: any) that `schema` admits, then `closing`."""
 
+    @abstractmethod
     def any_value(self, closing: str) -> str:
-        raise NotImplementedError
+        """Any value of the notation, then `closing`."""
 
+    @abstractmethod
     def text(self, value: Any) -> str:
-        raise NotImplementedError
+        """A constant as the renderer writes it."""
 
+    @abstractmethod
     def arguments(self, schema: Mapping[str, Any]) -> str:
-        raise NotImplementedError
+        """The arguments object that `schema` admits."""
 
 
 class KeyedElementRules(_Rules):
+    """MiniMax-M3's elements named by their keys (`KeyedElements`)."""
+
     def __init__(self, writer: GbnfWriter, notation: KeyedElements) -> None:
         super().__init__(writer)
         self.n = notation
@@ -169,10 +176,13 @@ class KeyedElementRules(_Rules):
 
 
 class ObjectNotationRules(_Rules):
+    """Gemma's object notation (`ObjectNotation`)."""
+
     def __init__(self, writer: GbnfWriter, notation: ObjectNotation) -> None:
         super().__init__(writer)
         self.n = notation
         self._any: str | None = None
+        self._any_object: str | None = None
         self._string: str | None = None
 
     def text(self, value: Any) -> str:
@@ -214,25 +224,25 @@ class ObjectNotationRules(_Rules):
     def any_value(self, closing: str) -> str:
         if self._any is None:
             self._any = name = self.w._rule('""', "value")
-            key = f"( {_BARE_KEY} | {self.string()} )"
-            member = f'{key} ":" {name}'
             self.w.rules[name] = " | ".join(
                 (
                     self.string(),
                     self.w._base("json-number"),
                     self.w._base("json-boolean"),
                     self.w._base("json-null"),
-                    f'"{{" ( {member} ( "," {member} )* )? "}}"',
+                    self.any_object(),
                     f'"[" ( {name} ( "," {name} )* )? "]"',
                 )
             )
         return f"{self._any} {self.then(closing)}"
 
     def any_object(self) -> str:
-        self.any_value("")
-        key = f"( {_BARE_KEY} | {self.string()} )"
-        member = f'{key} ":" {self._any}'
-        return self.w._rule(f'"{{" ( {member} ( "," {member} )* )? "}}"', "object")
+        """An object of any keys (bare, or between delimiters) and values."""
+        if self._any_object is None:
+            self._any_object = name = self.w._rule('""', "object")
+            member = f'( {_BARE_KEY} | {self.string()} ) ":" {self.any_value("")}'
+            self.w.rules[name] = f'"{{" ( {member} ( "," {member} )* )? "}}"'
+        return self._any_object
 
 
 def notation_rules(writer: GbnfWriter, notation: Notation) -> _Rules:
