@@ -79,3 +79,19 @@ def test_llama_cpp_gets_a_lazy_gbnf_for_auto_with_a_strict_tool(upstream: str) -
         assert sent["grammar"].startswith("root ::= ")
         ask(base, tools=TOOLS)  # auto, no strict tool: the model may answer in prose
         assert "grammar" not in last_request(upstream)
+
+
+def test_dialects_in_a_notation_of_their_own_get_their_grammar(upstream: str) -> None:
+    with serve(*proxy(upstream, "--constrain", "llama.cpp", "--dialect", "gemma4")) as base:
+        ask(base, tools=STRICT_TOOLS)  # (the host answers as hermes: text, to gemma4)
+        sent = last_request(upstream)
+        assert sent["grammar_triggers"] == [{"type": 1, "value": "<|tool_call>"}]
+        assert sent["preserved_tokens"] == ["<|tool_call>", "<tool_call|>", '<|"|>']
+        assert '"<|tool_call>call:get_weather" "{"' in sent["grammar"] and '"city:"' in sent["grammar"]
+    with serve(*proxy(upstream, "--constrain", "vllm", "--dialect", "functionary_v3_2")) as base:
+        ask(base, tools=STRICT_TOOLS)
+        tag = json.loads(last_request(upstream)["structured_outputs"]["structural_tag"])
+        calls_or_text = tag["format"]["elements"]  # the calls, or `all` and text in which `>>>` opens one
+        assert calls_or_text[0]["elements"][0] == {"type": "const_string", "value": "all\n"}
+        calls = json.dumps(calls_or_text[1])  # (the first opens with the name: the template wrote `>>>`)
+        assert calls.index('"value": "get_weather\\n"') < calls.index('"value": ">>>get_weather\\n"')
