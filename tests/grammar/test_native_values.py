@@ -99,7 +99,7 @@ def test_gemma_notation_keys_strings_and_numbers(dialect: str, engine: str) -> N
     assert not accepts(grammar, rendered(dialect, [("f", {"c d": "x", "a:b": "3"})]))
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("engine", GRAMMAR_ENGINES)
 def test_functionary_under_auto_is_the_calls_or_text_for_the_user(engine: str) -> None:
     body: dict[str, Any] = {"tools": [tool("get_weather", NOTE)], "tool_choice": "auto"}
     grammar = grammar_or_skip("functionary_v3_2", engine, body)
@@ -111,3 +111,4 @@ def test_functionary_under_auto_is_the_calls_or_text_for_the_user(engine: str) -
     assert accepts(grammar, "all\nIt is sunny.")
     assert not accepts(grammar, "all\nLet me look." + rendered("functionary_v3_2", [broken], whole=False))
     assert not accepts(grammar, "It is sunny.")  # (a segment opens with its recipient)
+    assert not accepts(grammar, "all\nIt is sunny.>>>")  # (`>>>` opens a call)

@@ -91,7 +91,8 @@ def test_dialects_in_a_notation_of_their_own_get_their_grammar(upstream: str) ->
     with serve(*proxy(upstream, "--constrain", "vllm", "--dialect", "functionary_v3_2")) as base:
         ask(base, tools=STRICT_TOOLS)
         tag = json.loads(last_request(upstream)["structured_outputs"]["structural_tag"])
-        calls_or_text = tag["format"]["elements"]  # the calls, or `all` and text in which `>>>` opens one
-        assert calls_or_text[0]["elements"][0] == {"type": "const_string", "value": "all\n"}
-        calls = json.dumps(calls_or_text[1])  # (the first opens with the name: the template wrote `>>>`)
+        # (after the optional reasoning block) the calls, or `all` and text in which `>>>` opens one
+        calls_or_text = tag["format"]["elements"][-1]["elements"]
+        assert calls_or_text[1]["elements"][0] == {"type": "const_string", "value": "all\n"}
+        calls = json.dumps(calls_or_text[0])  # (the first opens with the name: the template wrote `>>>`)
         assert calls.index('"value": "get_weather\\n"') < calls.index('"value": ">>>get_weather\\n"')

@@ -15,8 +15,9 @@ Mistral's `[TOOL_CALLS] [`…`]`). `trigger` is the text that starts the block, 
 (free text until it, then the constrained block); it defaults to the block's first fixed text.
 `opened` is the text the chat template writes at the end of the prompt, the first call's own
 opening (Functionary's `>>>`): the output's first call starts after it, the others with it.
-`prose` is what opens the output when it is text instead (Functionary's `all\n`): under `auto`,
-the output is then the calls, or that text, in which the trigger opens a call.
+`prose` is what opens the output when it is text instead (Functionary's `all\n`): under `auto`
+the grammar then holds the whole output (not the lazy form), the calls or that text, in which
+the trigger opens a call.
 `special_tokens` are the markers that are single tokens of the model's vocabulary (llama.cpp must
 be told to keep them as text; TGI's regex cannot match them). `reasoning` overrides the
 dialect's reasoning pair (harmony's analysis channel); `document` builds the JSON schema of a

@@ -70,7 +70,14 @@ class Until:
     end: str
 
 
-Node = Lit | Chars | Json | Seq | Alt | Opt | Rep | Until
+@dataclass(frozen=True, slots=True)
+class Free:
+    """Any text that does not hold `avoid`, to the end of the output."""
+
+    avoid: str
+
+
+Node = Lit | Chars | Json | Seq | Alt | Opt | Rep | Until | Free
 
 
 @dataclass(frozen=True)
@@ -83,8 +90,6 @@ class Constraint:
     special_tokens: tuple[str, ...]
     document: Mapping[str, Any] | None  # the whole output's JSON schema, for a bare-JSON dialect
     tools: tuple[str, ...]
-    # (lazy, `CallGrammar.prose`) the text that opens prose, and the calls the output may be instead
-    first_segment: tuple[str, Node] | None = None
 
 
 def wanted(tools: ToolSet) -> bool | None:
@@ -115,10 +120,13 @@ def build_constraint(
     calls = Alt(tuple(_call(grammar, tool, schema) for tool, schema in zip(offered, schemas, strict=True)))
     opening, closing = grammar.section
     block = _seq(Lit(opening), Rep(calls, grammar.separator, single=not tools.parallel), Lit(closing))
-    first_segment = None
-    if grammar.opened:  # (the lazy form's calls start at the trigger, the first call's own opening)
-        first_segment = (grammar.prose, after_prefix(block, grammar.opened)) if lazy and grammar.prose else None
-        block = block if lazy else after_prefix(block, grammar.opened)
+    if grammar.opened and lazy and grammar.prose:
+        # The output is the calls, or text in which the trigger opens one: the whole of it is held.
+        one = Seq((Until(grammar.start), after_prefix(calls, grammar.start)))
+        prose = _seq(Lit(grammar.prose), Opt(Rep(one, "", single=not tools.parallel)), Free(grammar.start))
+        block, lazy = Alt((after_prefix(block, grammar.opened), prose)), False
+    elif grammar.opened and not lazy:  # (the lazy form's calls start at the trigger)
+        block = after_prefix(block, grammar.opened)
     pair = grammar.reasoning or reasoning
     tree = block if lazy or pair is None else _seq(_reasoning(pair, prefilled), block)
     document = None
@@ -131,7 +139,6 @@ def build_constraint(
         special_tokens=grammar.special_tokens,
         document=document,
         tools=tuple(t.name for t in offered),
-        first_segment=first_segment,
     )
 
 
@@ -200,6 +207,7 @@ __all__ = [
     "ANY_OBJECT",
     "Alt",
     "Constraint",
+    "Free",
     "Json",
     "Node",
     "Opt",

@@ -16,8 +16,8 @@ body.update(fields); [body.pop(k, None) for k in dropped]
 The structural tag is what vLLM and SGLang build themselves when they run their own tool parser
 (xgrammar's `builtin_structural_tag.py`): markers as `const_string` (special tokens included:
 xgrammar matches their text), arguments as `json_schema`, the XML argument styles and the other
-notations (MiniMax-M3's keyed elements, Gemma's objects) as our own
-GBNF (`grammar`), the lazy form as `triggered_tags`.
+notations (MiniMax-M3's keyed elements, Gemma's objects) as our own GBNF (`grammar`), the lazy
+form as `triggered_tags`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 from ..dialects.call_grammar import Args, Chars, Lit
 from ..framing.utf8 import json_text
 from . import ENGINES, Engine
-from .build import Alt, Constraint, Json, Node, Opt, Rep, Seq, Until, after_prefix
+from .build import Alt, Constraint, Free, Json, Node, Opt, Rep, Seq, Until, after_prefix
 from .gbnf import arguments_gbnf, to_gbnf
 from .regex import Unexpressible, to_regex
 
@@ -62,6 +62,8 @@ def structural_format(node: Node) -> dict[str, Any]:
         return {"type": "sequence", "elements": [item, {"type": "star", "content": more}]}
     if isinstance(node, Until):
         return {"type": "tag", "begin": "", "content": {"type": "any_text"}, "end": node.end}
+    if isinstance(node, Free):
+        return {"type": "any_text", "excludes": [node.avoid]}
     raise TypeError(node)
 
 
@@ -70,21 +72,7 @@ def structural_tag(constraint: Constraint, parallel: bool = True) -> dict[str, A
     if not constraint.lazy:
         return {"type": "structural_tag", "format": structural_format(constraint.tree)}
     tags = [_tag(constraint.trigger, block) for block in _lazy_blocks(constraint.tree)]
-    lazy: dict[str, Any] = {
-        "type": "triggered_tags",
-        "triggers": [constraint.trigger],
-        "tags": tags,
-        "stop_after_first": not parallel,
-    }
-    if constraint.first_segment is not None:  # (Functionary: `all\n` and text, or the calls)
-        prose, calls = constraint.first_segment
-        lazy = {
-            "type": "or",
-            "elements": [
-                {"type": "sequence", "elements": [{"type": "const_string", "value": prose}, lazy]},
-                structural_format(calls),
-            ],
-        }
+    lazy = {"type": "triggered_tags", "triggers": [constraint.trigger], "tags": tags, "stop_after_first": not parallel}
     return {"type": "structural_tag", "format": lazy}
 
 
@@ -101,13 +89,12 @@ def _lazy_blocks(tree: Node) -> list[Node]:
 
 
 def _tag(trigger: str, block: Node) -> dict[str, Any]:
-    """A tag that the trigger opens and the block's last fixed text closes (a call that ends with
-    none, as Functionary's JSON object, ends where its content does: xgrammar takes `end=""`)."""
+    """A tag that the trigger opens and the block's last fixed text closes."""
     rest = after_prefix(block, trigger)
     items = rest.items if isinstance(rest, Seq) else (rest,)
     last = items[-1]
     if not isinstance(last, Lit):
-        last, items = Lit(""), (*items, Lit(""))
+        raise Unexpressible("a call that ends with no fixed text")
     body = items[:-1]
     content: dict[str, Any] = (
         (structural_format(body[0]) if len(body) == 1 else structural_format(Seq(body)))
@@ -169,13 +156,7 @@ def without_reasoning(constraint: Constraint) -> Constraint:
         rest = tree.items[1:]
         tree = rest[0] if len(rest) == 1 else Seq(rest)
     return Constraint(
-        tree,
-        constraint.lazy,
-        constraint.trigger,
-        constraint.special_tokens,
-        constraint.document,
-        constraint.tools,
-        constraint.first_segment,
+        tree, constraint.lazy, constraint.trigger, constraint.special_tokens, constraint.document, constraint.tools
     )
 
 

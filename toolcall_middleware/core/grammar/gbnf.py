@@ -19,7 +19,7 @@ from typing import Any
 from ..dialects.call_grammar import Chars, Lit
 from ..framing.utf8 import json_text
 from ..schema import json_type_of
-from .build import Alt, Json, Node, Opt, Rep, Seq, Until
+from .build import Alt, Free, Json, Node, Opt, Rep, Seq, Until
 
 WS = "ws"
 _BASE = {
@@ -136,11 +136,14 @@ class GbnfWriter:
             return f"( {item} ( {literal(node.separator) if node.separator else ''} {item} )* )"
         if isinstance(node, Until):
             return self.until(node.end)
+        if isinstance(node, Free):
+            return self.until(node.avoid, free=True)
         raise TypeError(node)
 
-    def until(self, end: str) -> str:
+    def until(self, end: str, *, free: bool = False) -> str:
         """Any text without `end`, then `end`: one rule per state of the automaton that watches
-        for it (state j: the last j characters read are the first j of `end`)."""
+        for it (state j: the last j characters read are the first j of `end`). `free`: any text
+        without `end`, to the end of the output (the automaton may stop in any state)."""
         alphabet = sorted(set(end))
         names = [f"until-{len(self.rules)}-{j}" for j in range(len(end))]
         for j in range(len(end)):
@@ -149,8 +152,13 @@ class GbnfWriter:
                 k = _next_state(end, j, ch)
                 if k:  # (a character that matches nothing of `end` goes back to state 0, below)
                     moving.append(ch)
-                    alts.append(literal(ch) if k == len(end) else f"{literal(ch)} {names[k]}")
+                    if k < len(end):
+                        alts.append(f"{literal(ch)} {names[k]}")
+                    elif not free:
+                        alts.append(literal(ch))
             alts.append(f"[^{''.join(_class_char(c) for c in moving)}] {names[0]}")
+            if free:
+                alts.append('""')
             self.rules[names[j]] = " | ".join(alts)
         return names[0]
 

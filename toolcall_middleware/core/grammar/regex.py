@@ -14,7 +14,7 @@ from typing import Any
 
 from ..dialects.call_grammar import Chars, Lit
 from ..framing.utf8 import json_text
-from .build import Alt, Json, Node, Opt, Rep, Seq, Until
+from .build import Alt, Free, Json, Node, Opt, Rep, Seq, Until
 
 DEPTH = 3
 WS = r"[ \t\n]{0,20}"
@@ -112,8 +112,8 @@ def to_regex(node: Node) -> str:
     if isinstance(node, Rep):
         item = to_regex(node.item)
         return item if node.single else f"{item}(?:{re.escape(node.separator)}{item})*"
-    if isinstance(node, Until):
-        raise Unexpressible("any text up to a closing marker")
+    if isinstance(node, Until | Free):
+        raise Unexpressible("any text up to a closing marker, or without a trigger")
     raise TypeError(node)
 
 
