@@ -20,6 +20,7 @@ from ..dialects.call_grammar import Chars, Lit
 from ..framing.utf8 import json_text
 from ..schema import json_type_of
 from .build import Alt, Free, Json, Node, Opt, Rep, Seq, Until
+from .notations import notation_rules
 
 WS = "ws"
 _BASE = {
@@ -88,7 +89,7 @@ def repeat(atom: str, least: int, most: int | None) -> str:
 class GbnfWriter:
     """Rules written as a tree is walked; `root` names the start."""
 
-    literal = staticmethod(literal)  # (for the notations' rules, which cannot import this module)
+    literal = staticmethod(literal)  # (for the notations' rules, which this module calls)
 
     def __init__(self, root_schema: Mapping[str, Any] | None = None) -> None:
         self.rules: dict[str, str] = {}
@@ -167,8 +168,6 @@ class GbnfWriter:
     def arguments(self, node: Json) -> str:
         schema, xml = node.schema, node.xml
         if node.notation is not None:
-            from .notations import notation_rules  # (they write their values with this writer's rules)
-
             return notation_rules(self, node.notation).arguments(schema)
         if xml is None:
             return self.value(schema)
