@@ -95,3 +95,18 @@ def test_tgi_gets_the_regex_of_a_python_call_block(upstream: str) -> None:
     assert re.fullmatch(pattern, '<function_calls>\nget_weather(city="Paris")\n</function_calls>')
     assert not re.fullmatch(pattern, '<function_calls>\nget_weather(city="a<b")\n</function_calls>')
     assert not re.fullmatch(pattern, '<function_calls>\n{"name": "get_weather"}\n</function_calls>')
+def test_dialects_in_a_notation_of_their_own_get_their_grammar(upstream: str) -> None:
+    with serve(*proxy(upstream, "--constrain", "llama.cpp", "--dialect", "gemma4")) as base:
+        ask(base, tools=STRICT_TOOLS)  # (the host answers as hermes: text, to gemma4)
+        sent = last_request(upstream)
+        assert sent["grammar_triggers"] == [{"type": 1, "value": "<|tool_call>"}]
+        assert sent["preserved_tokens"] == ["<|tool_call>", "<tool_call|>", '<|"|>']
+        assert '"<|tool_call>call:get_weather" "{"' in sent["grammar"] and '"city:"' in sent["grammar"]
+    with serve(*proxy(upstream, "--constrain", "vllm", "--dialect", "functionary_v3_2")) as base:
+        ask(base, tools=STRICT_TOOLS)
+        tag = json.loads(last_request(upstream)["structured_outputs"]["structural_tag"])
+        # (after the optional reasoning block) the calls, or `all` and text in which `>>>` opens one
+        calls_or_text = tag["format"]["elements"][-1]["elements"]
+        assert calls_or_text[1]["elements"][0] == {"type": "const_string", "value": "all\n"}
+        calls = json.dumps(calls_or_text[0])  # (the first opens with the name: the template wrote `>>>`)
+        assert calls.index('"value": "get_weather\\n"') < calls.index('"value": ">>>get_weather\\n"')

@@ -13,6 +13,11 @@ a run of characters (`Chars`: an index or id the format writes). Several calls a
 `separator`, and the whole block is wrapped in `section` (Kimi's and DeepSeek's section markers,
 Mistral's `[TOOL_CALLS] [`…`]`). `trigger` is the text that starts the block, for the lazy form
 (free text until it, then the constrained block); it defaults to the block's first fixed text.
+`opened` is the text the chat template writes at the end of the prompt, the first call's own
+opening (Functionary's `>>>`): the output's first call starts after it, the others with it.
+`prose` is what opens the output when it is text instead (Functionary's `all\n`): under `auto`
+the grammar then holds the whole output (not the lazy form), the calls or that text, in which
+the trigger opens a call.
 `special_tokens` are the markers that are single tokens of the model's vocabulary (llama.cpp must
 be told to keep them as text; TGI's regex cannot match them). `reasoning` overrides the
 dialect's reasoning pair (harmony's analysis channel); `document` builds the JSON schema of a
@@ -51,7 +56,9 @@ class Args:
     `types`: the element names its value's JSON type, as DSML's `string="true"` and Kimi-K3's
     `type="number"` do: each JSON type (`JSON_TYPES`) with the text written for it in place of
     `{type}` in the element's middle; the value is a string's bare text or any other value's
-    JSON. `between`: the text between two elements (DSML's line break).
+    JSON. `between`: the text between two elements (DSML's line break). `cdata`: a value may
+    also be wrapped in this pair, its text as written (MiniCPM 5's CDATA sections). `notation`:
+    the arguments in a notation of their own, neither JSON nor flat elements (`Notation`).
 
     `python`: Python keyword arguments, `city='Paris', days=3`, each value a Python literal
     (strings in either quote with Python's escapes, `True`/`False`/`None`, lists, dicts with
@@ -63,6 +70,34 @@ class Args:
     between: str = ""
     python: bool = False
     escaped: str = ""
+    cdata: tuple[str, str] | None = None
+    notation: Notation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedElements:
+    """Every value an element named by its key (MiniMax-M3): `{key}` in `opening` and `closing`
+    is the key; an object's members and an array's items (named `item`) are child elements, a
+    scalar the text between the tags (a string's bare text, any other value's JSON)."""
+
+    opening: str
+    closing: str
+    item: str
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectNotation:
+    """Gemma's object notation: `{key:value,…}`, `[…]`, strings between `string` delimiters with
+    no escapes, numbers, `true`/`false`/`null`, no whitespace. `key` and `value` write a known
+    key and a constant as the renderer does."""
+
+    string: str
+    key: Callable[[str], str]
+    value: Callable[[Any], str]
+
+
+# Arguments written neither as JSON nor as flat XML elements.
+Notation = KeyedElements | ObjectNotation
 
 
 # The JSON type names a typed XML element may write for a value (`Args.types`).
@@ -90,6 +125,8 @@ class CallGrammar:
     section: tuple[str, str] = ("", "")
     trigger: str | None = None
     special_tokens: tuple[str, ...] = ()
+    opened: str = ""
+    prose: str = ""
     reasoning: tuple[str, str] | None = None
     document: Callable[[Sequence[Mapping[str, Any]], bool], Mapping[str, Any]] | None = None
 
@@ -116,4 +153,17 @@ def call_object_schema(name: str, arguments: Mapping[str, Any], key: str = "argu
     }
 
 
-__all__ = ["JSON_TYPES", "Args", "CallGrammar", "Chars", "Lit", "Name", "Part", "XmlElement", "call_object_schema"]
+__all__ = [
+    "JSON_TYPES",
+    "Args",
+    "CallGrammar",
+    "Chars",
+    "KeyedElements",
+    "Lit",
+    "Name",
+    "Notation",
+    "ObjectNotation",
+    "Part",
+    "XmlElement",
+    "call_object_schema",
+]

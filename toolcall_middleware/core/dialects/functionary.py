@@ -23,6 +23,7 @@ from typing import Any
 from ..events import Event
 from ..reasoning import ReasoningSyntax
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .json_calls import JsonCallsBlock, JsonCallsSyntax
 from .rendering import Renderer, ToolSpec, dumps, join_turn
 
@@ -157,6 +158,10 @@ RENDERER = Renderer(
     assistant=lambda content, calls: join_turn(f"{TEXT_RECIPIENT}\n{content}" if content else "", calls, ""),
 )
 
+# The template writes the first segment's `>>>`: the output's first call opens with the name.
+# Under `auto` the output is the calls, or `all\n` and text in which `>>>` opens a call.
+FUNCTIONARY_GRAMMAR = CallGrammar(call=(Lit(OPEN), Name(), Lit("\n"), Args()), opened=OPEN, prose=TEXT_RECIPIENT + "\n")
+
 DIALECTS = [
     Dialect(
         name="functionary_v3_2",
@@ -165,11 +170,13 @@ DIALECTS = [
         models=(r"functionary.*v3\.2", r"functionary-(?:small|medium)-v3\.2"),
         reasoning=ReasoningSyntax(),
         renderer=RENDERER,
+        grammar=FUNCTIONARY_GRAMMAR,
     )
 ]
 
 __all__ = [
     "DIALECTS",
+    "FUNCTIONARY_GRAMMAR",
     "OPEN",
     "RENDERER",
     "TEXT_RECIPIENT",

@@ -30,6 +30,7 @@ from ..reasoning import ReasoningSyntax
 from ..schema import JSON_OBJECT
 from ..textscan import WHITESPACE
 from .base import BlockParser, Call, Dialect, dump_arguments
+from .call_grammar import Args, CallGrammar, Lit, Name, ObjectNotation
 from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, join_turn, results_joined
 
 OPEN = "<|tool_call>"
@@ -394,6 +395,20 @@ class GemmaMarkup:
         """`gemma_value` with this format's string delimiter."""
         return gemma_value(value, upper_types=upper_types).replace(STR, self.string)
 
+    def key(self, key: str) -> str:
+        """A key as this format writes it: bare, or between string delimiters."""
+        return _gemma_key(key).replace(STR, self.string)
+
+    def grammar(self) -> CallGrammar:
+        """The call grammar: `call:NAME{…}` between the call markers, which are special tokens."""
+        call, call_end = self.call
+        notation = ObjectNotation(self.string, self.key, self.value)
+        return CallGrammar(
+            call=(Lit(call + PREFIX), Name(), Args(notation=notation), Lit(call_end)),
+            trigger=call,
+            special_tokens=(call, call_end, self.string),
+        )
+
 
 def gemma_renderer(markup: GemmaMarkup) -> Renderer:
     """The request side of a format in Gemma's notation."""
@@ -433,11 +448,10 @@ def gemma_renderer(markup: GemmaMarkup) -> Renderer:
     )
 
 
-GEMMA4 = gemma_renderer(
-    GemmaMarkup(
-        call=(OPEN, CLOSE), declaration=("<|tool>", "<tool|>"), response=("<|tool_response>", "<tool_response|>")
-    )
+GEMMA4_MARKUP = GemmaMarkup(
+    call=(OPEN, CLOSE), declaration=("<|tool>", "<tool|>"), response=("<|tool_response>", "<tool_response|>")
 )
+GEMMA4 = gemma_renderer(GEMMA4_MARKUP)
 
 
 DIALECTS = [
@@ -451,6 +465,7 @@ DIALECTS = [
         # `gemma-4-31b-it`, `gemma4:31b`; not `medgemma-4b` or `functiongemma`.
         models=(r"(?<![a-z])gemma-?4(?![0-9a-z])",),
         reasoning=ReasoningSyntax(pairs=(THOUGHT,)),
+        grammar=GEMMA4_MARKUP.grammar(),
     )
 ]
 
@@ -459,6 +474,7 @@ __all__ = [
     "CLOSE",
     "DIALECTS",
     "GEMMA4",
+    "GEMMA4_MARKUP",
     "OPEN",
     "PREFIX",
     "SENTENCE_END",

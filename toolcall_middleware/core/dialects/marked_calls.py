@@ -195,16 +195,15 @@ FG, FG_END = "<start_function_call>", "<end_function_call>"
 FunctionGemmaParser = _parser((FG,), FG_END, read_gemma_call, strip=False)
 
 
-# Gemma 4's request side with FunctionGemma's markers and string delimiter.
-FUNCTIONGEMMA_RENDERER = gemma_renderer(
-    GemmaMarkup(
-        call=(FG, FG_END),
-        declaration=("<start_function_declaration>", "<end_function_declaration>"),
-        response=("<start_function_response>", "<end_function_response>"),
-        string=ESCAPE,
-        preamble="You are a model that can do function calling with the following functions",
-    )
+# Gemma 4's request side and call grammar with FunctionGemma's markers and string delimiter.
+FUNCTIONGEMMA_MARKUP = GemmaMarkup(
+    call=(FG, FG_END),
+    declaration=("<start_function_declaration>", "<end_function_declaration>"),
+    response=("<start_function_response>", "<end_function_response>"),
+    string=ESCAPE,
+    preamble="You are a model that can do function calling with the following functions",
 )
+FUNCTIONGEMMA_RENDERER = gemma_renderer(FUNCTIONGEMMA_MARKUP)
 
 DIALECTS = [
     Dialect(
@@ -233,6 +232,7 @@ DIALECTS = [
         models=(r"functiongemma",),
         reasoning=ReasoningSyntax(),
         renderer=FUNCTIONGEMMA_RENDERER,
+        grammar=FUNCTIONGEMMA_MARKUP.grammar(),
     ),
 ]
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..reasoning import ReasoningSyntax
 from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments
+from .call_grammar import Args, CallGrammar, Lit, Name
 from .glm import typed_value
 from .marked_calls import MarkedBlock
 from .rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
@@ -123,6 +124,17 @@ MINICPM5 = Renderer(
     results=results_joined(lambda r: f"<tool_response>{r.output}</tool_response>"),
 )
 
+MINICPM5_GRAMMAR = CallGrammar(
+    call=(
+        Lit(OPEN + '"'),
+        Name(),
+        Lit('">'),
+        Args(xml=('<param name="', '">', PARAM_END), cdata=(CDATA, CDATA_END)),
+        Lit(CLOSE),
+    ),
+    separator="\n",
+)
+
 
 DIALECTS = [
     Dialect(
@@ -133,8 +145,9 @@ DIALECTS = [
         renderer=MINICPM5,
         models=(r"minicpm-?5",),
         reasoning=ReasoningSyntax(pairs=(("<think>", "</think>"),)),
+        grammar=MINICPM5_GRAMMAR,
     )
 ]
 
 
-__all__ = ["CLOSE", "DIALECTS", "MINICPM5", "OPEN", "MiniCPMParser", "read_function"]
+__all__ = ["CLOSE", "DIALECTS", "MINICPM5", "MINICPM5_GRAMMAR", "OPEN", "MiniCPMParser", "read_function"]

@@ -37,6 +37,7 @@ from ..reasoning import ReasoningSyntax
 from ..schema import coerce_value, schema_types
 from ..textscan import WHITESPACE, partial_marker_len
 from .base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
+from .call_grammar import Args, CallGrammar, KeyedElements, Lit, Name
 from .rendering import CallToRender, Renderer, ToolSpec, dumps, fallback_results
 
 NS = "]<]minimax[>["
@@ -274,6 +275,19 @@ def _tools(tools: Sequence[ToolSpec], parallel: bool) -> str:
 
 MINIMAX_M3 = Renderer(calls=_calls, tools=_tools, results=fallback_results)
 
+MINIMAX_M3_GRAMMAR = CallGrammar(
+    call=(
+        Lit(f'{NS}<invoke name="'),
+        Name(),
+        Lit('">'),
+        Args(notation=KeyedElements(NS + "<{key}>", NS + "</{key}>", ITEM)),
+        Lit(f"{NS}</invoke>\n"),
+    ),
+    section=(SECTION + "\n", SECTION_END),
+    trigger=SECTION,
+    special_tokens=(NS,),
+)
+
 
 DIALECTS = [
     Dialect(
@@ -285,6 +299,7 @@ DIALECTS = [
         models=(r"minimax[-_]?m3",),
         reasoning=ReasoningSyntax(pairs=(THINK,)),
         prefills_reasoning=_prefills,
+        grammar=MINIMAX_M3_GRAMMAR,
     )
 ]
 
@@ -292,6 +307,7 @@ DIALECTS = [
 __all__ = [
     "DIALECTS",
     "MINIMAX_M3",
+    "MINIMAX_M3_GRAMMAR",
     "NS",
     "SECTION",
     "SECTION_END",

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..dialects.call_grammar import Args, CallGrammar, Chars, Lit, Name, XmlElement
+from ..dialects.call_grammar import Args, CallGrammar, Chars, Lit, Name, Notation, XmlElement
 from ..dialects.rendering import ToolSpec
 from ..framing.utf8 import json_text
 from ..request.tools import ToolSet
@@ -38,6 +38,8 @@ class Json:
     between: str = ""
     python: bool = False
     escaped: str = ""
+    cdata: tuple[str, str] | None = None
+    notation: Notation | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +73,14 @@ class Until:
     end: str
 
 
-Node = Lit | Chars | Json | Seq | Alt | Opt | Rep | Until
+@dataclass(frozen=True, slots=True)
+class Free:
+    """Any text that does not hold `avoid`, to the end of the output."""
+
+    avoid: str
+
+
+Node = Lit | Chars | Json | Seq | Alt | Opt | Rep | Until | Free
 
 
 @dataclass(frozen=True)
@@ -114,6 +123,13 @@ def build_constraint(
     calls = Alt(tuple(_call(grammar, tool, schema) for tool, schema in zip(offered, schemas, strict=True)))
     opening, closing = grammar.section
     block = _seq(Lit(opening), Rep(calls, grammar.separator, single=not tools.parallel), Lit(closing))
+    if grammar.opened and lazy and grammar.prose:
+        # The output is the calls, or text in which the trigger opens one: the whole of it is held.
+        one = Seq((Until(grammar.start), after_prefix(calls, grammar.start)))
+        prose = _seq(Lit(grammar.prose), Opt(Rep(one, "", single=not tools.parallel)), Free(grammar.start))
+        block, lazy = Alt((after_prefix(block, grammar.opened), prose)), False
+    elif grammar.opened and not lazy:  # (the lazy form's calls start at the trigger)
+        block = after_prefix(block, grammar.opened)
     pair = grammar.reasoning or reasoning
     tree = block if lazy or pair is None else _seq(_reasoning(pair, prefilled), block)
     document = None
@@ -139,7 +155,9 @@ def _call(grammar: CallGrammar, tool: ToolSpec, schema: Mapping[str, Any]) -> No
         if isinstance(part, Name):
             items.append(Lit(json_text(tool.name) if part.json else tool.name))
         elif isinstance(part, Args):
-            items.append(Json(schema, part.xml, part.types, part.between, part.python, part.escaped))
+            items.append(
+                Json(schema, part.xml, part.types, part.between, part.python, part.escaped, part.cdata, part.notation)
+            )
         else:
             items.append(part)
     return _seq(*items)
@@ -194,6 +212,7 @@ __all__ = [
     "ANY_OBJECT",
     "Alt",
     "Constraint",
+    "Free",
     "Json",
     "Node",
     "Opt",

@@ -15,8 +15,9 @@ body.update(fields); [body.pop(k, None) for k in dropped]
 
 The structural tag is what vLLM and SGLang build themselves when they run their own tool parser
 (xgrammar's `builtin_structural_tag.py`): markers as `const_string` (special tokens included:
-xgrammar matches their text), arguments as `json_schema`, the XML argument styles and Python
-keyword arguments as our own GBNF (`grammar`), the lazy form as `triggered_tags`.
+xgrammar matches their text), arguments as `json_schema`, the XML argument styles, Python
+keyword arguments and the other notations (MiniMax-M3's keyed elements, Gemma's objects) as our
+own GBNF (`grammar`), the lazy form as `triggered_tags`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 from ..dialects.call_grammar import Args, Chars, Lit
 from ..framing.utf8 import json_text
 from . import ENGINES, Engine
-from .build import Alt, Constraint, Json, Node, Opt, Rep, Seq, Until, after_prefix
+from .build import Alt, Constraint, Free, Json, Node, Opt, Rep, Seq, Until, after_prefix
 from .gbnf import arguments_gbnf, to_gbnf
 from .regex import Unexpressible, to_regex
 
@@ -42,7 +43,7 @@ def structural_format(node: Node) -> dict[str, Any]:
         most = "" if node.most is None else str(node.most)
         return {"type": "regex", "pattern": f"[{node.cls}]{{{node.least},{most}}}"}
     if isinstance(node, Json):
-        if node.xml is None and not node.python:
+        if node.xml is None and node.notation is None and not node.python:
             return {"type": "json_schema", "json_schema": dict(node.schema)}
         return {"type": "grammar", "grammar": arguments_gbnf(node)}
     if isinstance(node, Seq):
@@ -61,6 +62,8 @@ def structural_format(node: Node) -> dict[str, Any]:
         return {"type": "sequence", "elements": [item, {"type": "star", "content": more}]}
     if isinstance(node, Until):
         return {"type": "tag", "begin": "", "content": {"type": "any_text"}, "end": node.end}
+    if isinstance(node, Free):
+        return {"type": "any_text", "excludes": [node.avoid]}
     raise TypeError(node)
 
 
@@ -174,7 +177,7 @@ def dialect_unexpressible(engine: Engine, dialect: str) -> str | None:
     grammar = get_dialect(dialect).grammar
     if grammar is None:
         return "the dialect declares no call grammar"
-    xml = any(isinstance(p, Args) and p.xml is not None for p in grammar.call)
+    xml = any(isinstance(p, Args) and (p.xml is not None or p.notation is not None) for p in grammar.call)
     return unexpressible(engine, bool(grammar.special_tokens), grammar.document is not None, xml)
 
 

@@ -19,7 +19,8 @@ from typing import Any
 from ..dialects.call_grammar import Chars, Lit
 from ..framing.utf8 import json_text
 from ..schema import json_type_of
-from .build import Alt, Json, Node, Opt, Rep, Seq, Until
+from .build import Alt, Free, Json, Node, Opt, Rep, Seq, Until
+from .notations import notation_rules
 from .python import SHARED_RULES, gbnf_rules, literal_texts
 
 WS = "ws"
@@ -89,6 +90,8 @@ def repeat(atom: str, least: int, most: int | None) -> str:
 class GbnfWriter:
     """Rules written as a tree is walked; `root` names the start."""
 
+    literal = staticmethod(literal)  # (for the notations' rules, which this module calls)
+
     def __init__(self, root_schema: Mapping[str, Any] | None = None) -> None:
         self.rules: dict[str, str] = {}
         self._used_base: set[str] = set()
@@ -135,11 +138,14 @@ class GbnfWriter:
             return f"( {item} ( {literal(node.separator) if node.separator else ''} {item} )* )"
         if isinstance(node, Until):
             return self.until(node.end)
+        if isinstance(node, Free):
+            return self.until(node.avoid, free=True)
         raise TypeError(node)
 
-    def until(self, end: str) -> str:
+    def until(self, end: str, *, free: bool = False) -> str:
         """Any text without `end`, then `end`: one rule per state of the automaton that watches
-        for it (state j: the last j characters read are the first j of `end`)."""
+        for it (state j: the last j characters read are the first j of `end`). `free`: any text
+        without `end`, to the end of the output (the automaton may stop in any state)."""
         alphabet = sorted(set(end))
         names = [f"until-{len(self.rules)}-{j}" for j in range(len(end))]
         for j in range(len(end)):
@@ -148,8 +154,13 @@ class GbnfWriter:
                 k = _next_state(end, j, ch)
                 if k:  # (a character that matches nothing of `end` goes back to state 0, below)
                     moving.append(ch)
-                    alts.append(literal(ch) if k == len(end) else f"{literal(ch)} {names[k]}")
+                    if k < len(end):
+                        alts.append(f"{literal(ch)} {names[k]}")
+                    elif not free:
+                        alts.append(literal(ch))
             alts.append(f"[^{''.join(_class_char(c) for c in moving)}] {names[0]}")
+            if free:
+                alts.append('""')
             self.rules[names[j]] = " | ".join(alts)
         return names[0]
 
@@ -159,6 +170,8 @@ class GbnfWriter:
         schema, xml = node.schema, node.xml
         if node.python:
             return PythonGbnf(self, node.escaped).arguments(schema)
+        if node.notation is not None:
+            return notation_rules(self, node.notation).arguments(schema)
         if xml is None:
             return self.value(schema)
         opening, middle, closing = xml
@@ -181,7 +194,12 @@ class GbnfWriter:
                     (key in required, f"{literal(opening + key)} {self._typed_value(sub, middle, types, closing)}")
                 )
             else:
-                elements.append((key in required, f"{literal(opening + key + middle)} {self._xml_value(sub, closing)}"))
+                value = (
+                    self._xml_value(sub, closing)
+                    if node.cdata is None
+                    else self._bare_or_cdata(sub, closing, node.cdata)
+                )
+                elements.append((key in required, f"{literal(opening + key + middle)} {value}"))
         return self._members(elements, separator=between, hint="params")
 
     def _typed_value(
@@ -229,6 +247,15 @@ class GbnfWriter:
         if schema.get("type") == "string":
             return self.until(closing)
         return f"{self.value(schema)} {literal(closing)}"
+
+    def _bare_or_cdata(self, schema: Mapping[str, Any], closing: str, cdata: tuple[str, str]) -> str:
+        """A parameter's value as MiniCPM 5 writes it: bare (a string's text holds no `<`, `&` or
+        line break), or in a CDATA section, as written up to the section's end."""
+        opening, end = cdata
+        bare = self._xml_value(schema, closing)
+        if schema.get("type") == "string" and "const" not in schema and "enum" not in schema:
+            bare = f"[^<&\\n]* {literal(closing)}"
+        return f"( {bare} | {literal(opening)} {self._xml_value(schema, end)} {literal(closing)} )"
 
     def _members(self, elements: Sequence[tuple[bool, str]], separator: str, hint: str) -> str:
         """The elements in order, the required ones always, `separator` between two."""

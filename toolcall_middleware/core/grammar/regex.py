@@ -14,7 +14,7 @@ from typing import Any
 
 from ..dialects.call_grammar import Chars, Lit
 from ..framing.utf8 import json_text
-from .build import Alt, Json, Node, Opt, Rep, Seq, Until
+from .build import Alt, Free, Json, Node, Opt, Rep, Seq, Until
 from .python import KEYWORD_REGEX, SEPARATOR_REGEX, literal_texts, string_regex
 
 DEPTH = 3
@@ -183,8 +183,8 @@ def to_regex(node: Node) -> str:
         most = "" if node.most is None else str(node.most)
         return f"[{node.cls}]{{{node.least},{most}}}"
     if isinstance(node, Json):
-        if node.xml is not None:
-            raise Unexpressible("arguments as XML elements (their text runs up to a closing marker)")
+        if node.xml is not None or node.notation is not None:
+            raise Unexpressible("arguments as XML elements or in a notation of their own")
         if node.python:
             return python_arguments(node.schema, node.escaped)
         return value(node.schema)
@@ -197,8 +197,8 @@ def to_regex(node: Node) -> str:
     if isinstance(node, Rep):
         item = to_regex(node.item)
         return item if node.single else f"{item}(?:{re.escape(node.separator)}{item})*"
-    if isinstance(node, Until):
-        raise Unexpressible("any text up to a closing marker")
+    if isinstance(node, Until | Free):
+        raise Unexpressible("any text up to a closing marker, or without a trigger")
     raise TypeError(node)
 
 
