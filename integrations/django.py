@@ -126,7 +126,7 @@ class ToolCallDjangoMiddleware:
             request._body = new
             request._stream = io.BytesIO(new)
             meta["CONTENT_LENGTH"] = str(len(new))
-        if exchange.bridged:
+        if exchange.path != request.path:
             # URL resolution reads `path_info` after the middleware ran: the host API's view answers.
             request.path = exchange.path
             request.path_info = exchange.path_info(request.META.get("SCRIPT_NAME", ""))

@@ -23,7 +23,7 @@ from collections.abc import Awaitable
 from .config import ToolCallConfig
 from .core.body_read import BodyRead
 from .core.exchange import Exchange
-from .core.exchange_state import AGAIN, STREAM
+from .core.exchange_state import AGAIN, STREAM, head_final
 from .core.failure import ServerStopped
 from .core.held_response import Head, HeldResponse, Writes
 from .inprocess import ANSWERED, ASGIApp, Message, Receive, Scope, receive_body, replay, respond, with_body
@@ -155,7 +155,7 @@ class ASGIRequest:
             method, status = str(self.scope.get("method", "POST")), int(message["status"])
             headers, trailers = list(message.get("headers") or []), bool(message.get("trailers", False))
             self.response.head(method, status, headers, trailers=trailers)
-            if ex.head_final:  # (a stream of ours: `state` is STREAM; the head first, the parts below are not in it)
+            if head_final(ex.state, ex.head):  # (a stream of ours, STREAM: the head first, the parts are not in it)
                 await self._write(self._head(self.response.release().head))
             ex.prepare()
             return

@@ -69,9 +69,10 @@ class WSGIRequest:
             environ = with_body(environ, forward.body)
         elif raw is not None:
             environ = replayed(environ, raw, complete)  # what was read goes back to the app unchanged
-        if self.exchange.bridged:
+        path_info = self.exchange.path_info(environ.get("SCRIPT_NAME", ""))
+        if path_info != environ.get("PATH_INFO"):
             # The bridged request goes to the route of the host's API, under the same mount point.
-            environ = {**environ, "PATH_INFO": self.exchange.path_info(environ.get("SCRIPT_NAME", ""))}
+            environ = {**environ, "PATH_INFO": path_info}
         # What the host gets should it be asked again (`again`): the same body, read afresh.
         self.forwarded = (environ, forward.body if forward.body is not None else raw or b"")
         self.exchange.host_asked()

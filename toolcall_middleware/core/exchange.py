@@ -58,7 +58,6 @@ from .exchange_state import (
     State,
     Trigger,
     buffered_trigger,
-    head_final,
     next_state,
 )
 from .failure import Failure, UpstreamFailure, failure_message
@@ -172,7 +171,8 @@ class Exchange(Generic[C]):
     def start(self, method: str, status: int, headers: Headers) -> Headers:
         """Decide from the response head (`core.exchange_head`, `exchange_state.head_trigger`);
         return the headers to send. The answer's parts are made by `prepare`, which the shell
-        calls once the head is handed over (after sending it, when it was final: `head_final`)."""
+        calls once the head is handed over (after sending it, when it was final:
+        `exchange_state.head_final`)."""
         read = read_head(self, method, status, headers)
         self.head, self.host_status = read.head, status
         if read.status is not None:
@@ -204,11 +204,6 @@ class Exchange(Generic[C]):
         """What the answer is given of this exchange (the request is read by now)."""
         record = self.record
         return AnswerSetup(self.api, self.upstream, self.config, self.request, self.rules, record.dialect, record.model)
-
-    @property
-    def head_final(self) -> bool:
-        """The headers `start` returned are the ones the client gets whatever the body holds."""
-        return head_final(self.state, self.head)
 
     def feed(self, data: bytes) -> bytes | None:
         """The client's bytes for one piece of the host's body (see `State` for each state's).
