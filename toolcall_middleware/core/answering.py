@@ -12,7 +12,7 @@ neither imports the exchange.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from .answer import Answer
 from .api import Api, ApiSpec, spec_for
@@ -39,9 +39,6 @@ class Answering(Protocol):
 
     @property
     def config(self) -> ExchangeConfig: ...
-
-    @property
-    def replaced(self) -> Literal["error", "estimate"] | None: ...
 
     host_status: int  # the host's own status (the client's may be another)
 

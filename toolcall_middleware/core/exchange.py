@@ -12,33 +12,21 @@ ex.again()                            # state AGAIN: the host is asked the reque
 ex.report()                           # the record, once, to the configuration (`ExchangeConfig.report`)
 ```
 
-```
-request JSON -> core.forwarded -> host app
-response head -> HostHead -> head_trigger (core.exchange_state)
-response bytes -> content decoding -> core.stream_body (SSE events) / core.whole_body (whole JSON)
-  -> core.answer.Answer (reader -> parser -> rules -> the client API's output) -> bytes
-```
-
-A bridged exchange has two APIs: the client's (`api`: the request shape accepted, the answer
-written) and the host's (`upstream`: the request shape the host gets, the reader of its answer).
-Two answers are the middleware's own rather than the host's (`core.replaced`): a bridged host's
-error, and the reverse proxy's own 502 / 504 (marked with `PROXY_ERROR`), are written in the
-client API's error shape, and an Anthropic `/count_tokens` request that the host does not serve
-(404, 405, 501) is answered with an estimate.
-
-The exchange is always in one `State` and moves only by the table of `core.exchange_state`,
-firing its triggers itself (`move`) as its verbs learn what happened: the shells read `state`
-and only move bytes. Anything the exchange cannot read (another content type, a body that is
-not an answer, a host that already returns real tool calls) goes through untouched. What the
-configuration adds outside the core it is handed through the configuration itself
-(`ExchangeConfig`): the request checks of an extra, the record at the end, a failure logged.
+The request goes through `core.forwarded`, the response head through `core.exchange_head`, a
+stream through `core.stream_body` and a whole body through `core.whole_body`, each to the
+answer (`core.answer`); docs/layout.md walks one request and one chunk. A bridged exchange has
+two APIs: the client's (`api`) and the host's (`upstream`). The exchange is always in one
+`State` and moves only by the table of `core.exchange_state`, firing its triggers itself
+(`move`) as its verbs learn what happened: the shells read `state` and only move bytes. What
+the configuration adds outside the core comes through the configuration itself
+(`ExchangeConfig`): an extra's request checks, the record at the end, a failure logged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from time import perf_counter
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .answer import Answer
 from .answer_parts import Prepared
@@ -130,11 +118,6 @@ class Exchange(Generic[C]):
         `path_info`): a bridged request goes to the host API's route at the same mount point."""
         target = self.route.path
         return target[len(script_name) :] if script_name and target.startswith(script_name) else target
-
-    @property
-    def replaced(self) -> Literal["error", "estimate"] | None:
-        """The body of ours that replaces the host's, if any (`HostHead.replaced`)."""
-        return self.head.replaced
 
     # -- the request ---------------------------------------------------------------------------
 

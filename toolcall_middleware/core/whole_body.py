@@ -24,7 +24,7 @@ from .replaced import estimate_tokens, host_error
 def whole_answer(ex: Answering, raw: bytes, size: int) -> tuple[bytes, Trigger]:
     """The client's body for the host's whole body `raw` (`size`: the bytes the host sent), and
     the move it makes."""
-    replaced = ex.replaced
+    replaced = ex.head.replaced
     if replaced == "estimate" and ex.counted is not None:
         ex.record.notes.append("the host does not count tokens: estimated")
         return json_bytes({"input_tokens": estimate_tokens(ex.counted)}), Trigger.END
