@@ -230,7 +230,7 @@ ANSWERS: dict[str, Callable[[int], str]] = {
 
 
 def longest_step(content: str, dialect: str = "hermes", read: int = 65536) -> tuple[float, str]:
-    """The longest synchronous call (`Exchange.feed` of a read, or `close`) over a whole
+    """The longest synchronous call (`Exchange.feed` of a read, or `end`) over a whole
     non-streamed chat completion whose content is `content`, as the middleware makes them."""
     exchange = Exchange(ToolCallConfig(dialect=dialect), RouteMatch("chat", "chat"))  # (the default limits)
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
@@ -249,7 +249,7 @@ def longest_step(content: str, dialect: str = "hermes", read: int = 65536) -> tu
     t0 = time.perf_counter()
     exchange.end()
     if time.perf_counter() - t0 > worst:
-        worst, where = time.perf_counter() - t0, "close"
+        worst, where = time.perf_counter() - t0, "end"
     return worst, where
 
 
