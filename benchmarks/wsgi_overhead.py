@@ -31,6 +31,7 @@ from typing import Any
 from flask import Flask, Response
 
 from toolcall_middleware import ToolCallConfig, ToolCallExchange, ToolCallWSGIMiddleware
+from toolcall_middleware.routing import route_request
 
 App = Callable[[dict[str, Any], Any], Iterable[bytes]]
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
@@ -110,7 +111,7 @@ def text_of(stream: bytes) -> str:
 def exchange_alone(chunks: list[bytes], request: bytes, config: ToolCallConfig) -> Callable[[], None]:
     """The same stream through the sans-IO exchange only: the rewriting work itself, no WSGI."""
 
-    route = config.route_request("POST", "/v1/chat/completions", None)
+    route = route_request(config, "POST", "/v1/chat/completions", None)
     assert route is not None
 
     def run() -> None:

@@ -30,6 +30,7 @@ from toolcall_middleware.core.exchange import Exchange
 from toolcall_middleware.core.exchange_state import AGAIN, BUFFER, PASS, STREAM
 from toolcall_middleware.core.held_response import Head, HeldResponse, Writes
 from toolcall_middleware.core.http import Headers
+from toolcall_middleware.routing import route_request
 from toolcall_middleware.shell_support import refuse_unsupported
 
 from ._extras import require
@@ -100,7 +101,7 @@ class ToolCallDjangoMiddleware:
 
         meta = request.META
         coding = meta.get("HTTP_CONTENT_ENCODING")
-        route = self.config.route_request(request.method or "", request.path, coding)
+        route = route_request(self.config, request.method or "", request.path, coding)
         if route is None:
             return None, None
         exchange = Exchange(self.config, route)

@@ -26,6 +26,7 @@ from .core.http import headers_named, json_head
 from .core.replaced import openai_error
 from .inprocess import respond
 from .request_ids import with_request_id
+from .routing import route_request
 from .websocket import ResponsesSocket, refuse
 
 logger = logging.getLogger("toolcall_middleware")
@@ -61,7 +62,7 @@ class StatelessMiddleware:
         # A proxy's upstream is another process: an answer that is not its API's is the client's
         # 502 there, while an app in process (the user's own code) is passed on with a warning.
         self._remote_host = getattr(app, "remote_host", False) is True
-        self._routes: dict[str, RouteMatch | None] = {}  # what `ToolCallConfig.route_request` says of a path
+        self._routes: dict[str, RouteMatch | None] = {}  # what `route_request` says of a path
         self._sockets = 0  # WebSocket mode sockets open (`limits.max_websockets`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -87,7 +88,7 @@ class StatelessMiddleware:
         coding, length = headers_named(scope.get("headers") or [], b"content-encoding", b"content-length")
         path = scope.get("path", "")
         # (a compressed request body is left alone: `route` reads the coding; most requests have none)
-        route = self._route(path) if coding is None else self.config.route_request("POST", path, coding)
+        route = self._route(path) if coding is None else route_request(self.config, "POST", path, coding)
         if route is None:
             compacted = compact_route(self.config, "POST", path) if coding is None else None
             if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
@@ -127,10 +128,10 @@ class StatelessMiddleware:
             await respond(send, 500, json_head(body, final=True), body)  # (a retry meets the same options)
 
     def _route(self, path: str) -> RouteMatch | None:
-        """`ToolCallConfig.route_request` of a POST with no content-coding, remembered by path."""
+        """`route_request` of a POST with no content-coding, remembered by path."""
         found = self._routes.get(path, _NOT_SEEN)
         if found is _NOT_SEEN:
-            found = self.config.route_request("POST", path, None)
+            found = route_request(self.config, "POST", path, None)
             if len(self._routes) < 256:  # (a client may send any path: past these, asked each time)
                 self._routes[path] = found
         return found  # type: ignore[return-value]

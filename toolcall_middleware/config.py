@@ -18,7 +18,6 @@ from .core.exchange_data import Report, RouteMatch
 from .core.grammar import Engine
 from .redact import redact
 from .reporting import caught, report
-from .surprises import SURPRISES, looks_like_api
 
 # The defaults of two limits the store applies (`Limits.max_chain_responses`,
 # `Limits.max_item_references`): the store reads them here, with its other options.
@@ -404,25 +403,6 @@ class ToolCallConfig(BaseModel):
             if client == api:
                 return upstream  # type: ignore[return-value]
         return api
-
-    def route_request(self, method: str, path: str, content_encoding: bytes | str | None) -> RouteMatch | None:
-        """Where a request the middleware rewrites goes (`route`), or None to leave it alone
-        (another method or path, or a compressed request body). A POST to a path that looks like
-        an API route but matches none is warned of, once (`surprises`)."""
-        if method.upper() != "POST":
-            return None
-        if content_encoding is not None:
-            coding = content_encoding.decode("latin-1") if isinstance(content_encoding, bytes) else content_encoding
-            if coding.strip().lower() not in ("", "identity"):
-                return None
-        found = self.route(path)
-        if found is None and looks_like_api(path):
-            SURPRISES.warn(
-                f"route:{path}",
-                f"POST {path} looks like an API route, but no configured route matches it: it passes through "
-                "untouched (under a prefix? route_prefixes=('/api',); another path? chat_routes=...)",
-            )
-        return found
 
     def report(self, record: Report, upstream: str) -> None:
         """An exchange's record, at its end: logged, to `on_report` and as a span (`reporting`)."""

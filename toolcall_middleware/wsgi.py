@@ -22,6 +22,7 @@ from .core.framing.utf8 import json_bytes
 from .core.http import json_head
 from .core.request import BadRequest
 from .request_ids import wsgi_request_id
+from .routing import route_request
 from .shell_support import refuse_unsupported
 from .wsgi_io import Environ, StartResponse, WSGIApp, read_body, respond
 from .wsgi_request import WSGIRequest
@@ -39,7 +40,7 @@ class ToolCallWSGIMiddleware:
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
         method = environ.get("REQUEST_METHOD", "GET")
-        route = self.config.route_request(method, path, environ.get("HTTP_CONTENT_ENCODING"))
+        route = route_request(self.config, method, path, environ.get("HTTP_CONTENT_ENCODING"))
         if route is None:
             compacted = compact_route(self.config, method, path)
             if compacted is not None:  # `compaction="emulate"`: the host's model summarizes

@@ -25,6 +25,7 @@ from toolcall_middleware.core.exchange_state import (
 )
 from toolcall_middleware.core.failure import UpstreamFailure
 from toolcall_middleware.core.stream_body import StreamBody
+from toolcall_middleware.routing import route_request
 
 S, T = State, Trigger
 
@@ -121,7 +122,7 @@ def test_an_illegal_trigger_leaves_the_exchange_where_it_was() -> None:
 
 
 def _unread() -> ToolCallExchange:
-    route = CONFIG.route_request("POST", "/v1/chat/completions", None)
+    route = route_request(CONFIG, "POST", "/v1/chat/completions", None)
     assert route is not None
     ex = ToolCallExchange(CONFIG, route)
     assert ex.state is S.REQUEST
@@ -204,7 +205,7 @@ def test_a_whole_answer_that_broke_tool_choice_is_asked_again_then_final() -> No
     """`regenerate=1`: the first broken answer moves to AGAIN (nothing out), `again` back to HEAD;
     the second broken answer is the 502, marked final, and the record counts two generations."""
     config = ToolCallConfig(dialect="hermes", regenerate=1)
-    route = config.route_request("POST", "/v1/chat/completions", None)
+    route = route_request(config, "POST", "/v1/chat/completions", None)
     assert route is not None
     ex = ToolCallExchange(config, route)
     ex.forward(json.dumps({**json.loads(REQUEST), "tool_choice": "required"}).encode())
@@ -227,7 +228,7 @@ def test_a_whole_body_that_is_no_answer_is_given_back() -> None:
 
 def test_a_whole_body_over_its_cap_is_given_back() -> None:
     config = ToolCallConfig(dialect="hermes", limits={"max_response_bytes": 10})
-    route = config.route_request("POST", "/v1/chat/completions", None)
+    route = route_request(config, "POST", "/v1/chat/completions", None)
     assert route is not None
     ex = ToolCallExchange(config, route)
     ex.forward(REQUEST)

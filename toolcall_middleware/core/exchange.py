@@ -1,7 +1,7 @@
 """One exchange, sans-IO: one request and its response, the one object every shell drives.
 
 ```python
-route = config.route_request("POST", "/v1/chat/completions", None)  # None: not ours (ToolCallConfig)
+route = route_request(config, "POST", "/v1/chat/completions", None)  # None: not ours (routing.py)
 ex = Exchange(config, route)          # Exchange(c, RouteMatch("responses", "chat")): bridged; ex.state: REQUEST
 forward = ex.forward(raw)             # forward.refusal (status, headers, body): send it; else forward.body
 ex.path                               # where the request goes (another route when bridged)
@@ -65,7 +65,7 @@ class Exchange(Generic[C]):
 
     def __init__(self, config: C, route: RouteMatch, *, remote_host: bool = False) -> None:
         """`config`: read where it stands (`ToolCallConfig`); `route`: where the request goes
-        (`ToolCallConfig.route_request`); `remote_host`: the host is another process (the
+        (`routing.route_request`); `remote_host`: the host is another process (the
         reverse proxy's upstream, `ProxyApp.remote_host`)."""
         self.config = config
         self.route = route
