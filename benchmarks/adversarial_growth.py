@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 
 from toolcall_middleware import StreamParser, ToolCallConfig, list_dialects, parse
-from toolcall_middleware.core.pipeline import Exchange
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 
 # Per dialect: its openers, the text that starts a call's body after the first one, the end of a
 # call, and inner markers (the parts of a call).
@@ -230,11 +230,11 @@ ANSWERS: dict[str, Callable[[int], str]] = {
 
 
 def longest_step(content: str, dialect: str = "hermes", read: int = 65536) -> tuple[float, str]:
-    """The longest synchronous call (`Exchange.feed` of a read, or `close`) over a whole
+    """The longest synchronous call (`Exchange.feed` of a read, or `end`) over a whole
     non-streamed chat completion whose content is `content`, as the middleware makes them."""
-    exchange = Exchange("chat", ToolCallConfig(dialect=dialect))  # (the default limits)
+    exchange = Exchange(ToolCallConfig(dialect=dialect), RouteMatch("chat", "chat"))  # (the default limits)
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    exchange.rewrite_request(json.dumps({"model": "m", "tools": tools, "messages": []}).encode())
+    exchange.forward(json.dumps({"model": "m", "tools": tools, "messages": []}).encode())
     message = {"role": "assistant", "content": content}
     answer = {"id": "c", "object": "chat.completion", "created": 0, "model": "m"}
     answer["choices"] = [{"index": 0, "message": message, "finish_reason": "stop"}]
@@ -247,9 +247,9 @@ def longest_step(content: str, dialect: str = "hermes", read: int = 65536) -> tu
         if time.perf_counter() - t0 > worst:
             worst, where = time.perf_counter() - t0, "feed"
     t0 = time.perf_counter()
-    exchange.close()
+    exchange.end()
     if time.perf_counter() - t0 > worst:
-        worst, where = time.perf_counter() - t0, "close"
+        worst, where = time.perf_counter() - t0, "end"
     return worst, where
 
 

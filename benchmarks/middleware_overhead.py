@@ -320,8 +320,8 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     from toolcall_middleware.core.apis.chat import ChatStreamEmitter
     from toolcall_middleware.core.detect import reader_for
     from toolcall_middleware.core.emitters.meta import Upstream
+    from toolcall_middleware.core.exchange import Exchange, RouteMatch
     from toolcall_middleware.core.framing.sse import SSEDecoder, encode_data
-    from toolcall_middleware.core.pipeline import Exchange
     from toolcall_middleware.core.policy import PolicyFilter
     from toolcall_middleware.core.policy.validation import SchemaCheck
 
@@ -338,12 +338,12 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     judged: list[list[Any]] = [list(policy.feed(e)) for e in parsed] + [list(policy.close())]
 
     def exchange() -> None:  # as the middleware drives it (the fast path for the usual chunk)
-        ex = Exchange("chat", config)
-        ex.rewrite_request(body)
+        ex = Exchange(config, RouteMatch("chat", "chat"))
+        ex.forward(body)
         ex.start("POST", 200, [(b"content-type", b"text/event-stream; charset=utf-8")])
         for m in messages:
             ex.feed(m)
-        ex.close()
+        ex.end()
 
     def sse() -> None:
         decoder = SSEDecoder()
@@ -411,7 +411,7 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
         return min(times)
 
     return [
-        ("the whole exchange (pipeline.Exchange, the fast path for the usual chunk), alone", best(exchange)),
+        ("the whole exchange (core.exchange.Exchange, the fast path for the usual chunk), alone", best(exchange)),
         ("  chunk template on each whole SSE event (template.match_text, else feed_data)", best(template)),
         ("  hermes StreamParser", best(parse)),
         ("  PolicyFilter (schema compile included)", best(filter_)),

@@ -31,6 +31,7 @@ from typing import Any
 from flask import Flask, Response
 
 from toolcall_middleware import ToolCallConfig, ToolCallExchange, ToolCallWSGIMiddleware
+from toolcall_middleware.routing import route_request
 
 App = Callable[[dict[str, Any], Any], Iterable[bytes]]
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
@@ -110,16 +111,16 @@ def text_of(stream: bytes) -> str:
 def exchange_alone(chunks: list[bytes], request: bytes, config: ToolCallConfig) -> Callable[[], None]:
     """The same stream through the sans-IO exchange only: the rewriting work itself, no WSGI."""
 
-    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    route = route_request(config, "POST", "/v1/chat/completions", None)
     assert route is not None
 
     def run() -> None:
         exchange = ToolCallExchange(config, route)
-        exchange.rewrite_request(request)
+        exchange.forward(request)
         exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
         for chunk in chunks:  # as the middleware runs it
-            exchange.transform(chunk)
-        exchange.transform(b"", end=True)
+            exchange.feed(chunk)
+        exchange.end()
 
     return run
 

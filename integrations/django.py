@@ -24,22 +24,20 @@ import io
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from toolcall_middleware import (
-    ToolCallConfig,
-    ToolCallExchange,
-    ToolCallMiddleware,
-    ToolCallWSGIMiddleware,
-)
+from toolcall_middleware import ToolCallConfig, ToolCallMiddleware, ToolCallWSGIMiddleware
 from toolcall_middleware.shell_support import (
+    AGAIN,
     BUFFER,
     PASS,
     STREAM,
     BodyRead,
+    Exchange,
     Head,
     Headers,
     HeldResponse,
     Writes,
     refuse_unsupported,
+    route_request,
 )
 
 from ._extras import require
@@ -81,9 +79,10 @@ class ToolCallDjangoMiddleware:
         exchange, answer = self._request(request)
         if answer is not None:
             return answer
-        response = self.get_response(request)
         if exchange is None:
-            return response
+            return self.get_response(request)
+        exchange.host_asked()
+        response = self.get_response(request)
         while (answer := self._response(exchange, request, response)) is _AGAIN:
             response = self.get_response(_again(exchange, request))
         return answer
@@ -92,26 +91,27 @@ class ToolCallDjangoMiddleware:
         exchange, answer = self._request(request)  # the body is already read whole under ASGI
         if answer is not None:
             return answer
-        response = await self.get_response(request)
         if exchange is None:
-            return response
+            return await self.get_response(request)
+        exchange.host_asked()
+        response = await self.get_response(request)
         while (answer := self._response(exchange, request, response)) is _AGAIN:
             response = await self.get_response(_again(exchange, request))
         return answer
 
     # -- request -------------------------------------------------------------------------------
 
-    def _request(self, request: Any) -> tuple[ToolCallExchange | None, Any]:
+    def _request(self, request: Any) -> tuple[Exchange[ToolCallConfig] | None, Any]:
         """The exchange for a request of ours (None: not ours), or a response that answers it now."""
         from django.core.exceptions import RequestDataTooBig
         from django.http import HttpResponse
 
         meta = request.META
         coding = meta.get("HTTP_CONTENT_ENCODING")
-        route = ToolCallExchange.route(self.config, request.method or "", request.path, coding)
+        route = route_request(self.config, request.method or "", request.path, coding)
         if route is None:
             return None, None
-        exchange = ToolCallExchange(self.config, route)
+        exchange = Exchange(self.config, route)
         if BodyRead(self.config.limits.max_request_bytes, meta.get("CONTENT_LENGTH") or "0").skipped:
             forward = exchange.forward(b"", complete=False)  # too large to hold: left to the view
         else:
@@ -134,7 +134,7 @@ class ToolCallDjangoMiddleware:
             request._body = new
             request._stream = io.BytesIO(new)
             meta["CONTENT_LENGTH"] = str(len(new))
-        if exchange.bridged:
+        if exchange.path != request.path:
             # URL resolution reads `path_info` after the middleware ran: the host API's view answers.
             request.path = exchange.path
             request.path_info = exchange.path_info(request.META.get("SCRIPT_NAME", ""))
@@ -142,27 +142,26 @@ class ToolCallDjangoMiddleware:
 
     # -- response ------------------------------------------------------------------------------
 
-    def _response(self, exchange: ToolCallExchange, request: Any, response: Any) -> Any:
+    def _response(self, exchange: Exchange[ToolCallConfig], request: Any, response: Any) -> Any:
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.items()]
         # What the client gets, decided as for the ASGI and WSGI shells (a new length spelled as Django does).
         held: HeldResponse[bytes] = HeldResponse(exchange, length_name=b"Content-Length")
         held.head(request.method or "POST", response.status_code, headers)
+        exchange.prepare()
         if exchange.state is BUFFER and response.streaming:
             # A JSON body sent as a stream: its head is out before its end.
             exchange.pass_through("a streamed JSON response: passed through")
         if exchange.state is not STREAM and exchange.state is not BUFFER:
-            exchange.report()
-            return response
+            return _done(exchange, response)
         if exchange.state is BUFFER:
             writes = held.body(response.content, response.content, end=True)
-            if exchange.again_wanted:
+            if exchange.state is AGAIN:
                 return _AGAIN  # the view is asked again (`regenerate`): nothing of this answer goes out
-            exchange.report()
             if writes.body is None:
-                return response  # not an answer, or our failure (logged): the app's response as it was
+                return _done(exchange, response)  # not an answer, or our failure (logged): the app's own
             _set_head(response, headers, writes.head)
             response.content = writes.body
-            return response
+            return _done(exchange, response)
         _set_head(response, headers, held.release().head)
         if response.is_async:
             response.streaming_content = _stream_async(exchange, held, response.streaming_content)
@@ -174,7 +173,17 @@ class ToolCallDjangoMiddleware:
 _AGAIN = object()  # `_response`'s word for: the view is asked the same request again
 
 
-def _again(exchange: ToolCallExchange, request: Any) -> Any:
+def _done(exchange: Exchange[ToolCallConfig], response: Any) -> Any:
+    """`response`, whole, goes to the client: the exchange's record is complete (the upstream's
+    time, the bytes sent) and reported."""
+    exchange.host_done()
+    if not response.streaming:
+        exchange.sent(len(response.content))
+    exchange.report()
+    return response
+
+
+def _again(exchange: Exchange[ToolCallConfig], request: Any) -> Any:
     """`request` as the view gets it again: its last whole answer broke a rule another generation
     may keep (`regenerate`). The body is read afresh from where Django keeps it."""
     exchange.again()
@@ -202,28 +211,38 @@ def _joined(writes: Writes[bytes]) -> bytes:
     return b"".join(writes.messages) + (writes.body or b"")
 
 
-def _stream_sync(exchange: ToolCallExchange, held: HeldResponse[bytes], content: Iterator[bytes]) -> Iterator[bytes]:
+def _stream_sync(
+    exchange: Exchange[ToolCallConfig], held: HeldResponse[bytes], content: Iterator[bytes]
+) -> Iterator[bytes]:
     try:
         for chunk in content:
-            yield _joined(held.body(chunk, chunk, end=False))  # b"" while held back: the server's block boundary
+            out = _joined(held.body(chunk, chunk, end=False))
+            exchange.sent(len(out))
+            yield out  # b"" while held back: the server's block boundary
         if exchange.state is not PASS:
-            yield _joined(held.end())
+            tail = _joined(held.end())
+            exchange.sent(len(tail))
+            yield tail
     finally:
+        exchange.host_done()
         exchange.report()
 
 
 async def _stream_async(
-    exchange: ToolCallExchange, held: HeldResponse[bytes], content: AsyncIterator[bytes]
+    exchange: Exchange[ToolCallConfig], held: HeldResponse[bytes], content: AsyncIterator[bytes]
 ) -> AsyncIterator[bytes]:
     try:
         async for chunk in content:
             out = _joined(held.body(chunk, chunk, end=False))
             if out:
+                exchange.sent(len(out))
                 yield out
         tail = _joined(held.end())
         if tail:
+            exchange.sent(len(tail))
             yield tail
     finally:
+        exchange.host_done()
         exchange.report()
 
 

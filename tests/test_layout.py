@@ -202,3 +202,74 @@ def test_no_shell_is_called_an_exchange_or_keeps_a_flag_of_its_own() -> None:
         assert not set_on_self & {"flowing", "passing", "mode"}, (shell, set_on_self)
         modes = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "mode"]
         assert not modes, f"{shell} reads a `mode` off the exchange"
+
+
+EXCHANGE = "toolcall_middleware.core.exchange"
+SHELL_GROUPS = {
+    "asgi": ("toolcall_middleware.asgi", "toolcall_middleware.asgi_request"),
+    "wsgi": ("toolcall_middleware.wsgi", "toolcall_middleware.wsgi_request"),
+    "django": ("toolcall_middleware.integrations.django",),
+}
+
+
+def _exchange_reads(module: str) -> set[str]:
+    """The attributes a shell module reads off an exchange: `exchange.x`, `ex.x`, `self.exchange.x`."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        owner = node.value
+        if (isinstance(owner, ast.Name) and owner.id in ("exchange", "ex")) or (
+            isinstance(owner, ast.Attribute) and owner.attr == "exchange"
+        ):
+            found.add(node.attr)
+    return found
+
+
+def test_there_is_one_exchange_class_and_nothing_builds_on_it() -> None:
+    """One exchange object: the only class called `…Exchange` is `core.exchange.Exchange`, and no
+    class of the package subclasses it (what the configuration adds comes by composition)."""
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            if node.name.endswith("Exchange"):
+                assert (name, node.name) == (EXCHANGE, "Exchange"), f"{name}.{node.name}: a second exchange class"
+            bases = {
+                b.id if isinstance(b, ast.Name) else b.attr
+                for b in node.bases
+                if isinstance(b, ast.Name | ast.Attribute)
+            }
+            assert not bases & {"Exchange", "ToolCallExchange"}, f"{name}.{node.name} subclasses the exchange"
+
+
+def test_the_shells_read_no_flag_off_the_exchange() -> None:
+    """What a shell does next it reads off the exchange's `state` (the table's), never off a flag
+    (a bool the exchange keeps or computes besides its state). Every attribute a shell reads off
+    an exchange is checked on a real one: a verb, the state, or data (the record, the config,
+    the path, the head), and no bool."""
+    from toolcall_middleware import ToolCallConfig
+    from toolcall_middleware.core.exchange import Exchange, RouteMatch
+
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("responses", "chat", "/v1/chat/completions"))
+    for group in SHELL_GROUPS.values():
+        for module in group:
+            for attr in sorted(_exchange_reads(module)):
+                assert hasattr(exchange, attr), f"{module} reads {attr!r}, which the exchange does not have"
+                value = getattr(exchange, attr)
+                assert not isinstance(value, bool), f"{module} reads the flag {attr!r} off the exchange"
+
+
+def test_django_drives_the_exchange_with_the_verbs_asgi_and_wsgi_use() -> None:
+    """Django's middleware calls no verb of the exchange that neither the ASGI nor the WSGI shell
+    calls (the held response, `core.held_response`, calls `start`, `feed` and `end` for all three)."""
+    from toolcall_middleware.core.exchange import Exchange
+
+    def verbs(group: tuple[str, ...]) -> set[str]:
+        return {a for module in group for a in _exchange_reads(module) if callable(getattr(Exchange, a, None))}
+
+    asgi, wsgi, django = (verbs(SHELL_GROUPS[k]) for k in ("asgi", "wsgi", "django"))
+    assert {"forward", "report", "again"} <= django
+    assert django <= asgi | wsgi, f"Django's own verbs: {sorted(django - (asgi | wsgi))}"

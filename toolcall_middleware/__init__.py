@@ -21,10 +21,10 @@ from .core.events import (
     ToolCallStart,
     TruncatedCall,
 )
+from .core.exchange import Exchange as ToolCallExchange  # the one exchange object, by its public name
 from .core.parser import StreamParser, parse
 from .core.request import BadRequest
 from .core.result import ParseResult, ToolCall, merge_events
-from .exchange import ToolCallExchange
 from .middleware import ToolCallMiddleware
 from .wsgi import ToolCallWSGIMiddleware
 

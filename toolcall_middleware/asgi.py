@@ -5,7 +5,8 @@ nothing here knows of a store.
 
 It chooses the requests that are ours (a POST to a configured route, its body not
 content-encoded) and hands each to `asgi_request.ASGIRequest`, which moves its bytes; the
-decisions are `ToolCallExchange`'s (shared with the WSGI middleware and Django's). A WebSocket on a
+decisions are the exchange's (`core.exchange.Exchange`, driven the same way by the WSGI
+middleware and Django's). A WebSocket on a
 Responses route is `websocket.py`'s (WebSocket mode), a POST to `…/responses/compact`
 `compact.py`'s when the host cannot compact: both come back here, in process, as ordinary
 Responses requests.
@@ -20,11 +21,12 @@ from typing import Any
 from .asgi_request import ASGIApp, ASGIRequest, Receive, Scope, Send
 from .compact import compact_route, serve_compact
 from .config import RouteMatch, ToolCallConfig
+from .core.exchange import Exchange
 from .core.http import headers_named, json_head
 from .core.replaced import openai_error
-from .exchange import ToolCallExchange
 from .inprocess import respond
 from .request_ids import with_request_id
+from .routing import route_request
 from .websocket import ResponsesSocket, refuse
 
 logger = logging.getLogger("toolcall_middleware")
@@ -60,7 +62,7 @@ class StatelessMiddleware:
         # A proxy's upstream is another process: an answer that is not its API's is the client's
         # 502 there, while an app in process (the user's own code) is passed on with a warning.
         self._remote_host = getattr(app, "remote_host", False) is True
-        self._routes: dict[str, RouteMatch | None] = {}  # what `ToolCallExchange.route` says of a path
+        self._routes: dict[str, RouteMatch | None] = {}  # what `route_request` says of a path
         self._sockets = 0  # WebSocket mode sockets open (`limits.max_websockets`)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -86,7 +88,7 @@ class StatelessMiddleware:
         coding, length = headers_named(scope.get("headers") or [], b"content-encoding", b"content-length")
         path = scope.get("path", "")
         # (a compressed request body is left alone: `route` reads the coding; most requests have none)
-        route = self._route(path) if coding is None else ToolCallExchange.route(self.config, "POST", path, coding)
+        route = self._route(path) if coding is None else route_request(self.config, "POST", path, coding)
         if route is None:
             compacted = compact_route(self.config, "POST", path) if coding is None else None
             if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
@@ -94,7 +96,7 @@ class StatelessMiddleware:
                 return
             await self.app(scope, receive, send)
             return
-        exchange = ToolCallExchange(self.config, route, remote_host=self._remote_host)
+        exchange = Exchange(self.config, route, remote_host=self._remote_host)
         send, exchange.record.request_id = with_request_id(scope, send)
         await ASGIRequest(self.app, exchange, scope, receive, send).run(length)
 
@@ -126,10 +128,10 @@ class StatelessMiddleware:
             await respond(send, 500, json_head(body, final=True), body)  # (a retry meets the same options)
 
     def _route(self, path: str) -> RouteMatch | None:
-        """`ToolCallExchange.route` of a POST with no content-coding, remembered by path."""
+        """`route_request` of a POST with no content-coding, remembered by path."""
         found = self._routes.get(path, _NOT_SEEN)
         if found is _NOT_SEEN:
-            found = ToolCallExchange.route(self.config, "POST", path, None)
+            found = route_request(self.config, "POST", path, None)
             if len(self._routes) < 256:  # (a client may send any path: past these, asked each time)
                 self._routes[path] = found
         return found  # type: ignore[return-value]

@@ -1,5 +1,5 @@
 """One HTTP exchange over ASGI: the request read and replayed to the app, the app's messages
-translated to the exchange (`ToolCallExchange`) and what it says sent to the server.
+translated to the exchange (`core.exchange.Exchange`) and what it says sent to the server.
 
 The body is read whole by the rules of `core.body_read` (a disconnect ends the request; a body
 over the limit is replayed unchanged), rewritten and replayed once; then `receive` is the server's
@@ -20,10 +20,12 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 
+from .config import ToolCallConfig
 from .core.body_read import BodyRead
-from .core.exchange_state import STREAM
+from .core.exchange import Exchange
+from .core.exchange_state import AGAIN, STREAM, head_final
+from .core.failure import ServerStopped
 from .core.held_response import Head, HeldResponse, Writes
-from .exchange import ServerStopped, ToolCallExchange
 from .inprocess import (
     ANSWERED,
     STORED_INPUT,
@@ -42,7 +44,7 @@ from .keepalive import KeepAlive, ping_for
 logger = logging.getLogger("toolcall_middleware")
 
 
-def _counting(send: Send, exchange: ToolCallExchange) -> Send:
+def _counting(send: Send, exchange: Exchange[ToolCallConfig]) -> Send:
     """The server's `send`, through which every message the client gets passes (the keep-alive's
     pings too), so the record's `response_bytes` counts every body byte sent. A closure, not a
     method: the keep-alive holds it, and must not hold the request (a cycle per response)."""
@@ -66,7 +68,9 @@ async def _nothing() -> None:
 class ASGIRequest:
     """One HTTP request of ours and its response, over ASGI: never kept on the middleware."""
 
-    def __init__(self, app: ASGIApp, exchange: ToolCallExchange, scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(
+        self, app: ASGIApp, exchange: Exchange[ToolCallConfig], scope: Scope, receive: Receive, send: Send
+    ) -> None:
         self.app = app
         self.scope = scope
         self.receive = receive
@@ -97,7 +101,7 @@ class ASGIRequest:
                 # (a body not read at all, being over the limit, comes from the server as it is)
                 receive = replay(chunks, self.receive, more=not complete) if chunks else self.receive
                 await self.app(scope, receive, self._send)
-                if not self.exchange.again_wanted:
+                if self.exchange.state is not AGAIN:
                     break
                 # The whole answer broke a rule another generation may keep (`regenerate`):
                 # nothing of it went out, and the app gets the same request again.
@@ -162,7 +166,7 @@ class ASGIRequest:
             method, status = str(self.scope.get("method", "POST")), int(message["status"])
             headers, trailers = list(message.get("headers") or []), bool(message.get("trailers", False))
             self.response.head(method, status, headers, trailers=trailers)
-            if ex.head_final:  # (a stream of ours: `state` is STREAM; the head first, the parts below are not in it)
+            if head_final(ex.state, ex.head):  # (a stream of ours, STREAM: the head first, the parts are not in it)
                 await self._write(self._head(self.response.release().head))
             ex.prepare()
             return
@@ -217,7 +221,7 @@ class ASGIRequest:
         return self.keepalive.send(message) if self.keepalive is not None else self._write(message)
 
     async def _abort(self, error: Exception) -> bool:
-        """The app raised: what the exchange says of it (`ToolCallExchange.failed`) sent. True
+        """The app raised: what the exchange says of it (`Exchange.failed`) sent. True
         when the client has its answer and the error is not raised again."""
         failure = self.exchange.failed(error, head_sent=not self.response.head_held)
         if failure.answer is not None:

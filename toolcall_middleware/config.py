@@ -7,15 +7,17 @@ fields; a bad value fails at once with a message that names the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .core.api import APIS, Api, spec_for
 from .core.depth import MAX_DEPTH
 from .core.dialects import get_dialect, list_dialects
+from .core.exchange_data import Report, RouteMatch
 from .core.grammar import Engine
 from .redact import redact
+from .reporting import caught, report
 
 # The defaults of two limits the store applies (`Limits.max_chain_responses`,
 # `Limits.max_item_references`): the store reads them here, with its other options.
@@ -48,19 +50,6 @@ Bridge = Literal["responses-to-chat", "messages-to-chat", "chat-to-messages", "r
 BridgeTarget = Literal["chat", "messages"]
 BRIDGE_ROUTES: dict[BridgeTarget, str] = {target: spec_for(target).path for target in ("chat", "messages")}
 COUNT_TOKENS = "/count_tokens"  # under a Messages route: Anthropic's token counting
-
-
-class RouteMatch(NamedTuple):
-    """A request path one of the configured routes matched, and so where the request goes: the
-    client's API, the host's API, and the path the host gets.
-    `count_tokens`: an Anthropic `…/messages/count_tokens` request (its API is `messages`);
-    `asked`: the path the client called."""
-
-    api: Api
-    upstream: Api
-    path: str
-    count_tokens: bool = False
-    asked: str = ""
 
 
 class Limits(BaseModel):
@@ -414,6 +403,14 @@ class ToolCallConfig(BaseModel):
             if client == api:
                 return upstream  # type: ignore[return-value]
         return api
+
+    def report(self, record: Report, upstream: str) -> None:
+        """An exchange's record, at its end: logged, to `on_report` and as a span (`reporting`)."""
+        report(record, upstream, self)
+
+    def caught(self, error: Exception, doing: str) -> None:
+        """A failure of ours an exchange recovered from, logged (`reporting`)."""
+        caught(error, doing)
 
     def request_checks(self) -> dict[str, Callable[[Mapping[str, Any]], None]]:
         """The request checks beyond the core's, by client API: AG-UI runs by the protocol's own

@@ -42,9 +42,9 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 from .config import COUNT_TOKENS
 from .core.api import spec_for
 from .core.detect import kind_of_route
+from .core.exchange_head import PROXY_ERROR
+from .core.failure import UpstreamFailure
 from .core.http import json_head, without
-from .core.pipeline import PROXY_ERROR
-from .exchange import UpstreamFailure
 from .inprocess import respond
 from .redact import redact
 from .upstream_routes import MISSING, RouteMap
@@ -96,7 +96,7 @@ class ProxyApp:
     """
 
     # The host is another process: an answer of its that is not its API's is broken, and the
-    # middleware over this app answers 502 instead of passing it on (`ToolCallExchange`'s `remote_host`).
+    # middleware over this app answers 502 instead of passing it on (the exchange's `remote_host`).
     remote_host = True
 
     def __init__(

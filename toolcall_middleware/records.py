@@ -11,7 +11,7 @@ dialect and model, whether it streamed, the calls emitted of those found (and `m
 dialect whose call the model wrote, `dialect_mismatch`), the generations the answer took when the
 host was asked again (`regenerate`), the unknown tools and dropped tool types where there were any,
 the time, and the request id (`x-request-id`, kept or made). The JSON is the whole record
-(`ToolCallExchange.report`), as `on_report` gets it.
+(`Exchange.report`, through `reporting.report`), as `on_report` gets it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """What a framework's own shell is written against, and options a shell cannot honour refused.
 
 A framework that is neither ASGI nor WSGI (Django's `MIDDLEWARE`, `integrations/django.py`) drives
-`ToolCallExchange` itself with the verbs the ASGI and WSGI shells use, and imports them from here:
+the exchange itself with the verbs the ASGI and WSGI shells use, and imports them from here:
+`route_request` (whether a request is ours, and its route), `Exchange` (the one exchange object),
 `BodyRead` (the rules a request body is read by), `HeldResponse`, `Head` and `Writes` (what to
 write of the app's response, and when), `Headers`, and the exchange's states it reads
-(`BUFFER`, `PASS`, `STREAM`). Those live in the core's internal modules; this is their public
+(`AGAIN`, `BUFFER`, `PASS`, `STREAM`). Those live in the core's internal modules; this is their public
 name.
 
 Options a shell cannot honour fail where the shell is built, never silently.
@@ -26,9 +27,11 @@ from __future__ import annotations
 
 from .config import ToolCallConfig
 from .core.body_read import BodyRead
-from .core.exchange_state import BUFFER, PASS, STREAM
+from .core.exchange import Exchange
+from .core.exchange_state import AGAIN, BUFFER, PASS, STREAM
 from .core.held_response import Head, HeldResponse, Writes
 from .core.http import Headers
+from .routing import route_request
 
 STORE_WORKS = (
     "the Responses store works on the ASGI middleware (ToolCallMiddleware; Django's wrap_asgi; Quart's "
@@ -56,13 +59,16 @@ def refuse_unsupported(config: ToolCallConfig, shell: str, *, compaction: bool =
 
 
 __all__ = [
+    "AGAIN",
     "BUFFER",
     "PASS",
     "STREAM",
     "BodyRead",
+    "Exchange",
     "Head",
     "Headers",
     "HeldResponse",
     "Writes",
     "refuse_unsupported",
+    "route_request",
 ]

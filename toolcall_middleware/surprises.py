@@ -1,7 +1,8 @@
 """Warnings where the middleware does something an operator would not expect, logged once per
 cause and rate-limited, so a misconfiguration shows in the log without flooding it.
 
-The causes (`ToolCallExchange` finds them; each message says what happened and what to change):
+The causes (`routing.route_request` and the exchange's record find them, `reporting` warns of
+them; each message says what happened and what to change):
 
 - a POST to a path that looks like an API route (`…/chat/completions`, `…/responses`,
   `…/messages`) that no configured route matches (`route_prefixes` not set for `/api/v1/…`);

@@ -5,9 +5,9 @@ app.wsgi_app = ToolCallWSGIMiddleware(app.wsgi_app, dialect="hermes")    # Flask
 application = ToolCallWSGIMiddleware(get_wsgi_application(), dialect=...)  # Django, any WSGI app
 ```
 
-No bridge to ASGI: the server's worker thread drives `ToolCallExchange` directly, chunk by chunk
-(`wsgi_request.WSGIRequest`, one per request of ours); every other request goes to the app
-untouched.
+No bridge to ASGI: the server's worker thread drives the exchange (`core.exchange.Exchange`)
+directly, chunk by chunk (`wsgi_request.WSGIRequest`, one per request of ours); every other
+request goes to the app untouched.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from typing import Any
 
 from .compact import compact_route, compact_wsgi
 from .config import ToolCallConfig
+from .core.exchange import Exchange
 from .core.framing.utf8 import json_bytes
 from .core.http import json_head
 from .core.request import BadRequest
-from .exchange import ToolCallExchange
 from .request_ids import wsgi_request_id
+from .routing import route_request
 from .shell_support import refuse_unsupported
 from .wsgi_io import Environ, StartResponse, WSGIApp, read_body, respond
 from .wsgi_request import WSGIRequest
@@ -39,13 +40,13 @@ class ToolCallWSGIMiddleware:
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
         method = environ.get("REQUEST_METHOD", "GET")
-        route = ToolCallExchange.route(self.config, method, path, environ.get("HTTP_CONTENT_ENCODING"))
+        route = route_request(self.config, method, path, environ.get("HTTP_CONTENT_ENCODING"))
         if route is None:
             compacted = compact_route(self.config, method, path)
             if compacted is not None:  # `compaction="emulate"`: the host's model summarizes
                 return self._compact(environ, start_response, compacted)
             return self.app(environ, start_response)
-        exchange = ToolCallExchange(self.config, route)
+        exchange = Exchange(self.config, route)
         start_response, exchange.record.request_id = wsgi_request_id(environ, start_response)
         return WSGIRequest(self.app, exchange, environ, start_response).run()
 

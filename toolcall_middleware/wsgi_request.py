@@ -18,9 +18,10 @@ import logging
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from .core.exchange_state import BUFFER, ENDED
+from .config import ToolCallConfig
+from .core.exchange import Exchange
+from .core.exchange_state import AGAIN, BUFFER, ENDED
 from .core.held_response import HeldResponse, Writes
-from .exchange import ToolCallExchange
 from .wsgi_io import (
     Environ,
     ExcInfo,
@@ -44,7 +45,7 @@ class WSGIRequest:
     """One request of ours and its response, over WSGI: never kept on the middleware."""
 
     def __init__(
-        self, app: WSGIApp, exchange: ToolCallExchange, environ: Environ, start_response: StartResponse
+        self, app: WSGIApp, exchange: Exchange[ToolCallConfig], environ: Environ, start_response: StartResponse
     ) -> None:
         self.app = app
         self.exchange = exchange
@@ -68,9 +69,10 @@ class WSGIRequest:
             environ = with_body(environ, forward.body)
         elif raw is not None:
             environ = replayed(environ, raw, complete)  # what was read goes back to the app unchanged
-        if self.exchange.bridged:
+        path_info = self.exchange.path_info(environ.get("SCRIPT_NAME", ""))
+        if path_info != environ.get("PATH_INFO"):
             # The bridged request goes to the route of the host's API, under the same mount point.
-            environ = {**environ, "PATH_INFO": self.exchange.path_info(environ.get("SCRIPT_NAME", ""))}
+            environ = {**environ, "PATH_INFO": path_info}
         # What the host gets should it be asked again (`again`): the same body, read afresh.
         self.forwarded = (environ, forward.body if forward.body is not None else raw or b"")
         self.exchange.host_asked()
@@ -125,7 +127,7 @@ class WSGIRequest:
 
     def abort(self, error: Exception) -> tuple[list[bytes], bool] | None:
         """The app raised while its body was read: what the exchange says of it
-        (`ToolCallExchange.failed`). The pieces the client gets last (the end of a rewritten
+        (`Exchange.failed`). The pieces the client gets last (the end of a rewritten
         stream, or a whole error answer) and whether the error is handled (else raised again);
         None when the server answers the failure itself."""
         failure = self.exchange.failed(error, head_sent=self.server_write is not None)
@@ -185,7 +187,7 @@ class _Response:
                 data = next(self._chunks)
             except StopIteration:
                 self._out.extend(self._request.end())
-                if self._request.exchange.again_wanted:
+                if self._request.exchange.state is AGAIN:
                     self._close_result()
                     self._result, self._chunks = self._request.again(), None
                     continue

@@ -32,7 +32,7 @@ from starlette.routing import Route
 from tests.wire import replay_chat
 from toolcall_middleware import ToolCallMiddleware
 from toolcall_middleware.core import answer as answer_module
-from toolcall_middleware.core import pipeline
+from toolcall_middleware.core import exchange as core_exchange
 
 from .harness import (
     CHAT,
@@ -174,15 +174,15 @@ def test_the_answer_parts_are_made_when_the_head_arrives(monkeypatch: pytest.Mon
     are not in it); a JSON answer's head waits for its body, as always."""
     log: list[str] = []
 
-    class Recorded(pipeline.Prepared):
+    class Recorded(core_exchange.Prepared):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             log.append("prepared")
             made.append(self)
             heads_out.append(len(send.messages))
 
-    made: list[pipeline.Prepared] = []
-    monkeypatch.setattr(pipeline, "Prepared", Recorded)
+    made: list[core_exchange.Prepared] = []
+    monkeypatch.setattr(core_exchange, "Prepared", Recorded)
     used: list[Any] = []
     original = answer_module.Answer.__init__
 
@@ -265,7 +265,7 @@ def test_a_failure_to_prepare_leaves_the_parts_to_the_answer(monkeypatch: pytest
         raise RuntimeError("not now")
 
     expected = through([start(200, SSE_HEADERS), body(chat_stream())], req=chat_request(stream=True)).body
-    monkeypatch.setattr(pipeline, "Prepared", broken)
+    monkeypatch.setattr(core_exchange, "Prepared", broken)
     send = through([start(200, SSE_HEADERS), body(chat_stream())], req=chat_request(stream=True))
     assert normalized(send.body) == normalized(expected)
     assert [name for name, _ in streamed_calls(send.body)] == ["get_weather"]
@@ -1016,12 +1016,12 @@ def test_lifespan_and_websocket_scopes_pass_straight_through() -> None:
 def test_config_limits_reach_the_policy() -> None:
     """`limits.max_calls` is enforced on the answer: a third call fails the response."""
     from toolcall_middleware.config import ToolCallConfig
-    from toolcall_middleware.core.pipeline import Exchange
+    from toolcall_middleware.core.exchange import Exchange, RouteMatch
 
     config = ToolCallConfig(dialect="hermes", limits={"max_calls": 2})
-    exchange = Exchange("chat", config)
+    exchange = Exchange(config, RouteMatch("chat", "chat"))
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    exchange.rewrite_request(
+    exchange.forward(
         json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools}).encode()
     )
     exchange.start("POST", 200, [(b"content-type", b"application/json")])
@@ -1033,13 +1033,13 @@ def test_config_limits_reach_the_policy() -> None:
         "model": "m",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": raw}, "finish_reason": "stop"}],
     }
-    out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.close())
+    out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.end())
     assert exchange.status == 502 and out["error"]["code"] == "too_many_tool_calls" and exchange.no_retry
 
 
 def test_repair_option_reaches_the_parser() -> None:
     from toolcall_middleware.config import ToolCallConfig
-    from toolcall_middleware.core.pipeline import Exchange
+    from toolcall_middleware.core.exchange import Exchange, RouteMatch
 
     raw = "<tool_call>{'name': 'f', 'arguments': {'a': True,}}</tool_call>"
     body = {
@@ -1050,12 +1050,12 @@ def test_repair_option_reaches_the_parser() -> None:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": raw}, "finish_reason": "stop"}],
     }
     for repair, calls in ((True, 1), (False, 0)):
-        exchange = Exchange("chat", ToolCallConfig(dialect="hermes", repair=repair))
+        exchange = Exchange(ToolCallConfig(dialect="hermes", repair=repair), RouteMatch("chat", "chat"))
         tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
         request = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools}
-        exchange.rewrite_request(json.dumps(request).encode())
+        exchange.forward(json.dumps(request).encode())
         exchange.start("POST", 200, [(b"content-type", b"application/json")])
-        out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.close())
+        out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.end())
         assert len(out["choices"][0]["message"].get("tool_calls") or []) == calls
 
 
@@ -1087,7 +1087,7 @@ def test_several_choices_are_each_parsed_and_legacy_completions_pass_through() -
     """`n > 1`: every Chat choice is parsed on its own index (none is lost); legacy completions,
     which are not parsed per choice, reach the client as the host wrote them."""
     from toolcall_middleware.config import ToolCallConfig
-    from toolcall_middleware.core.pipeline import Exchange
+    from toolcall_middleware.core.exchange import Exchange, RouteMatch
 
     def answer(kind: str) -> bytes:
         key = "message" if kind == "chat.completion" else "text"
@@ -1112,21 +1112,21 @@ def test_several_choices_are_each_parsed_and_legacy_completions_pass_through() -
         ).encode()
 
     headers = [(b"content-type", b"application/json"), (b"content-length", b"99")]
-    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "chat"))
     tools = [{"type": "function", "function": {"name": f"f{i}", "parameters": {"type": "object"}}} for i in range(2)]
     request = {"model": "m", "n": 2, "messages": [{"role": "user", "content": "x"}], "tools": tools}
-    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.forward(json.dumps(request).encode())
     exchange.start("POST", 200, headers)
-    out = json.loads(exchange.feed(answer("chat.completion")) + exchange.close())
+    out = json.loads(exchange.feed(answer("chat.completion")) + exchange.end())
     assert [c["index"] for c in out["choices"]] == [0, 1]
     assert [c["message"]["tool_calls"][0]["function"]["name"] for c in out["choices"]] == ["f0", "f1"]
     assert [c["finish_reason"] for c in out["choices"]] == ["tool_calls", "tool_calls"]
 
-    exchange = Exchange("completions", ToolCallConfig(dialect="hermes"))
-    exchange.rewrite_request(b'{"model": "m", "n": 2, "prompt": "x"}')
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("completions", "completions"))
+    exchange.forward(b'{"model": "m", "n": 2, "prompt": "x"}')
     assert exchange.start("POST", 200, headers) == headers
     body = answer("text_completion")
-    assert exchange.passthrough and exchange.feed(body) + exchange.close() == body
+    assert exchange.state is core_exchange.PASS and exchange.feed(body) + exchange.end() == body
 
 
 def test_a_model_no_pattern_knows_is_shown_the_hermes_manifest_and_read_back_by_auto() -> None:

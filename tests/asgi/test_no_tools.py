@@ -14,7 +14,7 @@ import pytest
 
 from tests.servers import serve, uvicorn
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.pipeline import Exchange
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 WRITTEN = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
@@ -43,13 +43,13 @@ def test_a_streamed_answer_to_a_request_without_tools_has_no_calls(client: opena
 
 
 def test_a_whole_answer_to_a_request_without_tools_has_no_calls() -> None:
-    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
-    exchange.rewrite_request(json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode())
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "chat"))
+    exchange.forward(json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode())
     exchange.start("POST", 200, [(b"content-type", b"application/json")])
     message = {"role": "assistant", "content": "Sure.\n" + CALL}
     body = {"id": "c", "object": "chat.completion", "created": 1, "model": "m"}
     body["choices"] = [{"index": 0, "message": message, "finish_reason": "stop"}]
-    out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.close())
+    out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.end())
     choice = out["choices"][0]
     assert "tool_calls" not in choice["message"] and choice["finish_reason"] == "stop"
     assert WRITTEN in choice["message"]["content"]
@@ -59,13 +59,13 @@ def test_a_whole_answer_to_a_request_without_tools_has_no_calls() -> None:
 def test_hosted_tools_alone_offer_no_function() -> None:
     """A Responses request whose tools are all hosted ones (`web_search`): no function is offered,
     so a call the model writes is text too."""
-    exchange = Exchange("responses", ToolCallConfig(dialect="hermes"), upstream="chat")
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("responses", "chat"))
     request = {"model": "m", "input": "x", "tools": [{"type": "web_search"}]}
-    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.forward(json.dumps(request).encode())
     exchange.start("POST", 200, [(b"content-type", b"application/json")])
     message = {"role": "assistant", "content": CALL}
     body = {"id": "c", "object": "chat.completion", "created": 1, "model": "m"}
     body["choices"] = [{"index": 0, "message": message, "finish_reason": "stop"}]
-    out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.close())
+    out = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.end())
     assert [item["type"] for item in out["output"]] == ["message"]
     assert WRITTEN in out["output"][0]["content"][0]["text"]

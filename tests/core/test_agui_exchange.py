@@ -16,7 +16,7 @@ from tests.agui.protocol import EVENT, run_input
 from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.apis.agui.transcript import Transcript
-from toolcall_middleware.core.pipeline import Exchange
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 
 SSE = [(b"content-type", b"text/event-stream")]
 JSON = [(b"content-type", b"application/json")]
@@ -36,8 +36,8 @@ WORDS = st.sampled_from(
 
 
 def exchange(headers: list[tuple[bytes, bytes]], run: dict[str, Any] = RUN, **options: Any) -> Exchange:
-    ex = Exchange("agui", ToolCallConfig(dialect="hermes", **options), upstream="chat")
-    ex.rewrite_request(json.dumps(run).encode())
+    ex = Exchange(ToolCallConfig(dialect="hermes", **options), RouteMatch("agui", "chat"))
+    ex.forward(json.dumps(run).encode())
     ex.start("POST", 200, headers)
     return ex
 
@@ -48,7 +48,7 @@ def cut(data: bytes, points: list[int]) -> list[bytes]:
 
 
 def feed(ex: Exchange, chunks: list[bytes]) -> bytes:
-    return b"".join(ex.feed(c) for c in chunks) + ex.close()
+    return b"".join(ex.feed(c) for c in chunks) + ex.end()
 
 
 def verified(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -228,8 +228,8 @@ def test_a_call_that_breaks_the_rules_ends_the_run_in_an_error() -> None:
 
 
 def test_a_host_error_is_a_run_error_body() -> None:
-    ex = Exchange("agui", ToolCallConfig(dialect="hermes"), upstream="chat")
-    ex.rewrite_request(json.dumps(RUN).encode())
+    ex = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("agui", "chat"))
+    ex.forward(json.dumps(RUN).encode())
     headers = ex.start("POST", 503, JSON)
     body = feed(ex, [b'{"error": {"message": "overloaded", "type": "server_error", "code": null, "param": null}}'])
     assert (b"content-type", b"application/json") in headers

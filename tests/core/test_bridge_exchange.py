@@ -21,7 +21,7 @@ from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.api import Api
-from toolcall_middleware.core.pipeline import Exchange
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 
 SSE = [(b"content-type", b"text/event-stream")]
 JSON = [(b"content-type", b"application/json")]
@@ -56,8 +56,8 @@ WORDS = st.sampled_from(
 
 
 def exchange(api: Api, upstream: Api, stream: bool) -> Exchange:
-    ex = Exchange(api, ToolCallConfig(dialect="hermes"), upstream=upstream)
-    ex.rewrite_request(json.dumps({**REQUESTS[api], "stream": stream}).encode())
+    ex = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch(api, upstream))
+    ex.forward(json.dumps({**REQUESTS[api], "stream": stream}).encode())
     ex.start("POST", 200, SSE if stream else JSON)
     return ex
 
@@ -68,7 +68,7 @@ def cut(data: bytes, points: list[int]) -> list[bytes]:
 
 
 def run(ex: Exchange, chunks: list[bytes]) -> bytes:
-    return b"".join(ex.feed(c) for c in chunks) + ex.close()
+    return b"".join(ex.feed(c) for c in chunks) + ex.end()
 
 
 def responses_view(response: Any) -> Any:
@@ -154,8 +154,8 @@ def test_native_tool_use_reaches_a_chat_client_the_same_streamed_and_whole(
     request["tools"] = [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}]
     views: list[Any] = []
     for stream in (True, False):
-        ex = Exchange("chat", ToolCallConfig(dialect="hermes"), upstream="messages")
-        ex.rewrite_request(json.dumps({**request, "stream": stream}).encode())
+        ex = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "messages"))
+        ex.forward(json.dumps({**request, "stream": stream}).encode())
         ex.start("POST", 200, SSE if stream else JSON)
         body = cut(anthropic_stream(text, calls), points) if stream else [anthropic_whole(text, calls)]
         out = run(ex, body)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from tests.asgi.harness import chat_answer, chat_stream
 from toolcall_middleware import ToolCallConfig, ToolCallExchange
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 from toolcall_middleware.core.exchange_state import (
     TRANSITIONS,
     IllegalTransition,
@@ -22,9 +23,9 @@ from toolcall_middleware.core.exchange_state import (
     Trigger,
     next_state,
 )
-from toolcall_middleware.core.pipeline import Exchange
-from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.exchange import UpstreamFailure
+from toolcall_middleware.core.failure import UpstreamFailure
+from toolcall_middleware.core.stream_body import StreamBody
+from toolcall_middleware.routing import route_request
 
 S, T = State, Trigger
 
@@ -107,13 +108,13 @@ def test_every_state_is_reachable_and_every_exchange_can_finish() -> None:
 
 
 def test_an_illegal_trigger_leaves_the_exchange_where_it_was() -> None:
-    ex = Exchange("chat", CONFIG)
+    ex = Exchange(CONFIG, RouteMatch("chat", "chat"))
     with pytest.raises(IllegalTransition):
         ex.start("POST", 200, SSE)  # a response head before the request was read
     assert ex.state is S.REQUEST
-    ex.rewrite_request(REQUEST)
+    ex.forward(REQUEST)
     with pytest.raises(IllegalTransition):
-        ex.refuse()  # the host has the request: too late to refuse it
+        ex.move(Trigger.REFUSE)  # the host has the request: too late to refuse it
     assert ex.state is S.HEAD
 
 
@@ -121,7 +122,7 @@ def test_an_illegal_trigger_leaves_the_exchange_where_it_was() -> None:
 
 
 def _unread() -> ToolCallExchange:
-    route = ToolCallExchange.route(CONFIG, "POST", "/v1/chat/completions", None)
+    route = route_request(CONFIG, "POST", "/v1/chat/completions", None)
     assert route is not None
     ex = ToolCallExchange(CONFIG, route)
     assert ex.state is S.REQUEST
@@ -130,7 +131,7 @@ def _unread() -> ToolCallExchange:
 
 def _exchange(headers: list[tuple[bytes, bytes]] | None = None) -> ToolCallExchange:
     ex = _unread()
-    assert ex.rewrite_request(REQUEST) is not None
+    assert ex.forward(REQUEST).body is not None
     assert ex.state is S.HEAD
     if headers is not None:
         ex.start("POST", 200, headers)
@@ -139,9 +140,9 @@ def _exchange(headers: list[tuple[bytes, bytes]] | None = None) -> ToolCallExcha
 
 def test_a_malformed_request_is_refused() -> None:
     ex = _unread()
-    with pytest.raises(BadRequest) as raised:
-        ex.rewrite_request(json.dumps({"model": "m", "messages": "not a list"}).encode())
-    status, _, _ = ex.error_response(raised.value)
+    refusal = ex.forward(json.dumps({"model": "m", "messages": "not a list"}).encode()).refusal
+    assert refusal is not None
+    status, _, _ = refusal
     assert status == 400 and ex.state is S.REFUSED
 
 
@@ -160,7 +161,7 @@ def test_forward_rewrites_a_request_or_says_the_answer_that_refuses_it() -> None
 
 def test_a_request_over_the_limit_goes_unread_to_the_host() -> None:
     ex = _unread()
-    assert ex.rewrite_request(REQUEST, complete=False) is None
+    assert ex.forward(REQUEST, complete=False).body is None
     assert ex.state is S.HEAD
 
 
@@ -169,34 +170,34 @@ def test_a_stream_is_rewritten_to_its_end() -> None:
     assert ex.state is S.STREAM
     events = chat_stream().split(b"\n\n")
     body = b"\n\n".join(events[:-3]) + b"\n\n"  # the text, without its finish chunk and `[DONE]`
-    out = ex.transform(body)
+    out = ex.feed(body)
     assert out and ex.state is S.STREAM
-    assert ex.transform(b"", end=True) is not None and ex.state is S.DONE
+    assert ex.end() is not None and ex.state is S.DONE
 
 
 def test_a_terminal_event_ends_the_stream_before_the_host_does() -> None:
     ex = _exchange(SSE)
-    out = ex.transform(chat_stream())  # ends in `[DONE]`: the client's stream is over
+    out = ex.feed(chat_stream())  # ends in `[DONE]`: the client's stream is over
     assert out is not None and out.endswith(b"data: [DONE]\n\n")
-    assert ex.state is S.ENDED and ex.ended
-    assert ex.transform(b'data: {"late": true}\n\n') == b""  # the host's rest is dropped
-    assert ex.transform(b"", end=True) == b"" and ex.state is S.DONE
+    assert ex.state is S.ENDED
+    assert ex.feed(b'data: {"late": true}\n\n') == b""  # the host's rest is dropped
+    assert ex.end() == b"" and ex.state is S.DONE
 
 
 def test_a_stream_that_is_no_answer_is_given_up_and_only_decoded() -> None:
     ex = _exchange(SSE)
     odd = b'data: {"not": "an answer"}\n\n'
-    assert ex.transform(odd) == odd and ex.state is S.GIVEN_UP and ex.passthrough
-    assert ex.transform(b"data: more\n\n") == b"data: more\n\n"
-    assert ex.transform(b"", end=True) == b"" and ex.state is S.DONE
+    assert ex.feed(odd) == odd and ex.state is S.GIVEN_UP
+    assert ex.feed(b"data: more\n\n") == b"data: more\n\n"
+    assert ex.end() == b"" and ex.state is S.DONE
 
 
 def test_a_whole_body_is_buffered_then_written() -> None:
     ex = _exchange(JSON)
     assert ex.state is S.BUFFER
     answer = chat_answer("<tool_call>\n" + json.dumps({"name": "get_weather", "arguments": {}}) + "\n</tool_call>")
-    assert ex.transform(answer) == b"" and ex.state is S.BUFFER
-    out = ex.transform(b"", end=True)
+    assert ex.feed(answer) == b"" and ex.state is S.BUFFER
+    out = ex.end()
     assert out is not None and b"tool_calls" in out and ex.state is S.DONE
 
 
@@ -204,15 +205,15 @@ def test_a_whole_answer_that_broke_tool_choice_is_asked_again_then_final() -> No
     """`regenerate=1`: the first broken answer moves to AGAIN (nothing out), `again` back to HEAD;
     the second broken answer is the 502, marked final, and the record counts two generations."""
     config = ToolCallConfig(dialect="hermes", regenerate=1)
-    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    route = route_request(config, "POST", "/v1/chat/completions", None)
     assert route is not None
     ex = ToolCallExchange(config, route)
-    ex.rewrite_request(json.dumps({**json.loads(REQUEST), "tool_choice": "required"}).encode())
+    ex.forward(json.dumps({**json.loads(REQUEST), "tool_choice": "required"}).encode())
     for generation in (1, 2):
         ex.start("POST", 200, JSON)
-        out = ex.transform(chat_answer("No call."), end=True)
+        out = ex.end(chat_answer("No call."))
         if generation == 1:
-            assert out == b"" and ex.state is S.AGAIN and ex.again_wanted and not ex.no_retry
+            assert out == b"" and ex.state is S.AGAIN and not ex.no_retry
             ex.again()
             assert ex.state is S.HEAD and ex.record.generations == 2
     assert out is not None and json.loads(out)["error"]["code"] == "tool_call_required"
@@ -221,18 +222,18 @@ def test_a_whole_answer_that_broke_tool_choice_is_asked_again_then_final() -> No
 
 def test_a_whole_body_that_is_no_answer_is_given_back() -> None:
     ex = _exchange(JSON)
-    assert ex.transform(b'{"not": "an answer"}', end=True) is not None
-    assert ex.state is S.PASS and ex.passthrough
+    assert ex.end(b'{"not": "an answer"}') is not None
+    assert ex.state is S.PASS
 
 
 def test_a_whole_body_over_its_cap_is_given_back() -> None:
     config = ToolCallConfig(dialect="hermes", limits={"max_response_bytes": 10})
-    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    route = route_request(config, "POST", "/v1/chat/completions", None)
     assert route is not None
     ex = ToolCallExchange(config, route)
-    ex.rewrite_request(REQUEST)
+    ex.forward(REQUEST)
     ex.start("POST", 200, JSON)
-    assert ex.transform(b'{"id": "a body longer than ten bytes"') == b""
+    assert ex.feed(b'{"id": "a body longer than ten bytes"') == b""
     assert ex.state is S.PASS
 
 
@@ -243,7 +244,7 @@ def test_another_content_type_passes_from_the_head() -> None:
 
 def test_a_host_failure_mid_stream_ends_it_in_an_error() -> None:
     ex = _exchange(SSE)
-    ex.transform(chat_stream().split(b"\n\n")[0] + b"\n\n")
+    ex.feed(chat_stream().split(b"\n\n")[0] + b"\n\n")
     out = ex.abort("the host broke off")
     assert out is not None and b"error" in out and ex.state is S.DONE
 
@@ -264,7 +265,7 @@ def test_an_app_failure_before_anything_went_out_is_the_servers() -> None:
 
 def test_an_app_failure_mid_stream_ends_the_stream_in_an_error() -> None:
     ex = _exchange(SSE)
-    ex.transform(chat_stream().split(b"\n\n")[0] + b"\n\n")
+    ex.feed(chat_stream().split(b"\n\n")[0] + b"\n\n")
     failure = ex.failed(RuntimeError("the app broke"), head_sent=True)
     assert not failure.handled and failure.last is not None and b"error" in failure.last
     assert ex.state is S.DONE
@@ -275,12 +276,12 @@ def test_a_failure_of_ours_passes_the_rest_through(
 ) -> None:
     ex = _exchange(SSE)
 
-    def broken(self: Exchange, data: bytes) -> bytes:
+    def broken(self: StreamBody, ex: Any, data: bytes) -> bytes:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(Exchange, "_feed_sse", broken)
+    monkeypatch.setattr(StreamBody, "feed", broken)
     with caplog.at_level(logging.ERROR, logger="toolcall_middleware"):
-        assert ex.transform(b"data: {}\n\n") is None
+        assert ex.feed(b"data: {}\n\n") is None
     assert ex.state is S.PASS and "rewriting failed" in caplog.text
 
 
@@ -310,14 +311,14 @@ def test_a_stream_ends_at_its_terminal_event_however_it_is_chunked(cuts: list[in
         if not piece:
             continue
         was = ex.state
-        got = ex.transform(piece)
+        got = ex.feed(piece)
         assert got is not None
         out += got
         start = cut
         assert ex.state is (S.ENDED if cut >= terminal else S.STREAM)
         if was is S.ENDED:
             assert got == b""
-    assert ex.transform(b"", end=True) == b"" and ex.state is S.DONE
+    assert ex.end() == b"" and ex.state is S.DONE
     assert out.endswith(b"data: [DONE]\n\n") and b"after" not in out
 
 
@@ -330,11 +331,11 @@ def test_a_whole_body_is_gathered_however_it_is_chunked(cuts: list[int]) -> None
     ex = _exchange(JSON)
     start = 0
     for cut in sorted(set(cuts)):
-        assert ex.transform(data[start:cut]) == b"" and ex.state is S.BUFFER
+        assert ex.feed(data[start:cut]) == b"" and ex.state is S.BUFFER
         start = max(start, cut)
-    out = ex.transform(data[start:], end=True)
+    out = ex.end(data[start:])
     assert out is not None and ex.state is S.DONE
-    whole = _exchange(JSON).transform(data, end=True)
+    whole = _exchange(JSON).end(data)
     assert whole is not None and _without_ids(json.loads(out)) == _without_ids(json.loads(whole))
 
 
@@ -351,7 +352,7 @@ def test_a_failure_of_ours_after_the_answer_ended_changes_nothing_and_one_before
     stays ENDED; where the table lists no such move (no head yet), it raises rather than being
     skipped by asking first."""
     ended = _exchange(SSE)
-    ended.transform(chat_stream())
+    ended.feed(chat_stream())
     assert ended.state is S.ENDED
     ended.pass_through()
     assert ended.state is S.ENDED

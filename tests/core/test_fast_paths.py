@@ -33,10 +33,10 @@ from toolcall_middleware.core.events import (
     ToolCallStart,
     TruncatedCall,
 )
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 from toolcall_middleware.core.framing.sse import SSEDecoder, SSEEvent, encode_data, encode_event
 from toolcall_middleware.core.inbound import RawText
 from toolcall_middleware.core.parser import StreamParser
-from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.policy import PolicyFilter
 from toolcall_middleware.core.request import render_calls, rendered_dialects
 
@@ -248,12 +248,12 @@ _CALL_IDS = re.compile(rb"call_[A-Za-z0-9]{24}")
 
 
 def _exchange(messages: list[bytes]) -> bytes:
-    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "chat"))
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     request = {"model": "m", "stream": True, "tools": tools, "messages": [{"role": "user", "content": "x"}]}
-    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.forward(json.dumps(request).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
-    out = b"".join(exchange.feed(m) for m in messages) + exchange.close()
+    out = b"".join(exchange.feed(m) for m in messages) + exchange.end()
     return _same_ids(_CALL_IDS.sub(b"call_x", out))
 
 
@@ -431,7 +431,7 @@ def test_the_emitters_text_sse_writes_what_feed_sse_writes(runs: list[list[Event
 
 
 def _exchange_api(api: str, messages: list[bytes]) -> bytes:
-    exchange = Exchange(api, ToolCallConfig(dialect="hermes"), upstream="chat")  # type: ignore[arg-type]
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch(api, "chat"))  # type: ignore[arg-type]
     tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     request: dict[str, Any] = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
     if api == "responses":
@@ -440,9 +440,9 @@ def _exchange_api(api: str, messages: list[bytes]) -> bytes:
         request = {**request, "max_tokens": 9, "tools": [{"name": "f", "input_schema": {"type": "object"}}]}
     else:
         request["tools"] = tools
-    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.forward(json.dumps(request).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
-    out = b"".join(exchange.feed(m) for m in messages) + exchange.close()
+    out = b"".join(exchange.feed(m) for m in messages) + exchange.end()
     return _same_ids(_TOOLU_IDS.sub(b"toolu_x", _CALL_IDS.sub(b"call_x", out)))
 
 
@@ -496,13 +496,13 @@ def _lane_exchange(
     Returns the bytes and how many messages the fast path took. `api` "responses": a Responses
     client, the host answering Chat."""
     settings = ToolCallConfig(dialect=dialect, **options)
-    exchange = Exchange(api, settings, upstream="chat")  # type: ignore[arg-type]
+    exchange = Exchange(settings, RouteMatch(api, "chat"))  # type: ignore[arg-type]
     tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     turns = [{"role": "user", "content": "x"}]
     request: dict[str, Any] = {"model": "m", "stream": True, "tools": tools, "messages": turns}
     if api == "responses":
         request = {"model": "m", "stream": True, "input": "x", "tools": [{"type": "function", "name": "f"}]}
-    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.forward(json.dumps(request).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
     out: list[bytes] = []
     taken = 0
@@ -510,14 +510,14 @@ def _lane_exchange(
         if not use_lane:
             out.append(exchange.feed(message[:1]) + exchange.feed(message[1:]))
             continue
-        stream = exchange._stream
+        stream = exchange._stream.answer if exchange._stream is not None else None
         fast = stream.feed_event(message) if stream is not None and not stream.ended else None
         if fast is None:
             out.append(exchange.feed(message))  # (the fast path changed nothing: it is tried again)
         else:
             taken += 1
             out.append(fast)
-    out.append(exchange.close())
+    out.append(exchange.end())
     return _same_ids(_RESP_IDS.sub(b"resp_x", _CALL_IDS.sub(b"call_x", b"".join(out)))), taken
 
 
@@ -727,8 +727,8 @@ def test_a_chunk_the_fast_path_refuses_leaves_the_template_unused() -> None:
     """The template counts shapes it learned and never matched (to stop learning for hosts whose
     chunks never repeat): a chunk the fast path refuses (here an unescaped quote inside the frame)
     must not count as a match, as it does not in `TextTemplate.match_text`."""
-    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
-    exchange.rewrite_request(json.dumps({"model": "m", "stream": True, "messages": []}).encode())
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "chat"))
+    exchange.forward(json.dumps({"model": "m", "stream": True, "messages": []}).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
 
     def chunk(delta: dict[str, Any]) -> bytes:
@@ -736,9 +736,10 @@ def test_a_chunk_the_fast_path_refuses_leaves_the_template_unused() -> None:
 
     for delta in ({"role": "assistant", "content": ""}, {"content": "Hi"}, {"content": "Hi"}):
         exchange.feed(chunk(delta))
-    assert exchange._stream is not None
-    lane = exchange._stream.feed_event
-    template = exchange._stream.reader.template
+    answer = exchange._stream.answer if exchange._stream is not None else None
+    assert answer is not None
+    lane = answer.feed_event
+    template = answer.reader.template
     assert template is not None
     template.used = False
     assert lane(chunk({"content": "@@"}).replace(b"@@", b'a", "x": "b')) is None

@@ -18,6 +18,7 @@ from tests.asgi.harness import chat_answer, chat_request, chat_stream
 from toolcall_middleware import ToolCallConfig, ToolCallExchange
 from toolcall_middleware.core.exchange_state import BUFFER, DONE, ENDED, PASS, STREAM
 from toolcall_middleware.core.held_response import APPS_HEAD, Head, HeldResponse, Writes
+from toolcall_middleware.routing import route_request
 
 CONFIG = ToolCallConfig(dialect="hermes")
 SSE = [(b"content-type", b"text/event-stream")]
@@ -31,10 +32,10 @@ Msg = tuple[str, Any]  # ("body", bytes) or ("other", n): the app's messages, as
 
 
 def exchange(config: ToolCallConfig = CONFIG, *, stream: bool = False) -> ToolCallExchange:
-    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    route = route_request(config, "POST", "/v1/chat/completions", None)
     assert route is not None
     ex = ToolCallExchange(config, route)
-    assert ex.rewrite_request(chat_request(stream=stream)) is not None
+    assert ex.forward(chat_request(stream=stream)).body is not None
     return ex
 
 
@@ -72,7 +73,7 @@ def whole_rewrite(data: bytes) -> bytes:
     """What the exchange writes for `data` given whole: the split-invariant reference."""
     ex = exchange()
     ex.start("POST", 200, JSON)
-    out = ex.transform(data, end=True)
+    out = ex.end(data)
     assert out is not None and ex.state is DONE
     return out
 
@@ -254,10 +255,10 @@ def test_an_answer_asked_again_is_dropped_and_the_next_one_held_as_the_first() -
     the app sends of that response; the next is held and written as the first would have been,
     the 502 of a broken answer marked `x-should-retry: false` (the host's own header dropped)."""
     config = ToolCallConfig(dialect="hermes", regenerate=1)
-    route = ToolCallExchange.route(config, "POST", "/v1/chat/completions", None)
+    route = route_request(config, "POST", "/v1/chat/completions", None)
     assert route is not None
     ex = ToolCallExchange(config, route)
-    ex.rewrite_request(json.dumps({**json.loads(chat_request()), "tool_choice": "required"}).encode())
+    ex.forward(json.dumps({**json.loads(chat_request()), "tool_choice": "required"}).encode())
     response: HeldResponse[Msg] = HeldResponse(ex)
     no_call = chat_answer("No call.")
     writes = []

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 from toolcall_middleware.core.framing.sse import SSEDecoder
 from toolcall_middleware.core.logprobs import LogprobQueue
-from toolcall_middleware.core.pipeline import Exchange
 
 META = {"id": "c", "created": 1, "model": "m"}
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
@@ -47,9 +47,9 @@ def test_the_queue_gives_nothing_for_text_out_of_step() -> None:
 
 
 def _exchange(stream: bool) -> Exchange:
-    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "chat"))
     request = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": TOOLS, "logprobs": True}
-    exchange.rewrite_request(json.dumps({**request, "stream": stream}).encode())
+    exchange.forward(json.dumps({**request, "stream": stream}).encode())
     return exchange
 
 
@@ -69,7 +69,7 @@ def _streamed(chunks: list[list[str]]) -> list[dict[str, Any]]:
     out += exchange.feed(
         b"data: " + json.dumps({**META, "object": "chat.completion.chunk", "choices": [end]}).encode() + b"\n\n"
     )
-    out += exchange.feed(b"data: [DONE]\n\n") + exchange.close()
+    out += exchange.feed(b"data: [DONE]\n\n") + exchange.end()
     return [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data and e.data != "[DONE]"]
 
 
@@ -106,7 +106,7 @@ def _whole(tokens: list[str]) -> dict[str, Any]:
     message = {"role": "assistant", "content": "".join(tokens)}
     choice = {"index": 0, "message": message, "logprobs": logprobs, "finish_reason": "stop"}
     body = json.dumps({**META, "object": "chat.completion", "choices": [choice]}).encode()
-    result: dict[str, Any] = json.loads(exchange.feed(body) + exchange.close())
+    result: dict[str, Any] = json.loads(exchange.feed(body) + exchange.end())
     ChatCompletion.model_validate(result)
     return result["choices"][0]
 

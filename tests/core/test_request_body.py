@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core import compiled, memo
-from toolcall_middleware.core.pipeline import Exchange
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 from toolcall_middleware.core.request.body import read_request
 
 from .test_json_loads import outcome, same, values
@@ -182,8 +182,8 @@ def test_requests_with_the_same_tools_share_them_and_read_them_once(
     )
     made = []
     for turn in range(3):
-        exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
-        new = exchange.rewrite_request(request(f"turn {turn}"))
+        exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "chat"))
+        new = exchange.forward(request(f"turn {turn}")).body
         assert new is not None and b"get_time" in new and b'"tools"' not in new
         exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
         exchange.prepare()  # (as the shells do once the head is handed over: the rules are read)
@@ -243,11 +243,11 @@ def test_no_exchange_changes_the_shared_tools(reader: str, api: str, host: str, 
     seen = []
     for _ in range(2):
         config = ToolCallConfig(dialect="hermes", forward_tools=forward)
-        exchange = Exchange(api, config, upstream=host)  # type: ignore[arg-type]
-        exchange.rewrite_request(raw)
+        exchange = Exchange(config, RouteMatch(api, host))  # type: ignore[arg-type]
+        exchange.forward(raw)
         seen.append(exchange.request["tools"])
         exchange.start("POST", 200, [(b"content-type", ctype)])
-        out = exchange.feed(answer) + exchange.close()
+        out = exchange.feed(answer) + exchange.end()
         assert b"get_weather" in out and b"<tool_call>" not in out
     assert seen[0] is seen[1] and seen[0] == sent
 
@@ -320,7 +320,7 @@ def test_a_rewritten_body_is_the_same_with_its_manifest_spliced(dialect: str, ap
     for threshold in (0, 1 << 30):  # every manifest spliced; none
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(forwarded, "SPLICED_MANIFEST", threshold)
-            exchange = Exchange(kind, ToolCallConfig(dialect=dialect))  # type: ignore[arg-type]
-            written.append(exchange.rewrite_request(data))
+            exchange = Exchange(ToolCallConfig(dialect=dialect), RouteMatch(kind, kind))  # type: ignore[arg-type]
+            written.append(exchange.forward(data).body)
     assert written[0] is not None and written[0] == written[1]
     assert b"tool_0" in written[0] and (tools == 1 or b"tool_29" in written[0])

@@ -11,22 +11,22 @@ import pytest
 from openai.types.responses import Response
 
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 from toolcall_middleware.core.framing.sse import SSEDecoder
-from toolcall_middleware.core.pipeline import Exchange
 
 META = {"id": "chatcmpl-1", "created": 7, "model": "m"}
 
 
 def _response(raw: str, finish: str, *, stream: bool, **request: Any) -> dict[str, Any]:
     """The response object a Responses client gets from a Chat host (the final event's, streamed)."""
-    exchange = Exchange("responses", ToolCallConfig(dialect="hermes"), upstream="chat")
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("responses", "chat"))
     body = {"model": "m", "input": "x", "tools": [{"type": "function", "name": "f"}], "stream": stream, **request}
-    exchange.rewrite_request(json.dumps(body).encode())
+    exchange.forward(json.dumps(body).encode())
     if not stream:
         exchange.start("POST", 200, [(b"content-type", b"application/json")])
         choice = {"index": 0, "message": {"role": "assistant", "content": raw}, "finish_reason": finish}
         answer = {**META, "object": "chat.completion", "choices": [choice]}
-        whole: dict[str, Any] = json.loads(exchange.feed(json.dumps(answer).encode()) + exchange.close())
+        whole: dict[str, Any] = json.loads(exchange.feed(json.dumps(answer).encode()) + exchange.end())
         return whole
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
     chunks = [
@@ -37,7 +37,7 @@ def _response(raw: str, finish: str, *, stream: bool, **request: Any) -> dict[st
         b"data: " + json.dumps({**META, "object": "chat.completion.chunk", "choices": [c]}).encode() + b"\n\n"
         for c in chunks
     )
-    out = exchange.feed(data + b"data: [DONE]\n\n") + exchange.close()
+    out = exchange.feed(data + b"data: [DONE]\n\n") + exchange.end()
     final = [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data][-1]
     assert final["type"].startswith("response.")
     response: dict[str, Any] = final["response"]
@@ -129,8 +129,8 @@ def test_the_response_object_is_complete(stream: bool) -> None:
 
 
 def reasoning_event_types(**config: Any) -> list[str]:
-    exchange = Exchange("responses", ToolCallConfig(dialect="hermes", **config), upstream="chat")
-    exchange.rewrite_request(json.dumps({"model": "m", "input": "x", "stream": True}).encode())
+    exchange = Exchange(ToolCallConfig(dialect="hermes", **config), RouteMatch("responses", "chat"))
+    exchange.forward(json.dumps({"model": "m", "input": "x", "stream": True}).encode())
     exchange.start("POST", 200, [(b"content-type", b"text/event-stream")])
     chunk = {**META, "object": "chat.completion.chunk"}
     data = b"".join(
@@ -140,7 +140,7 @@ def reasoning_event_types(**config: Any) -> list[str]:
             {"index": 0, "delta": {}, "finish_reason": "stop"},
         )
     )
-    out = exchange.feed(data + b"data: [DONE]\n\n") + exchange.close()
+    out = exchange.feed(data + b"data: [DONE]\n\n") + exchange.end()
     types = [json.loads(e.data)["type"] for e in SSEDecoder().feed(out) if e.data]
     return [t for t in types if "reasoning" in t]
 

@@ -17,8 +17,8 @@ from tests.conftest import split_at
 from toolcall_middleware import StreamParser
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.core.events import ToolCallStart, TruncatedCall
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 from toolcall_middleware.core.framing.sse import SSEDecoder
-from toolcall_middleware.core.pipeline import Exchange
 from toolcall_middleware.core.result import merge_events
 
 UNCLOSED = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
@@ -77,10 +77,10 @@ def test_any_split_gives_the_same_at_a_stop(raw: str, cuts: list[int], stopped: 
 
 
 def _exchange(raw: str, finish: str, *, stream: bool) -> dict[str, Any]:
-    exchange = Exchange("chat", ToolCallConfig(dialect="hermes"))
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "chat"))
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
     request = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools, "stream": stream}
-    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.forward(json.dumps(request).encode())
     meta = {"id": "c", "created": 1, "model": "m"}
     if not stream:
         exchange.start("POST", 200, [(b"content-type", b"application/json")])
@@ -90,7 +90,7 @@ def _exchange(raw: str, finish: str, *, stream: bool) -> dict[str, Any]:
             "object": "chat.completion",
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         }
-        choice: dict[str, Any] = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.close())["choices"][0]
+        choice: dict[str, Any] = json.loads(exchange.feed(json.dumps(body).encode()) + exchange.end())["choices"][0]
         return {
             "content": choice["message"]["content"],
             "calls": choice["message"].get("tool_calls") or [],
@@ -103,7 +103,7 @@ def _exchange(raw: str, finish: str, *, stream: bool) -> dict[str, Any]:
         b"data: " + json.dumps({**meta, "object": "chat.completion.chunk", "choices": [c]}).encode() + b"\n\n"
         for c in chunks
     )
-    out = exchange.feed(data + b"data: [DONE]\n\n") + exchange.close()
+    out = exchange.feed(data + b"data: [DONE]\n\n") + exchange.end()
     content, calls, reason = "", [], None
     for event in SSEDecoder().feed(out):
         if event.data and event.data != "[DONE]":

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core.exchange import Exchange, RouteMatch
 from toolcall_middleware.core.framing.sse import SSEDecoder
-from toolcall_middleware.core.pipeline import Exchange
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
 META = {"id": "chatcmpl-1", "created": 7, "model": "m"}
@@ -27,12 +27,12 @@ RAW = st.lists(st.one_of(WORDS, CALL, THINK), min_size=1, max_size=8).map("".joi
 
 
 def _exchange(api: str) -> Exchange:
-    exchange = Exchange(api, ToolCallConfig(dialect="hermes"), upstream="chat")  # type: ignore[arg-type]
+    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch(api, "chat"))  # type: ignore[arg-type]
     if api == "responses":
         request: dict[str, Any] = {"model": "m", "input": "x", "tools": [{"type": "function", "name": "f"}]}
     else:
         request = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": TOOLS}
-    exchange.rewrite_request(json.dumps(request).encode())
+    exchange.forward(json.dumps(request).encode())
     return exchange
 
 
@@ -41,7 +41,7 @@ def _whole(api: str, raw: str) -> dict[str, Any]:
     message = {"role": "assistant", "content": raw}
     body = {**META, "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
     exchange.start("POST", 200, [(b"content-type", b"application/json")])
-    out = exchange.feed(json.dumps(body).encode()) + exchange.close()
+    out = exchange.feed(json.dumps(body).encode()) + exchange.end()
     result: dict[str, Any] = json.loads(out)
     return result
 
@@ -57,7 +57,7 @@ def _streamed(api: str, raw: str, cuts: list[int]) -> list[dict[str, Any]]:
     end = {"index": 0, "delta": {}, "finish_reason": "stop"}
     chunks.append({**META, "object": "chat.completion.chunk", "choices": [end]})
     data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
-    out = exchange.feed(data) + exchange.close()
+    out = exchange.feed(data) + exchange.end()
     return [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data and e.data != "[DONE]"]
 
 

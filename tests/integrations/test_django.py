@@ -147,6 +147,29 @@ def test_a_stream_under_the_async_client_keeps_its_kind(view: str) -> None:
     check_chat(body, stream=True)
 
 
+@pytest.mark.parametrize("view", ["/v1/chat/completions", "/async/v1/chat/completions"], ids=["sync", "async"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_the_record_counts_the_bytes_sent_and_times_the_view(stream: bool, view: str) -> None:
+    """Django's middleware drives the exchange as the ASGI and WSGI shells do: the record
+    `on_report` gets counts the body the client got and times the view (the host)."""
+    reports: list[dict[str, Any]] = []
+    config = {"dialect": "hermes", "route_prefixes": ["", "/async"], "on_report": reports.append}
+
+    async def run() -> bytes:
+        response = await AsyncClient().post(view, data=chat_request(stream=stream), content_type="application/json")
+        if not response.streaming:
+            return bytes(response.content)
+        if response.is_async:
+            return b"".join([chunk async for chunk in response.streaming_content])
+        return b"".join(response.streaming_content)
+
+    with override_settings(ROOT_URLCONF=__name__, TOOLCALL_MIDDLEWARE=config):
+        body = asyncio.run(run())
+    (record,) = reports
+    assert record["response_bytes"] == len(body) > 0
+    assert record["upstream_seconds"] is not None and record["upstream_seconds"] >= 0
+
+
 def test_whole_chat_under_the_async_client() -> None:
     async def run() -> bytes:
         data = chat_request(stream=False)

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from tests.asgi import harness
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware import ToolCallConfig, ToolCallMiddleware, ToolCallWSGIMiddleware
-from toolcall_middleware.core import pipeline
+from toolcall_middleware.core import exchange as core_exchange
+from toolcall_middleware.core.stream_body import StreamBody
 
 from .driver import (
     CHAT,
@@ -201,10 +202,12 @@ def test_a_bug_of_ours_passes_the_rest_through(monkeypatch: pytest.MonkeyPatch) 
     """A failure inside the rewrite (simulated: nothing real fails on these bytes) must not take
     the answer down: a buffered body goes out as the app sent it, a stream from there on."""
 
-    def broken(self: pipeline.Exchange, data: bytes) -> bytes:
+    def broken(self: object, *data: object) -> bytes:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(pipeline.Exchange, "feed", broken)
+    # (both roads a body takes: a whole one gathered, a stream read)
+    monkeypatch.setattr(core_exchange.Exchange, "_piece", broken)
+    monkeypatch.setattr(StreamBody, "feed", broken)
     server = Server().run(wrapped(scripted("200 OK", json_headers(ANSWER), [ANSWER])), environ(harness.chat_request()))
     assert server.body == ANSWER and server.header("content-length") == [str(len(ANSWER))]
     data = harness.chat_stream()
@@ -266,12 +269,12 @@ def test_the_answer_parts_are_made_at_start_response(monkeypatch: pytest.MonkeyP
     its first chunk (a model server's prefill), not with that chunk."""
     log: list[str] = []
 
-    class Recorded(pipeline.Prepared):
+    class Recorded(core_exchange.Prepared):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             log.append("prepared")
 
-    monkeypatch.setattr(pipeline, "Prepared", Recorded)
+    monkeypatch.setattr(core_exchange, "Prepared", Recorded)
     upstream = split(harness.chat_stream(), 40)
 
     def app(env: Environ, start_response: Any) -> Iterator[bytes]:

@@ -1,9 +1,12 @@
 """What an exchange is given and what it records, and what its answer sees of it.
 
+`RouteMatch` is where one request goes (the client's API, the host's, the host's path);
 `ExchangeConfig` is what an exchange reads of its configuration (`ToolCallConfig`, read where it
-stands, never copied); `Report` is the telemetry of one exchange (the record `on_report`, the log
-line, the metrics and the span are made from); `AnswerSetup` is what an exchange gives its
-answer (`core.answer.Answer`), declared here so that the answer does not import the exchange.
+stands, never copied), and what it hands back to it (the record of an exchange that is over, a
+failure of ours to log: outside the core, which does no I/O); `Report` is the telemetry of one
+exchange (the record `on_report`, the log line, the metrics and the span are made from);
+`AnswerSetup` is what an exchange gives its answer (`core.answer.Answer`), declared here so that
+the answer does not import the exchange.
 """
 
 from __future__ import annotations
@@ -11,13 +14,30 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
+from .api_names import Api
 from .grammar import Engine
+
+
+class RouteMatch(NamedTuple):
+    """A request path one of the configured routes matched, and so where the request goes: the
+    client's API, the host's API, and the path the host gets (empty: the request's own, for an
+    exchange driven without a path, as in a test). `count_tokens`: an Anthropic
+    `…/messages/count_tokens` request (its API is `messages`); `asked`: the path the client called."""
+
+    api: Api
+    upstream: Api
+    path: str = ""
+    count_tokens: bool = False
+    asked: str = ""
 
 
 class ExchangeLimits(Protocol):
     """The bounds an exchange reads of its configuration (`config.Limits` is one)."""
+
+    @property
+    def max_request_bytes(self) -> int: ...
 
     @property
     def max_response_bytes(self) -> int: ...
@@ -76,8 +96,18 @@ class ExchangeConfig(Protocol):
         by the protocol's own pydantic types, where its extra is installed)."""
         ...
 
-
     def dialect_for(self, model: str | None) -> str: ...
+
+    def report(self, record: Report, upstream: str) -> None:
+        """An exchange of ours is over (`Exchange.report`, once): its record goes to whoever is
+        told of it, outside the core (`ToolCallConfig`: the log line, `on_report`, a span, and
+        the warnings of what would surprise an operator). `upstream`: the host's API."""
+        ...
+
+    def caught(self, error: Exception, doing: str) -> None:
+        """A failure of ours the exchange recovered from (`doing` went wrong: the rest passes
+        through): logged outside the core, with its traceback."""
+        ...
 
 
 @dataclass
@@ -161,4 +191,4 @@ class AnswerSetup:
     model: str | None
 
 
-__all__ = ["AnswerSetup", "ExchangeConfig", "ExchangeLimits", "Report"]
+__all__ = ["AnswerSetup", "ExchangeConfig", "ExchangeLimits", "Report", "RouteMatch"]

@@ -3,9 +3,10 @@ r"""The states of one exchange and the moves between them, declared in one place
 In the manner of h11's `_state.py`: an exchange is always in exactly one `State`; it moves only by
 a `Trigger` the table (`TRANSITIONS`) allows from there, and any other trigger raises
 `IllegalTransition` rather than leaving the exchange somewhere nobody declared. The exchange
-(`core.pipeline.Exchange`, and `ToolCallExchange` over it) fires the triggers itself as its
-methods learn what happened; the shells (ASGI, WSGI, Django's middleware) learn what to do with
-the next message from `core.held_response`, which reads `state`, and keep no state of their own.
+(`core.exchange.Exchange`, and the parts of it that rewrite a body, `core.stream_body` and
+`core.whole_body`) fires the triggers itself as its verbs learn what happened; the shells (ASGI,
+WSGI, Django's middleware) learn what to do with the next message from `core.held_response`,
+which reads `state`, and keep no state of their own.
 
 ```
 REQUEST --READ--> HEAD --STREAM--> STREAM --TERMINAL--> ENDED --END--> DONE
@@ -27,7 +28,7 @@ FALL_BACK (a failure of ours): STREAM, BUFFER, GIVEN_UP, PASS --> PASS; ENDED --
   the messages, then sends ours with its new length, or gives the original back (`PASS`).
 - `AGAIN`: the whole answer broke a rule that another generation may keep (`regenerate`):
   nothing of it goes out, and once the host's response is over the shell sends it the same
-  request again (`ToolCallExchange.again`), which takes the exchange back to `HEAD`.
+  request again (`Exchange.again`), which takes the exchange back to `HEAD`.
 - `PASS`: the host's own messages go as they came: from the head, a buffered body given back,
   a body that lives in a file, or the rest after a failure of ours.
 - `GIVEN_UP`: a stream given up midway (not an answer, an event over its cap): the rest is only

@@ -9,7 +9,7 @@ forwarded.rules         # tools, tool_choice, parallel_tool_calls (an OpenAI sha
 ```
 
 It sits above `core.request` (whose parts it runs) and the API specs (it asks the host's for its
-rewrite), below the exchange (`core.pipeline`). A bridged request always comes back translated:
+rewrite), below the exchange (`core.exchange`). A bridged request always comes back translated:
 its host does not serve the client's API. A body that is not a JSON object is a `BadRequest` on
 every route (400 `invalid_json` / `invalid_body`), and the host never sees it. The record
 (`Report`) gets the request's dialect, model, size and what the rewrite did.
@@ -21,13 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import Api, spec_for
+from .api import Api, ApiSpec, spec_for
 from .apis.responses.compaction import expand_compactions
 from .apis.responses.rewrite import NOTHING_FOLDED, Folded, rewrite_responses_request
 from .exchange_data import ExchangeConfig, Report
 from .framing.utf8 import items_json, joined_json, json_bytes, json_bytes_from, json_bytes_with
 from .grammar.constrain import constrained_body
 from .host import for_host, request_dialect
+from .http import Headers, json_head
 from .request.body import read_request
 from .request.errors import BadRequest, check_depth, too_deep_error
 from .request.render import manifest_token
@@ -45,6 +46,27 @@ class Forwarded:
     request: dict[str, Any] = field(default_factory=dict)
     rules: Mapping[str, Any] = field(default_factory=dict)
     counted: Mapping[str, Any] | None = None  # a `/count_tokens` body as the host gets it
+
+
+@dataclass(frozen=True)
+class Forward:
+    """What becomes of a request of ours (`Exchange.forward`): `refusal`, our answer (status,
+    headers, body), goes to the client instead and the host never sees the request; else the
+    host gets `body` (None: the body as it came)."""
+
+    body: bytes | None = None
+    refusal: tuple[int, Headers, bytes] | None = None
+
+
+def refusal(spec: ApiSpec, error: BadRequest, record: Report) -> tuple[int, Headers, bytes]:
+    """The answer to a request refused before the host saw it, in the client API's error shape
+    (`spec`'s): 400 for a malformed request, 413 for a bridged one too large to translate,
+    marked so that SDKs do not send it again unchanged (`x-should-retry: false`)."""
+    status = 413 if error.code == "request_too_large" else 400
+    body = spec.error_body(error.message, status, code=error.code, param=error.param)
+    record.refused, record.status = error.code or "invalid_request", status
+    record.response_bytes = len(body)  # (the shell sends it after the record is made)
+    return status, json_head(body, final=True), body
 
 
 def injects_manifest(config: ExchangeConfig) -> bool:
@@ -224,8 +246,10 @@ def _count_request(body: dict[str, Any], config: ExchangeConfig, record: Report)
 
 __all__ = [
     "SPLICED_MANIFEST",
+    "Forward",
     "Forwarded",
     "StoredInput",
     "forward_request",
     "injects_manifest",
+    "refusal",
 ]

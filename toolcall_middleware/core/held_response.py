@@ -5,9 +5,10 @@ stream's head until its first body (one that no body can change goes out at once
 whole JSON body's until the body ends, for its new length. `HeldResponse` is told what the app
 sent (its head, a piece of its body, another message) and answers with `Writes`: what the shell
 writes, in order. It keeps what is held, in the order the app sent it, and asks the exchange
-(`ToolCallExchange`, through `Rewriting`) what to make of each body; it does no I/O and knows no
-framework: a message (`M`) is whatever the shell's app sends (an ASGI message, a WSGI chunk), and
-a head is `Head`, the headers and status the exchange chose, or the app's own.
+(`core.exchange.Exchange`, through `Rewriting`: `start`, `feed`, `end`) what to make of each
+body; it does no I/O and knows no framework: a message (`M`) is whatever the shell's app sends
+(an ASGI message, a WSGI chunk), and a head is `Head`, the headers and status the exchange
+chose, or the app's own.
 
 The rules it keeps, the same for every shell:
 - a buffered body that is not ours (not an answer, over the cap, a failure of ours) is given back
@@ -35,7 +36,7 @@ M = TypeVar("M")
 
 
 class Rewriting(Protocol):
-    """What `HeldResponse` asks of the exchange (`ToolCallExchange` answers it)."""
+    """What `HeldResponse` asks of the exchange (`core.exchange.Exchange` answers it)."""
 
     state: State
     status: int | None
@@ -43,7 +44,9 @@ class Rewriting(Protocol):
 
     def start(self, method: str, status: int, headers: Headers) -> Headers: ...
 
-    def transform(self, data: bytes, *, end: bool = False) -> bytes | None: ...
+    def feed(self, data: bytes) -> bytes | None: ...
+
+    def end(self, data: bytes = b"") -> bytes | None: ...
 
     def pass_through(self, reason: str | None = None) -> None: ...
 
@@ -118,7 +121,9 @@ class HeldResponse(Generic[M]):
         exchange = self.exchange
         state = exchange.state
         if state is STREAM:  # (the usual piece: checked first)
-            return self._rewritten(message, exchange.transform(data, end=end), end=end, buffering=False)
+            return self._rewritten(
+                message, exchange.end(data) if end else exchange.feed(data), end=end, buffering=False
+            )
         if state is HEAD:
             raise RuntimeError("the application sent a body before its head (start_response, http.response.start)")
         if state is PASS or state is DONE:
@@ -127,7 +132,8 @@ class HeldResponse(Generic[M]):
             return Writes()  # the client's stream is over, or the host is asked again: dropped
         if state is BUFFER:
             self._held.append((message, True))
-        return self._rewritten(message, exchange.transform(data, end=end), end=end, buffering=state is BUFFER)
+        out = exchange.end(data) if end else exchange.feed(data)
+        return self._rewritten(message, out, end=end, buffering=state is BUFFER)
 
     def end(self) -> Writes[M]:
         """The app's body ended with no message of its own to carry the end (WSGI's iterable)."""
@@ -136,7 +142,7 @@ class HeldResponse(Generic[M]):
             return Writes()  # the app never answered (the server reports it), or is asked again
         if state is PASS or state is DONE:
             return self.release()
-        return self._rewritten(None, self.exchange.transform(b"", end=True), end=True, buffering=state is BUFFER)
+        return self._rewritten(None, self.exchange.end(), end=True, buffering=state is BUFFER)
 
     def streamed(self, message: M, out: bytes | None, *, end: bool) -> Writes[M]:
         """A piece of a stream's body, `out` what the exchange made of it (None: a bug of ours,
