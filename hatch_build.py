@@ -1,7 +1,7 @@
 """Build hook: compiles the C helper (`toolcall_middleware/core/_scan.c`) into the wheel.
 
 The helper is a few pure functions on bytes that make common work cheaper (see
-`toolcall_middleware/core/compiled.py`); the package works without it. So where no
+`toolcall_middleware/core/_compiled.py`); the package works without it. So where no
 C compiler answers (or `TOOLCALL_MIDDLEWARE_PURE_PYTHON` is set) the build says so and goes on,
 and the wheel is pure Python. An editable install compiles it in place, next to its source.
 The compiler is `CC` (and `LDSHARED`) from the environment, else the one this Python was built

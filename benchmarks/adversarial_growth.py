@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 
 from toolcall_middleware import StreamParser, ToolCallConfig, list_dialects, parse
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
 
 # Per dialect: its openers, the text that starts a call's body after the first one, the end of a
 # call, and inner markers (the parts of a call).

@@ -37,8 +37,8 @@ from typing import Any
 
 import httpx
 
-from toolcall_middleware.core.body_read import BodyRead
-from toolcall_middleware.inprocess import receive_body
+from toolcall_middleware._inprocess import receive_body
+from toolcall_middleware.core._body_read import BodyRead
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"

@@ -317,13 +317,13 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
     Uses the core's internal stages, so a refactor may break it: the caller reports that and goes on.
     """
     from toolcall_middleware import StreamParser
+    from toolcall_middleware.core._detect import reader_for
+    from toolcall_middleware.core._exchange import Exchange, RouteMatch
     from toolcall_middleware.core.apis.chat import ChatStreamEmitter
-    from toolcall_middleware.core.detect import reader_for
-    from toolcall_middleware.core.emitters.meta import Upstream
-    from toolcall_middleware.core.exchange import Exchange, RouteMatch
+    from toolcall_middleware.core.emitters._meta import Upstream
     from toolcall_middleware.core.framing.sse import SSEDecoder, encode_data
     from toolcall_middleware.core.policy import PolicyFilter
-    from toolcall_middleware.core.policy.validation import SchemaCheck
+    from toolcall_middleware.core.policy._validation import SchemaCheck
 
     messages = host_messages(args, body)
     request = json.loads(body)
@@ -411,7 +411,7 @@ def stages(args: argparse.Namespace, body: bytes) -> list[tuple[str, float]]:
         return min(times)
 
     return [
-        ("the whole exchange (core.exchange.Exchange, the fast path for the usual chunk), alone", best(exchange)),
+        ("the whole exchange (core._exchange.Exchange, the fast path for the usual chunk), alone", best(exchange)),
         ("  chunk template on each whole SSE event (template.match_text, else feed_data)", best(template)),
         ("  hermes StreamParser", best(parse)),
         ("  PolicyFilter (schema compile included)", best(filter_)),

@@ -43,7 +43,7 @@ from typing import Any
 import httpx
 
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.store.base import Store
+from toolcall_middleware.store._base import Store
 
 REPEATS = 15
 PARTS = {"store": "store's part", "middleware": "middleware's part", "host": "host's part", "whole": "whole turn"}

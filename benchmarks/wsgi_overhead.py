@@ -31,7 +31,7 @@ from typing import Any
 from flask import Flask, Response
 
 from toolcall_middleware import ToolCallConfig, ToolCallExchange, ToolCallWSGIMiddleware
-from toolcall_middleware.routing import route_request
+from toolcall_middleware._routing import route_request
 
 App = Callable[[dict[str, Any], Any], Iterable[bytes]]
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'

@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from toolcall_middleware._env import settable
+from toolcall_middleware._serve import add_model_flags
+from toolcall_middleware._serve_options import ServeOptions
 from toolcall_middleware.config import Limits, ToolCallConfig
-from toolcall_middleware.env import settable
-from toolcall_middleware.serve import add_model_flags
-from toolcall_middleware.serve_options import ServeOptions
 
 OUT = Path(__file__).resolve().parent / "options.md"
 MIB = 1024 * 1024

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from toolcall_middleware import StreamParser, merge_events, parse
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core._result import ParseResult
 
 # `pytest --hypothesis-profile=explicit`: each property test runs only its explicit `@example`s,
 # every other test as usual. The quick run on the other Pythons (`.ci/pythons`) uses it: what

@@ -114,8 +114,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_reader_sees_edges_and_cycles() -> None:
     graph = import_graph()
-    assert "toolcall_middleware.core.dialects.base" in graph["toolcall_middleware.core.dialects.hermes"]
-    assert "toolcall_middleware.core.dialects" in graph["toolcall_middleware.core.request.render"]
+    assert "toolcall_middleware.core.dialects._base" in graph["toolcall_middleware.core.dialects.hermes"]
+    assert "toolcall_middleware.core.dialects" in graph["toolcall_middleware.core.request._render"]
     (loop,) = cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
     assert loop[0] == loop[-1] and sorted(loop[:-1]) == ["a", "b", "c"]
     assert cycles({"a": {"b"}, "b": set()}) == []
@@ -131,22 +131,22 @@ def test_no_import_cycles() -> None:
 def test_the_package_graph_joins_subpackages_and_counts_type_only_imports() -> None:
     assert package_of("toolcall_middleware.core.dialects.auto") == "toolcall_middleware.core.dialects"
     assert package_of("toolcall_middleware.core.dialects") == "toolcall_middleware.core.dialects"
-    assert package_of("toolcall_middleware.core.events") == "toolcall_middleware.core.events"
-    assert package_of("toolcall_middleware.store.layer") == "toolcall_middleware.store"
+    assert package_of("toolcall_middleware.core._events") == "toolcall_middleware.core._events"
+    assert package_of("toolcall_middleware.store._layer") == "toolcall_middleware.store"
     assert package_of("toolcall_middleware.config") == "toolcall_middleware.config"
     # `dialect.py` names `Renderer` for the type checker only: no edge that runs, an edge all the same.
-    dialect, rendering = "toolcall_middleware.core.dialects.dialect", "toolcall_middleware.core.dialects.rendering"
+    dialect, rendering = "toolcall_middleware.core.dialects._dialect", "toolcall_middleware.core.dialects._rendering"
     assert rendering not in import_graph()[dialect]
     assert rendering in import_graph(type_only=True)[dialect]
     modules = {
-        "toolcall_middleware.core.dialects.hermes": {"toolcall_middleware.core.request.render"},
-        "toolcall_middleware.core.request.render": {"toolcall_middleware.core.dialects.rendering"},
-        "toolcall_middleware.core.dialects.rendering": {"toolcall_middleware.core.events"},
+        "toolcall_middleware.core.dialects.hermes": {"toolcall_middleware.core.request._render"},
+        "toolcall_middleware.core.request._render": {"toolcall_middleware.core.dialects._rendering"},
+        "toolcall_middleware.core.dialects._rendering": {"toolcall_middleware.core._events"},
     }
     packages = package_graph(modules)
     assert packages["toolcall_middleware.core.dialects"] == {
         "toolcall_middleware.core.request",
-        "toolcall_middleware.core.events",
+        "toolcall_middleware.core._events",
     }
     (loop,) = cycles(packages)
     assert sorted(loop[:-1]) == ["toolcall_middleware.core.dialects", "toolcall_middleware.core.request"]
@@ -169,16 +169,16 @@ def test_the_stateless_asgi_shell_imports_nothing_of_the_store() -> None:
     """The Responses state is a layer in front of the stateless middleware (`middleware.py`):
     `asgi.py` and the request it drives know nothing of a store."""
     graph = import_graph()
-    for shell in ("toolcall_middleware.asgi", "toolcall_middleware.asgi_request"):
+    for shell in ("toolcall_middleware._asgi", "toolcall_middleware._asgi_request"):
         store = sorted(m for m in graph[shell] if m.startswith("toolcall_middleware.store"))
         assert not store, f"{shell} imports {store}"
 
 
 SHELLS = (
-    "toolcall_middleware.asgi",
-    "toolcall_middleware.asgi_request",
-    "toolcall_middleware.wsgi",
-    "toolcall_middleware.wsgi_request",
+    "toolcall_middleware._asgi",
+    "toolcall_middleware._asgi_request",
+    "toolcall_middleware._wsgi",
+    "toolcall_middleware._wsgi_request",
     "toolcall_middleware.integrations.django",
 )
 
@@ -204,10 +204,10 @@ def test_no_shell_is_called_an_exchange_or_keeps_a_flag_of_its_own() -> None:
         assert not modes, f"{shell} reads a `mode` off the exchange"
 
 
-EXCHANGE = "toolcall_middleware.core.exchange"
+EXCHANGE = "toolcall_middleware.core._exchange"
 SHELL_GROUPS = {
-    "asgi": ("toolcall_middleware.asgi", "toolcall_middleware.asgi_request"),
-    "wsgi": ("toolcall_middleware.wsgi", "toolcall_middleware.wsgi_request"),
+    "asgi": ("toolcall_middleware._asgi", "toolcall_middleware._asgi_request"),
+    "wsgi": ("toolcall_middleware._wsgi", "toolcall_middleware._wsgi_request"),
     "django": ("toolcall_middleware.integrations.django",),
 }
 
@@ -228,7 +228,7 @@ def _exchange_reads(module: str) -> set[str]:
 
 
 def test_there_is_one_exchange_class_and_nothing_builds_on_it() -> None:
-    """One exchange object: the only class called `…Exchange` is `core.exchange.Exchange`, and no
+    """One exchange object: the only class called `…Exchange` is `core._exchange.Exchange`, and no
     class of the package subclasses it (what the configuration adds comes by composition)."""
     for name, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -251,7 +251,7 @@ def test_the_shells_read_no_flag_off_the_exchange() -> None:
     an exchange is checked on a real one: a verb, the state, or data (the record, the config,
     the path, the head), and no bool."""
     from toolcall_middleware import ToolCallConfig
-    from toolcall_middleware.core.exchange import Exchange, RouteMatch
+    from toolcall_middleware.core._exchange import Exchange, RouteMatch
 
     exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("responses", "chat", "/v1/chat/completions"))
     for group in SHELL_GROUPS.values():
@@ -264,8 +264,8 @@ def test_the_shells_read_no_flag_off_the_exchange() -> None:
 
 def test_django_drives_the_exchange_with_the_verbs_asgi_and_wsgi_use() -> None:
     """Django's middleware calls no verb of the exchange that neither the ASGI nor the WSGI shell
-    calls (the held response, `core.held_response`, calls `start`, `feed` and `end` for all three)."""
-    from toolcall_middleware.core.exchange import Exchange
+    calls (the held response, `core._held_response`, calls `start`, `feed` and `end` for all three)."""
+    from toolcall_middleware.core._exchange import Exchange
 
     def verbs(group: tuple[str, ...]) -> set[str]:
         return {a for module in group for a in _exchange_reads(module) if callable(getattr(Exchange, a, None))}

@@ -22,7 +22,7 @@ PROBE = (
 
 NATIVE_PROBE = (
     "import sys; sys.path.insert(0, sys.argv[1])\n"
-    "from toolcall_middleware.core import compiled\n"
+    "from toolcall_middleware.core import _compiled as compiled\n"
     "print(compiled.native)\n"
 )
 
@@ -68,7 +68,7 @@ def test_the_integrations_import_in_this_environment(tmp_path: Path) -> None:
 def test_the_c_helper_is_built_by_the_install() -> None:
     """The development install compiles the C helper (`hatch_build.py`), unless asked not to: a
     build that silently fell back to pure Python would leave the C helper untested."""
-    from toolcall_middleware.core import compiled
+    from toolcall_middleware.core import _compiled as compiled
 
     if os.environ.get("TOOLCALL_MIDDLEWARE_PURE_PYTHON"):
         pytest.skip("pure Python asked for")

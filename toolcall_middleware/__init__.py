@@ -10,23 +10,15 @@ r.tool_calls[0].name  # "get_weather"
 
 from __future__ import annotations
 
+from ._middleware import ToolCallMiddleware
+from ._wsgi import ToolCallWSGIMiddleware
 from .config import ToolCallConfig
+from .core._events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from .core._exchange import Exchange as ToolCallExchange  # the one exchange object, by its public name
+from .core._parser import StreamParser, parse
+from .core._result import ParseResult, ToolCall, merge_events
 from .core.dialects import UnknownDialectError, dialect_for_model, get_dialect, list_dialects
-from .core.events import (
-    Event,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    TruncatedCall,
-)
-from .core.exchange import Exchange as ToolCallExchange  # the one exchange object, by its public name
-from .core.parser import StreamParser, parse
 from .core.request import BadRequest
-from .core.result import ParseResult, ToolCall, merge_events
-from .middleware import ToolCallMiddleware
-from .wsgi import ToolCallWSGIMiddleware
 
 __version__ = "0.1.0"
 

@@ -16,12 +16,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from . import __version__
+from ._serve import add_serve_command
+from .core._events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
+from .core._parser import StreamParser
+from .core._result import ParseResult, merge_events
 from .core.dialects import UnknownDialectError, get_dialect, list_dialects
-from .core.events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
-from .core.parser import StreamParser
-from .core.result import ParseResult, merge_events
-from .demo.command import add_demo_command
-from .serve import add_serve_command
+from .demo._command import add_demo_command
 
 
 def _event_json(event: Event) -> dict[str, Any]:

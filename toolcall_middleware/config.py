@@ -11,13 +11,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .core.api import APIS, Api, spec_for
-from .core.depth import MAX_DEPTH
+from ._reporting import caught, report
+from .core._api import APIS, Api, spec_for
+from .core._depth import MAX_DEPTH
+from .core._exchange_data import Report, RouteMatch
 from .core.dialects import get_dialect, list_dialects
-from .core.exchange_data import Report, RouteMatch
 from .core.grammar import Engine
 from .redact import redact
-from .reporting import caught, report
 
 # The defaults of two limits the store applies (`Limits.max_chain_responses`,
 # `Limits.max_item_references`): the store reads them here, with its other options.
@@ -244,14 +244,14 @@ class ToolCallConfig(BaseModel):
     @classmethod
     def from_env(cls, **options: Any) -> ToolCallConfig:
         """The options the environment sets, as `serve` reads them (`TOOLCALL_<OPTION>`: see
-        `toolcall_middleware.env`), under `options`, which win. Needs pydantic-settings (the `env`
+        `toolcall_middleware._env`), under `options`, which win. Needs pydantic-settings (the `env`
         extra). Nothing else reads the environment: `ToolCallConfig(...)` takes only what it is given.
 
         ```python
         app = ToolCallMiddleware(app, ToolCallConfig.from_env(dialect="hermes"))
         ```
         """
-        from .env import env_values, merge
+        from ._env import env_values, merge
 
         return cls(**merge(env_values(cls), options))
 
@@ -320,7 +320,7 @@ class ToolCallConfig(BaseModel):
     def _extras_installed(self) -> ToolCallConfig:
         """An option that needs an extra fails here, naming it, not on every request."""
         if self.strict:
-            from .core.policy.validation import jsonschema_available
+            from .core.policy._validation import jsonschema_available
 
             if not jsonschema_available():
                 raise ValueError("strict=True needs the jsonschema package: pip install 'toolcall-middleware[strict]'")
@@ -414,8 +414,8 @@ class ToolCallConfig(BaseModel):
 
     def request_checks(self) -> dict[str, Callable[[Mapping[str, Any]], None]]:
         """The request checks beyond the core's, by client API: AG-UI runs by the protocol's own
-        types, where its route is on and the `agui` extra installed (`toolcall_middleware.agui`)."""
-        from .agui import request_checks
+        types, where its route is on and the `agui` extra installed (`toolcall_middleware._agui`)."""
+        from ._agui import request_checks
 
         return request_checks(bool(self.agui_routes))
 

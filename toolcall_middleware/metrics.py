@@ -62,7 +62,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .store.layer import ResponsesState
+    from .store._layer import ResponsesState
 
 MULTIPROCESS_FOLDER = "PROMETHEUS_MULTIPROC_DIR"  # (prometheus-client's own variable)
 # The histograms' buckets for the host's time: a first token in milliseconds, a long generation in minutes.

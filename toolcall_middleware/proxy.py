@@ -39,15 +39,15 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("the proxy needs httpx: pip install 'toolcall-middleware[serve]'") from e
 
+from ._inprocess import respond
+from ._upstream_routes import MISSING, RouteMap
 from .config import COUNT_TOKENS
-from .core.api import spec_for
-from .core.detect import kind_of_route
-from .core.exchange_head import PROXY_ERROR
+from .core._api import spec_for
+from .core._detect import kind_of_route
+from .core._exchange_head import PROXY_ERROR
+from .core._http import json_head, without
 from .core.failure import UpstreamFailure
-from .core.http import json_head, without
-from .inprocess import respond
 from .redact import redact
-from .upstream_routes import MISSING, RouteMap
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -25,13 +25,13 @@ everywhere): only one the caller set.
 
 from __future__ import annotations
 
+from ._routing import route_request
 from .config import ToolCallConfig
-from .core.body_read import BodyRead
-from .core.exchange import Exchange
-from .core.exchange_state import AGAIN, BUFFER, PASS, STREAM
-from .core.held_response import Head, HeldResponse, Writes
-from .core.http import Headers
-from .routing import route_request
+from .core._body_read import BodyRead
+from .core._exchange import Exchange
+from .core._exchange_state import AGAIN, BUFFER, PASS, STREAM
+from .core._held_response import Head, HeldResponse, Writes
+from .core._http import Headers
 
 STORE_WORKS = (
     "the Responses store works on the ASGI middleware (ToolCallMiddleware; Django's wrap_asgi; Quart's "

@@ -19,9 +19,9 @@ from tests.agui.protocol import EVENT, run_input
 from tests.asgi.harness import sse_events
 from tests.servers import serve, uvicorn
 from toolcall_middleware import ToolCallConfig, ToolCallMiddleware
-from toolcall_middleware.agui import field_path
-from toolcall_middleware.core.apis.agui.request import CONTEXT_HEADING, STATE_HEADING
-from toolcall_middleware.upstream_routes import RouteMap, route_map
+from toolcall_middleware._agui import field_path
+from toolcall_middleware._upstream_routes import RouteMap, route_map
+from toolcall_middleware.core.apis.agui._request import CONTEXT_HEADING, STATE_HEADING
 
 RUN = run_input(
     threadId="thread-7",
@@ -163,7 +163,7 @@ def test_a_quiet_stream_gets_pings_between_whole_events(quiet: str) -> None:
 
 
 def test_serves_start_up_map_says_where_runs_go_and_how_they_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolcall_middleware.agui
+    import toolcall_middleware._agui
 
     config = ToolCallConfig(dialect="hermes")
     routes = RouteMap.of(config)
@@ -172,7 +172,7 @@ def test_serves_start_up_map_says_where_runs_go_and_how_they_are_checked(monkeyp
     line = "POST /v1/agui -> http://up/v1/chat/completions (served: agui runs as chat requests; "
     assert line + "runs checked by the ag-ui-protocol types)" in said
     # Without the extra, the route still checks runs, by hand, and serve says how to check more.
-    monkeypatch.setattr(toolcall_middleware.agui, "protocol_types", lambda: None)
+    monkeypatch.setattr(toolcall_middleware._agui, "protocol_types", lambda: None)
     said = route_map(config, routes, lambda path: "http://up" + path.decode())
     assert line + "runs checked by hand; pip install 'toolcall-middleware[agui]' checks them by" in said
     assert config.request_checks() == {}

@@ -16,7 +16,7 @@ from openai import OpenAI
 
 from tests.asgi.ws_host import RecordingHost
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.core.apis.responses.compaction import unseal
+from toolcall_middleware.core.apis.responses._compaction import unseal
 from toolcall_middleware.demo.run import serving
 
 HISTORY = [

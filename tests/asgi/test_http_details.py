@@ -31,8 +31,8 @@ from starlette.routing import Route
 
 from tests.wire import replay_chat
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.core import answer as answer_module
-from toolcall_middleware.core import exchange as core_exchange
+from toolcall_middleware.core import _answer as answer_module
+from toolcall_middleware.core import _exchange as core_exchange
 
 from .harness import (
     CHAT,
@@ -220,7 +220,7 @@ def test_what_a_piece_sets_up_for_the_next_is_done_after_it_is_sent(
     chunk template learns from it (what the fast path takes the next pieces by): learning is not
     on the way of the text it came with. (A host opening with the role alone, as vLLM does, has
     its first text in the second chunk, the one that teaches.)"""
-    from toolcall_middleware.core.apis.chat.reader import ChatReader
+    from toolcall_middleware.core.apis.chat._reader import ChatReader
 
     log: list[str] = []
     real_learn = ChatReader._learn
@@ -1016,7 +1016,7 @@ def test_lifespan_and_websocket_scopes_pass_straight_through() -> None:
 def test_config_limits_reach_the_policy() -> None:
     """`limits.max_calls` is enforced on the answer: a third call fails the response."""
     from toolcall_middleware.config import ToolCallConfig
-    from toolcall_middleware.core.exchange import Exchange, RouteMatch
+    from toolcall_middleware.core._exchange import Exchange, RouteMatch
 
     config = ToolCallConfig(dialect="hermes", limits={"max_calls": 2})
     exchange = Exchange(config, RouteMatch("chat", "chat"))
@@ -1039,7 +1039,7 @@ def test_config_limits_reach_the_policy() -> None:
 
 def test_repair_option_reaches_the_parser() -> None:
     from toolcall_middleware.config import ToolCallConfig
-    from toolcall_middleware.core.exchange import Exchange, RouteMatch
+    from toolcall_middleware.core._exchange import Exchange, RouteMatch
 
     raw = "<tool_call>{'name': 'f', 'arguments': {'a': True,}}</tool_call>"
     body = {
@@ -1087,7 +1087,7 @@ def test_several_choices_are_each_parsed_and_legacy_completions_pass_through() -
     """`n > 1`: every Chat choice is parsed on its own index (none is lost); legacy completions,
     which are not parsed per choice, reach the client as the host wrote them."""
     from toolcall_middleware.config import ToolCallConfig
-    from toolcall_middleware.core.exchange import Exchange, RouteMatch
+    from toolcall_middleware.core._exchange import Exchange, RouteMatch
 
     def answer(kind: str) -> bytes:
         key = "message" if kind == "chat.completion" else "text"

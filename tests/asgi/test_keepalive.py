@@ -34,7 +34,7 @@ from tests.asgi.harness import (
 )
 from tests.servers import serve, uvicorn
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.keepalive import PING_COMMENT, PING_EVENT, ping_for
+from toolcall_middleware._keepalive import PING_COMMENT, PING_EVENT, ping_for
 
 TOOLS: Any = [
     {

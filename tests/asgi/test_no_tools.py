@@ -14,7 +14,7 @@ import pytest
 
 from tests.servers import serve, uvicorn
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 WRITTEN = '{"name": "get_weather", "arguments": {"city": "Paris"}}'

@@ -22,8 +22,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware._records import record_line
 from toolcall_middleware.metrics import MetricsRoute, PrometheusMetrics
-from toolcall_middleware.records import record_line
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
@@ -188,7 +188,7 @@ def test_the_record_and_the_span_carry_response_bytes_and_parse_time() -> None:
     (record,) = records
     assert record["response_bytes"] == len(response.content)
     assert 0 < record["parse_seconds"] <= record["seconds"]
-    from toolcall_middleware.tracing import span_attributes
+    from toolcall_middleware._tracing import span_attributes
 
     attributes = span_attributes(record)
     assert attributes["toolcall.response_bytes"] == len(response.content)

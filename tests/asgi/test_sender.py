@@ -29,9 +29,9 @@ from tests.asgi.harness import (
     start,
 )
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.asgi_request import ASGIRequest
-from toolcall_middleware.core.answer import Answer
-from toolcall_middleware.keepalive import PING_COMMENT, KeepAlive
+from toolcall_middleware._asgi_request import ASGIRequest
+from toolcall_middleware._keepalive import PING_COMMENT, KeepAlive
+from toolcall_middleware.core._answer import Answer
 
 
 def events(stream: bytes) -> list[bytes]:

@@ -14,10 +14,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-import toolcall_middleware.reporting as reporting_module
-import toolcall_middleware.routing as routing_module
+import toolcall_middleware._reporting as reporting_module
+import toolcall_middleware._routing as routing_module
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.surprises import Surprises
+from toolcall_middleware._surprises import Surprises
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 

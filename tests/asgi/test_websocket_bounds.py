@@ -25,8 +25,8 @@ from tests.asgi.test_websocket_mode import turn
 from tests.asgi.ws_host import RecordingHost
 from tests.store.redis_server import redis_server
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware._websocket import refuse
 from toolcall_middleware.demo.run import serving
-from toolcall_middleware.websocket import refuse
 
 BOUND = 10_000  # bytes a socket keeps: two of the turns below, not three
 

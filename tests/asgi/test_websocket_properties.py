@@ -15,9 +15,9 @@ from tests.asgi.harness import RESPONSES, Receive, Recorder, request, scope, sse
 from tests.asgi.test_websocket_mode import same_but_ids
 from tests.asgi.ws_host import WEATHER, RecordingHost
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware._websocket import ResponsesSocket
 from toolcall_middleware.config import Limits
 from toolcall_middleware.demo import DemoApp
-from toolcall_middleware.websocket import ResponsesSocket
 
 WORDS = st.sampled_from(["Weather", "in", "Paris", "and", "Rome", "?", "hello", "tell", "me", "a", "joke", "été"])
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from tests.agui.protocol import EVENT, run_input
 from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.apis.agui.transcript import Transcript
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
+from toolcall_middleware.core.apis.agui._transcript import Transcript
 
 SSE = [(b"content-type", b"text/event-stream")]
 JSON = [(b"content-type", b"application/json")]

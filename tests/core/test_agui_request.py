@@ -10,13 +10,8 @@ import pydantic
 import pytest
 from ag_ui.core import RunAgentInput
 
-from toolcall_middleware.core.apis.agui.request import (
-    CONTEXT_HEADING,
-    STATE_HEADING,
-    check_run_input,
-    run_to_chat,
-)
-from toolcall_middleware.core.request.errors import BadRequest
+from toolcall_middleware.core.apis.agui._request import CONTEXT_HEADING, STATE_HEADING, check_run_input, run_to_chat
+from toolcall_middleware.core.request._errors import BadRequest
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 RUN: dict[str, Any] = {

@@ -21,10 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware import StreamParser, merge_events
-from toolcall_middleware.core.apis.messages import MessagesBuilder, MessagesStreamEmitter
-from toolcall_middleware.core.apis.messages.emitter import anthropic_usage, message_id, tool_use_id
-from toolcall_middleware.core.emitters import Upstream
-from toolcall_middleware.core.events import (
+from toolcall_middleware.core._events import (
     Event,
     ReasoningDelta,
     TextDelta,
@@ -33,8 +30,11 @@ from toolcall_middleware.core.events import (
     ToolCallStart,
     TruncatedCall,
 )
+from toolcall_middleware.core._result import ParseResult, ToolCall
+from toolcall_middleware.core.apis.messages import MessagesBuilder, MessagesStreamEmitter
+from toolcall_middleware.core.apis.messages._emitter import anthropic_usage, message_id, tool_use_id
+from toolcall_middleware.core.emitters import Upstream
 from toolcall_middleware.core.framing.sse import encode_events
-from toolcall_middleware.core.result import ParseResult, ToolCall
 
 EVENT: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(RawMessageStreamEvent)
 WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]

@@ -13,11 +13,11 @@ from anthropic.types import Message
 
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware import StreamParser
+from toolcall_middleware.core._detect import detect, kind_of, kind_of_route, reader_for
+from toolcall_middleware.core._events import Event
 from toolcall_middleware.core.apis.chat import ChatStreamEmitter
 from toolcall_middleware.core.apis.messages import MessagesReader, NativeCalls
 from toolcall_middleware.core.apis.responses import ResponsesStreamEmitter
-from toolcall_middleware.core.detect import detect, kind_of, kind_of_route, reader_for
-from toolcall_middleware.core.events import Event
 from toolcall_middleware.core.framing.sse import SSEDecoder
 from toolcall_middleware.core.inbound import (
     RawText,
@@ -27,7 +27,7 @@ from toolcall_middleware.core.inbound import (
     UpstreamError,
     UpstreamMeta,
 )
-from toolcall_middleware.core.inbound.events import InboundEvent
+from toolcall_middleware.core.inbound._events import InboundEvent
 from toolcall_middleware.core.policy import PolicyError, PolicyFilter
 
 # What the API streams for a thinking + text + tool_use turn (the shape of its documented examples:

@@ -15,12 +15,12 @@ from pydantic import TypeAdapter
 
 from toolcall_middleware import list_dialects, parse
 from toolcall_middleware.core.apis.chat import rewrite_chat_request
-from toolcall_middleware.core.apis.messages.emitter import error_object
-from toolcall_middleware.core.apis.messages.rewrite import rewrite_messages_request
+from toolcall_middleware.core.apis.messages._emitter import error_object
+from toolcall_middleware.core.apis.messages._rewrite import rewrite_messages_request
 from toolcall_middleware.core.request import NO_TOOLS, BadRequest
-from toolcall_middleware.core.request.bridge_messages import messages_to_chat
-from toolcall_middleware.core.request.render import render_reasoning
-from toolcall_middleware.core.request.rewrite import Flattener
+from toolcall_middleware.core.request._bridge_messages import messages_to_chat
+from toolcall_middleware.core.request._render import render_reasoning
+from toolcall_middleware.core.request._rewrite import Flattener
 
 DIALECTS = [d for d in list_dialects() if d != "auto"]
 MESSAGES = TypeAdapter(list[MessageParam])

@@ -11,21 +11,21 @@ import json
 import pytest
 
 from tests.modules import package_modules
-from toolcall_middleware.core.api import APIS, ApiSpec, spec_for
-from toolcall_middleware.core.detect import kind_of, kind_of_route, reader_for
-from toolcall_middleware.core.replaced import host_error
-from toolcall_middleware.keepalive import PING_COMMENT, ping_for
+from toolcall_middleware._keepalive import PING_COMMENT, ping_for
+from toolcall_middleware.core._api import APIS, ApiSpec, spec_for
+from toolcall_middleware.core._detect import kind_of, kind_of_route, reader_for
+from toolcall_middleware.core._replaced import host_error
 
 # Where an API's name may still be compared in code: the specs themselves, the bridges (which
 # translate one named API into another) and the features only one API has (Responses compaction
 # and WebSocket mode, Messages token counting). Anything that dispatches by API asks its spec.
 NAMED_BY_FEATURE = {
-    "toolcall_middleware.core.host",  # the bridges' translations
-    "toolcall_middleware.core.forwarded",  # Responses compaction items expanded
-    "toolcall_middleware.compact",  # `POST /v1/responses/compact`
-    "toolcall_middleware.asgi",  # WebSocket mode on the Responses routes
+    "toolcall_middleware.core._host",  # the bridges' translations
+    "toolcall_middleware.core._forwarded",  # Responses compaction items expanded
+    "toolcall_middleware._compact",  # `POST /v1/responses/compact`
+    "toolcall_middleware._asgi",  # WebSocket mode on the Responses routes
     "toolcall_middleware.config",  # compaction by the host needs a Responses host
-    "toolcall_middleware.upstream_routes",  # a missing route bridged, unless the host compacts
+    "toolcall_middleware._upstream_routes",  # a missing route bridged, unless the host compacts
 }
 
 
@@ -126,7 +126,7 @@ def test_nothing_else_chooses_by_api_name() -> None:
         lines = _compares_an_api_name(ast.parse(path.read_text(encoding="utf-8")))
         if lines:
             found[name] = lines
-    assert found == {}, f"compare API names: ask the API's spec (core/api.py) instead: {found}"
+    assert found == {}, f"compare API names: ask the API's spec (core/_api.py) instead: {found}"
 
 
 def test_a_new_api_is_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,9 +160,9 @@ def test_a_new_api_is_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
     with_echo = (*APIS, "echo")
     # The modules that loop over the APIs (`Api`, a literal, is for mypy: at run time it is `APIS`).
     for name in (
-        "toolcall_middleware.core.api",
+        "toolcall_middleware.core._api",
         "toolcall_middleware.config",
-        "toolcall_middleware.core.detect",
+        "toolcall_middleware.core._detect",
     ):
         monkeypatch.setattr(sys.modules[name], "APIS", with_echo)
     spec_for.cache_clear()

@@ -16,11 +16,11 @@ from tests.conftest import check_streams, split_at, stream_parse
 from tests.core.test_conformance import FIXTURES
 from tests.core.test_table_formats import SAMPLES as TABLE
 from toolcall_middleware import StreamParser, dialect_for_model, parse
+from toolcall_middleware.core._events import TextDelta
 from toolcall_middleware.core.dialects import Dialect, ParseContext, get_dialect, list_dialects
+from toolcall_middleware.core.dialects._dialect import SharedMarker
+from toolcall_middleware.core.dialects._rendering import CallToRender
 from toolcall_middleware.core.dialects.auto import REASONING, SHARED, UNIQUE, AutoParser, detection_tables
-from toolcall_middleware.core.dialects.dialect import SharedMarker
-from toolcall_middleware.core.dialects.rendering import CallToRender
-from toolcall_middleware.core.events import TextDelta
 
 WEATHER = {"city": "Paris"}
 J = json.dumps(WEATHER)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core.body_read import BodyRead
+from toolcall_middleware.core._body_read import BodyRead
 
 LIMIT = 10
 

@@ -20,8 +20,8 @@ from pydantic import TypeAdapter
 from tests.asgi.harness import chat_answer, chat_stream, sse_events
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.api import Api
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._api import Api
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
 
 SSE = [(b"content-type", b"text/event-stream")]
 JSON = [(b"content-type", b"application/json")]

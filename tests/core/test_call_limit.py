@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from tests.conftest import split_at
 from tests.core import adversarial
 from toolcall_middleware import StreamParser, list_dialects
-from toolcall_middleware.core.events import OversizedCall, TextDelta, ToolCallDelta, ToolCallStart
+from toolcall_middleware.core._events import OversizedCall, TextDelta, ToolCallDelta, ToolCallStart
+from toolcall_middleware.core._result import merge_events
 from toolcall_middleware.core.policy import PolicyError, PolicyFilter
-from toolcall_middleware.core.policy.errors import TOOL_ARGUMENTS_TOO_LARGE
-from toolcall_middleware.core.result import merge_events
+from toolcall_middleware.core.policy._errors import TOOL_ARGUMENTS_TOO_LARGE
 
 LIMIT = 256 * 1024
 PIECE = 4096

@@ -1,4 +1,4 @@
-"""Schema-guided coercion of a loose call's arguments (`core/policy/coerce.py`) and where the
+"""Schema-guided coercion of a loose call's arguments (`core/policy/_coerce.py`) and where the
 policy applies it: only when the typed arguments fit the schema, only for loose calls that did
 not go out piece by piece, only with the repair pass on. Through the middleware too, with the
 openai SDK's accumulator as the client."""
@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from tests.asgi.harness import SSE_HEADERS, body, chat_request, chat_stream, start
 from tests.servers import serve, uvicorn
 from tests.wire import replay_chat
-from toolcall_middleware.core.events import ToolCallDelta, ToolCallEnd, ToolCallStart
+from toolcall_middleware.core._events import ToolCallDelta, ToolCallEnd, ToolCallStart
 from toolcall_middleware.core.policy import PolicyFilter
-from toolcall_middleware.core.policy.coerce import coerce_arguments
-from toolcall_middleware.core.policy.validation import schema_check
+from toolcall_middleware.core.policy._coerce import coerce_arguments
+from toolcall_middleware.core.policy._validation import schema_check
 
 from .test_policy import call, calls_out, chat_tool, run
 

@@ -16,7 +16,7 @@ from canitoolcall.results import ParseResult as Observed
 
 from tests.conftest import random_splits, stream_parse
 from toolcall_middleware import parse
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core._result import ParseResult
 
 FAMILIES = ("qwen3-hermes", "qwen3-xml", "kimi", "deepseek", "glm", "llama", "mistral", "gpt-oss", "gemma4")
 FIXTURES = load_fixtures(families=FAMILIES)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, ToolCallEnd, TruncatedCall, dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core._result import ParseResult
 
 CALLS_BEGIN, CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 CALL_BEGIN, CALL_END, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"

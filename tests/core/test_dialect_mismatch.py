@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from tests.conftest import check_streams, split_at, stream_parse
 from tests.core.test_auto import SAMPLES
 from toolcall_middleware import StreamParser, parse
-from toolcall_middleware.core.events import Event, TextDelta, ToolCallEnd
-from toolcall_middleware.core.result import merge_events
+from toolcall_middleware.core._events import Event, TextDelta, ToolCallEnd
+from toolcall_middleware.core._result import merge_events
 
 HERMES = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"  # selects llama3_json

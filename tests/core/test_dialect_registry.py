@@ -13,7 +13,7 @@ import pytest
 
 from toolcall_middleware import parse
 from toolcall_middleware.core.dialects import ParseContext, get_dialect, list_dialects
-from toolcall_middleware.core.dialects.rendering import Renderer
+from toolcall_middleware.core.dialects._rendering import Renderer
 from toolcall_middleware.core.request import render_assistant, render_calls, rendered_dialects
 
 FORMATS = [name for name in list_dialects() if name != "auto"]

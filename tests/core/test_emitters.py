@@ -25,11 +25,11 @@ from toolcall_middleware import (
     TruncatedCall,
     merge_events,
 )
+from toolcall_middleware.core._result import ParseResult
 from toolcall_middleware.core.apis.agui import AGUIEmitter
 from toolcall_middleware.core.apis.chat import ChatMessageBuilder, ChatStreamEmitter
 from toolcall_middleware.core.apis.responses import ResponsesBuilder, ResponsesStreamEmitter
 from toolcall_middleware.core.emitters import Upstream
-from toolcall_middleware.core.result import ParseResult
 
 SAMPLES = load_fixtures(families=("qwen3-hermes", "qwen3-xml", "kimi", "deepseek"))
 

@@ -11,9 +11,9 @@ import pytest
 
 from tests.conftest import calls, stream_parse
 from toolcall_middleware import StreamParser, parse
+from toolcall_middleware.core._result import ParseResult, merge_events
 from toolcall_middleware.core.dialects import get_dialect, list_dialects
-from toolcall_middleware.core.dialects.rendering import CallToRender
-from toolcall_middleware.core.result import ParseResult, merge_events
+from toolcall_middleware.core.dialects._rendering import CallToRender
 
 
 def every_split(raw: str, **options: Any) -> ParseResult:

@@ -15,17 +15,11 @@ from hypothesis import strategies as st
 
 from tests.asgi.harness import chat_answer, chat_stream
 from toolcall_middleware import ToolCallConfig, ToolCallExchange
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
-from toolcall_middleware.core.exchange_state import (
-    TRANSITIONS,
-    IllegalTransition,
-    State,
-    Trigger,
-    next_state,
-)
+from toolcall_middleware._routing import route_request
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
+from toolcall_middleware.core._exchange_state import TRANSITIONS, IllegalTransition, State, Trigger, next_state
+from toolcall_middleware.core._stream_body import StreamBody
 from toolcall_middleware.core.failure import UpstreamFailure
-from toolcall_middleware.core.stream_body import StreamBody
-from toolcall_middleware.routing import route_request
 
 S, T = State, Trigger
 
@@ -363,7 +357,7 @@ def test_a_failure_of_ours_after_the_answer_ended_changes_nothing_and_one_before
 
 
 def test_the_guards_pick_the_triggers_the_module_doc_names() -> None:
-    from toolcall_middleware.core.exchange_state import (
+    from toolcall_middleware.core._exchange_state import (
         HostHead,
         buffered_trigger,
         head_final,
@@ -371,7 +365,7 @@ def test_the_guards_pick_the_triggers_the_module_doc_names() -> None:
         unread_event_trigger,
         whole_trigger,
     )
-    from toolcall_middleware.core.http import Body
+    from toolcall_middleware.core._http import Body
 
     assert head_trigger(HostHead(Body.SSE), readable=True) is T.STREAM
     assert head_trigger(HostHead(Body.JSON), readable=True) is T.BUFFER

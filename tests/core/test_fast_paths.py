@@ -20,11 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.apis.chat import ChatReader, ChatStreamEmitter
-from toolcall_middleware.core.apis.responses import ResponsesStreamEmitter
-from toolcall_middleware.core.dialects.base import BlockParser
-from toolcall_middleware.core.emitters.meta import Upstream
-from toolcall_middleware.core.events import (
+from toolcall_middleware.core._events import (
     Event,
     ReasoningDelta,
     TextDelta,
@@ -33,10 +29,14 @@ from toolcall_middleware.core.events import (
     ToolCallStart,
     TruncatedCall,
 )
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
+from toolcall_middleware.core._parser import StreamParser
+from toolcall_middleware.core.apis.chat import ChatReader, ChatStreamEmitter
+from toolcall_middleware.core.apis.responses import ResponsesStreamEmitter
+from toolcall_middleware.core.dialects._base import BlockParser
+from toolcall_middleware.core.emitters._meta import Upstream
 from toolcall_middleware.core.framing.sse import SSEDecoder, SSEEvent, encode_data, encode_event
 from toolcall_middleware.core.inbound import RawText
-from toolcall_middleware.core.parser import StreamParser
 from toolcall_middleware.core.policy import PolicyFilter
 from toolcall_middleware.core.request import render_calls, rendered_dialects
 

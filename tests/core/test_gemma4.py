@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, ToolCallEnd, ToolCallStart, dialect_for_model, merge_events, parse
+from toolcall_middleware.core._result import ParseResult
 from toolcall_middleware.core.dialects.gemma4 import parse_arguments, read_header
-from toolcall_middleware.core.result import ParseResult
 
 OPEN = "<|tool_call>"
 CLOSE = "<tool_call|>"

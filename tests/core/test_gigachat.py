@@ -15,8 +15,8 @@ import pytest
 
 from tests.conftest import calls, check_streams
 from toolcall_middleware import dialect_for_model, parse
+from toolcall_middleware.core._result import ParseResult
 from toolcall_middleware.core.request import render_assistant
-from toolcall_middleware.core.result import ParseResult
 
 MSG_SEP = "<|message_sep|>\n\n"
 HEADER_3 = "function call<|role_sep|>\n"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, content_around_calls, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, TextDelta, ToolCallEnd, TruncatedCall, dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core._result import ParseResult
 
 GLM45 = "zai-org/GLM-4.5"
 GLM47 = "zai-org/GLM-4.7"

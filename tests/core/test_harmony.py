@@ -21,8 +21,8 @@ from toolcall_middleware import (
     dialect_for_model,
     parse,
 )
+from toolcall_middleware.core._result import ParseResult
 from toolcall_middleware.core.dialects.harmony import HEADER_CAP, classify
-from toolcall_middleware.core.result import ParseResult
 
 MODEL = "openai/gpt-oss-20b"
 ANALYSIS = "<|channel|>analysis<|message|>"

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from tests.asgi.harness import chat_answer, chat_request, chat_stream
 from toolcall_middleware import ToolCallConfig, ToolCallExchange
-from toolcall_middleware.core.exchange_state import BUFFER, DONE, ENDED, PASS, STREAM
-from toolcall_middleware.core.held_response import APPS_HEAD, Head, HeldResponse, Writes
-from toolcall_middleware.routing import route_request
+from toolcall_middleware._routing import route_request
+from toolcall_middleware.core._exchange_state import BUFFER, DONE, ENDED, PASS, STREAM
+from toolcall_middleware.core._held_response import APPS_HEAD, Head, HeldResponse, Writes
 
 CONFIG = ToolCallConfig(dialect="hermes")
 SSE = [(b"content-type", b"text/event-stream")]

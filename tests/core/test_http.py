@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from toolcall_middleware.core.http import Body, ContentDecoder, classify, header, without
+from toolcall_middleware.core._http import Body, ContentDecoder, classify, header, without
 
 SSE = [(b"Content-Type", b"text/event-stream; charset=utf-8")]
 JSON = [(b"content-type", b"application/json")]

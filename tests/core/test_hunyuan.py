@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import calls, check_streams, function_tools
 from toolcall_middleware import StreamParser, dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult, merge_events
+from toolcall_middleware.core._result import ParseResult, merge_events
 
 TOOLS = function_tools(
     {

@@ -19,10 +19,11 @@ from openai.types.responses import Response, ResponseStreamEvent
 
 from tests.wire import replay_responses
 from toolcall_middleware import ReasoningDelta, StreamParser, TextDelta, merge_events
+from toolcall_middleware.core._detect import detect, kind_of, kind_of_route, reader_for
+from toolcall_middleware.core._result import ParseResult
 from toolcall_middleware.core.apis.chat import ChatMessageBuilder, ChatReader
 from toolcall_middleware.core.apis.completions import CompletionsReader
 from toolcall_middleware.core.apis.responses import ResponsesReader, ResponsesStreamEmitter
-from toolcall_middleware.core.detect import detect, kind_of, kind_of_route, reader_for
 from toolcall_middleware.core.framing.sse import SSEDecoder, encode_chat, encode_events
 from toolcall_middleware.core.inbound import (
     DONE,
@@ -35,7 +36,6 @@ from toolcall_middleware.core.inbound import (
     UpstreamError,
     UpstreamMeta,
 )
-from toolcall_middleware.core.result import ParseResult
 
 EVENT = pydantic.TypeAdapter[Any](ResponseStreamEvent)
 T0 = 1_727_346_165

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import split_at
 from toolcall_middleware import StreamParser, merge_events, parse
+from toolcall_middleware.core._events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from toolcall_middleware.core._result import ParseResult
 from toolcall_middleware.core.dialects import get_dialect, list_dialects
-from toolcall_middleware.core.events import Event, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 from toolcall_middleware.core.request import render_calls
-from toolcall_middleware.core.result import ParseResult
 
 FIXTURES = load_fixtures()
 INCREMENTAL_DIALECTS = {name for name in list_dialects() if get_dialect(name).incremental}

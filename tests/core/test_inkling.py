@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import calls, check_streams
 from toolcall_middleware import dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core._result import ParseResult
 
 MESSAGE_MODEL = "<|message_model|>"
 CONTENT_TEXT = "<|content_text|>"

@@ -1,5 +1,5 @@
 """A call written inside inline code in prose is an example, as in a fenced block: never a call,
-and the text stays as written (`core/inline_code.py`).
+and the text stays as written (`core/_inline_code.py`).
 
 A run of one or two backticks opens a span when a run of the same length closes it on the same
 line within `SPAN_CAP` characters; otherwise the backticks are literal and a call after them is a
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import check_streams, split_at, stream_parse
 from toolcall_middleware import StreamParser, TextDelta, list_dialects, parse
-from toolcall_middleware.core.inline_code import SPAN_CAP, code_span_end
+from toolcall_middleware.core._inline_code import SPAN_CAP, code_span_end
 from toolcall_middleware.core.request import render_calls
 
 # Not here: calls that are only calls as the whole output or where the answer starts

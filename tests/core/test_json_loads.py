@@ -12,8 +12,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core.framing import utf8
-from toolcall_middleware.core.framing.utf8 import json_loads
+from toolcall_middleware.core.framing import _utf8 as utf8
+from toolcall_middleware.core.framing._utf8 import json_loads
 
 scalars = (
     st.none()

@@ -24,7 +24,7 @@ from toolcall_middleware import (
     merge_events,
     parse,
 )
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core._result import ParseResult
 
 SECTION = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"

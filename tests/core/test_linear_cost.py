@@ -21,7 +21,8 @@ import pytest
 import toolcall_middleware.core.dialects as dialects_package
 from tests.core import adversarial
 from toolcall_middleware import StreamParser, list_dialects, parse
-from toolcall_middleware.core import reasoning, textscan
+from toolcall_middleware.core import _reasoning as reasoning
+from toolcall_middleware.core import _textscan as textscan
 
 SIZE = 8 * 1024
 GROWTH = 4.5

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, TextDelta, ToolCallEnd, dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core._result import ParseResult
 
 TAG, EOM, EOT = "<|python_tag|>", "<|eom_id|>", "<|eot_id|>"
 MODEL = "meta-llama/Llama-3.3-70B-Instruct"

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
+from toolcall_middleware.core._logprobs import LogprobQueue
 from toolcall_middleware.core.framing.sse import SSEDecoder
-from toolcall_middleware.core.logprobs import LogprobQueue
 
 META = {"id": "c", "created": 1, "model": "m"}
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]

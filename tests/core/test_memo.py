@@ -1,4 +1,4 @@
-"""Requests that offer the same tools share what is read from them (`core.memo`), and only those."""
+"""Requests that offer the same tools share what is read from them (`core._memo`), and only those."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core import memo
-from toolcall_middleware.core.apis.chat.rewrite import rewrite_chat_request
-from toolcall_middleware.core.memo import remembered
-from toolcall_middleware.core.parser import StreamParser
+from toolcall_middleware.core import _memo as memo
+from toolcall_middleware.core._memo import remembered
+from toolcall_middleware.core._parser import StreamParser
+from toolcall_middleware.core.apis.chat._rewrite import rewrite_chat_request
 from toolcall_middleware.core.policy import PolicyFilter
 from toolcall_middleware.core.request import BadRequest, normalize_tools, render_manifest
 
@@ -140,7 +140,8 @@ def test_rewritten_requests_with_shared_tools_are_whole_and_independent() -> Non
 def test_requests_with_the_same_strict_tools_compile_their_schemas_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every tool strict (as the Agents SDK sends them): their schemas are compiled for the first
     request's rules and taken compiled by the next; a broken one still fails every request."""
-    from toolcall_middleware.core.policy import PolicyConfigError, calls
+    from toolcall_middleware.core.policy import PolicyConfigError
+    from toolcall_middleware.core.policy import _calls as calls
 
     compiled: list[str] = []
     real = calls.schema_check

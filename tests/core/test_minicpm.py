@@ -15,8 +15,8 @@ import pytest
 
 from tests.conftest import calls, check_streams, function_tools, stream_parse
 from toolcall_middleware import dialect_for_model, parse
+from toolcall_middleware.core._result import ParseResult
 from toolcall_middleware.core.request import render_calls
-from toolcall_middleware.core.result import ParseResult
 
 TOOLS = function_tools(
     {

@@ -26,7 +26,7 @@ from tests.conftest import (
     stream_parse,
 )
 from toolcall_middleware import StreamParser, ToolCallEnd, ToolCallStart, dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult, merge_events
+from toolcall_middleware.core._result import ParseResult, merge_events
 
 OPEN = "<minimax:tool_call>"
 CLOSE = "</minimax:tool_call>"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, function_tools, split_at, stream_parse
 from toolcall_middleware import StreamParser, dialect_for_model, parse
-from toolcall_middleware.core.result import merge_events
+from toolcall_middleware.core._result import merge_events
 
 NS = "]<]minimax[>["
 M3: dict[str, Any] = {"dialect": "minimax_m3"}

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, TextDelta, parse
+from toolcall_middleware.core._result import ParseResult, ToolCall
 from toolcall_middleware.core.dialects import dialect_for_model
 from toolcall_middleware.core.dialects.auto import SHARED, UNIQUE
-from toolcall_middleware.core.result import ParseResult, ToolCall
 
 MODEL = "mistralai/Mistral-Small-3.2-24B-Instruct-2506"
 

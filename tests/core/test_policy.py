@@ -21,11 +21,8 @@ from openai.types.shared import ErrorObject
 
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware import StreamParser
-from toolcall_middleware.core import memo
-from toolcall_middleware.core.apis.chat import ChatStreamEmitter
-from toolcall_middleware.core.apis.responses import ResponsesStreamEmitter
-from toolcall_middleware.core.emitters import Upstream
-from toolcall_middleware.core.events import (
+from toolcall_middleware.core import _memo as memo
+from toolcall_middleware.core._events import (
     Event,
     ReasoningDelta,
     TextDelta,
@@ -34,6 +31,9 @@ from toolcall_middleware.core.events import (
     ToolCallStart,
     TruncatedCall,
 )
+from toolcall_middleware.core.apis.chat import ChatStreamEmitter
+from toolcall_middleware.core.apis.responses import ResponsesStreamEmitter
+from toolcall_middleware.core.emitters import Upstream
 from toolcall_middleware.core.policy import (
     UNLIMITED,
     MissingExtraError,

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from tests.conftest import content_around_calls, split_at, stream_parse
 from tests.core import adversarial
 from toolcall_middleware import StreamParser, TextDelta, list_dialects, parse
+from toolcall_middleware.core._parser import PIECE, _in_pieces
+from toolcall_middleware.core._result import merge_events
 from toolcall_middleware.core.dialects import ParseContext, get_dialect
-from toolcall_middleware.core.parser import PIECE, _in_pieces
-from toolcall_middleware.core.result import merge_events
 
 SAMPLES = load_fixtures()
 
@@ -137,7 +137,7 @@ def test_plain_text_is_emitted_as_soon_as_it_arrives(dialect: str, text: str, cu
     st.lists(st.text(alphabet="<>/|[]_abtoolcal", min_size=1, max_size=12), min_size=1, max_size=4),
 )
 def test_partial_marker_len_is_the_longest_suffix_that_begins_a_marker(text: str, markers: list[str]) -> None:
-    from toolcall_middleware.core.textscan import partial_marker_len
+    from toolcall_middleware.core._textscan import partial_marker_len
 
     expected = max(
         (n for n in range(1, len(text) + 1) for m in markers if len(m) > n and m.startswith(text[-n:])), default=0

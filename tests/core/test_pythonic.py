@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, TextDelta, ToolCallEnd, dialect_for_model, parse
+from toolcall_middleware.core._result import ParseResult
 from toolcall_middleware.core.dialects.pythonic import PyScanner, Scan, calls_from_list
-from toolcall_middleware.core.result import ParseResult
 
 START, END, EOT = "<|python_start|>", "<|python_end|>", "<|eot|>"
 MODEL = "meta-llama/Llama-4-Scout-17B-16E-Instruct"

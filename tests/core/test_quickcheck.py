@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolcall_middleware.core.policy.quickcheck import quick_check
-from toolcall_middleware.core.policy.validation import SchemaCheck
+from toolcall_middleware.core.policy._quickcheck import quick_check
+from toolcall_middleware.core.policy._validation import SchemaCheck
 
 TYPES = ["string", "integer", "number", "boolean", "null", "object", "array"]
 NUMBERS = st.one_of(st.integers(-3, 3), st.floats(-2, 2), st.sampled_from([0.0, 1.0, 2.0]))

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import calls, check_streams, function_tools, random_splits, split_at, stream_parse
 from toolcall_middleware import StreamParser, ToolCallEnd, ToolCallStart, dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult
+from toolcall_middleware.core._result import ParseResult
 
 CODER = {"model": "Qwen/Qwen3-Coder-30B-A3B-Instruct"}
 Q36 = {"model": "Qwen/Qwen3.6-35B-A3B"}  # the template opens <think> itself

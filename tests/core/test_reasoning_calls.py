@@ -16,7 +16,7 @@ from tests.asgi.harness import SSE_HEADERS, body, chat_request, chat_stream, sta
 from tests.asgi.test_http_details import through
 from tests.wire import replay_chat
 from toolcall_middleware import StreamParser, parse
-from toolcall_middleware.core.result import merge_events
+from toolcall_middleware.core._result import merge_events
 
 TOOLS: Any = [
     {
@@ -171,7 +171,7 @@ def drafted_policy_run(policy: Any, text: str) -> list[Any]:
     ids=["tool_choice-none", "unknown-name", "unknown-name-strict", "strict-mismatch"],
 )
 def test_a_draft_the_rules_refuse_is_dropped_never_shown_or_failed(tools: Any, choice: Any, strict: bool) -> None:
-    from toolcall_middleware.core.events import TextDelta, ToolCallStart
+    from toolcall_middleware.core._events import TextDelta, ToolCallStart
     from toolcall_middleware.core.policy import PolicyError, PolicyFilter
 
     draft = DRAFTED.replace('"Paris"', "5") if strict and tools is TOOLS else DRAFTED
@@ -189,7 +189,7 @@ def test_a_call_cut_off_after_the_reasoning_keeps_the_drafts_out() -> None:
 
 
 def test_a_reasoning_over_the_size_limit_gives_no_drafts(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolcall_middleware.core import parser as parser_module
+    from toolcall_middleware.core import _parser as parser_module
 
     monkeypatch.setattr(parser_module, "MAX_DRAFT_CHARS", len(REASONING) - 1)
     assert parse(DRAFTED, "hermes", tools=TOOLS, reasoning_calls="fallback").tool_calls == []

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import check_streams
 from toolcall_middleware import StreamParser, ToolCallStart, get_dialect
-from toolcall_middleware.core import reasoning
+from toolcall_middleware.core import _reasoning as reasoning
 from toolcall_middleware.core.request import render_calls
 
 # Each family whose calls may stand inside `<think>`, by one of its dialects.

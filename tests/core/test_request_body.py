@@ -1,5 +1,5 @@
-"""A request body read from its bytes (`core.request.body`): what `json.loads` reads, with its tools
-shared by every request that sends the same ones (`core.memo`), found in the bytes by the C helper
+"""A request body read from its bytes (`core.request._body`): what `json.loads` reads, with its tools
+shared by every request that sends the same ones (`core._memo`), found in the bytes by the C helper
 (`member_span`) where it is built."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core import compiled, memo
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
-from toolcall_middleware.core.request.body import read_request
+from toolcall_middleware.core import _compiled as compiled
+from toolcall_middleware.core import _memo as memo
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
+from toolcall_middleware.core.request._body import read_request
 
 from .test_json_loads import outcome, same, values
 
@@ -171,8 +172,8 @@ def test_requests_with_the_same_tools_share_them_and_read_them_once(
 ) -> None:
     """The body's tools are one object for every request that sends them, and what the rewrite,
     the rules and the parser read of them is read once: keys made from the shared object's key."""
-    from toolcall_middleware.core.policy import tools as policy_tools
-    from toolcall_middleware.core.request import tools as request_tools
+    from toolcall_middleware.core.policy import _tools as policy_tools
+    from toolcall_middleware.core.request import _tools as request_tools
 
     reads: list[str] = []
     real_normalize, real_rules = request_tools._normalize_tools, policy_tools.ToolRules.read
@@ -264,7 +265,7 @@ def test_a_body_written_with_a_spliced_string_is_the_body_written(
     """`json_bytes_with` writes what `json_bytes` writes, the string at the path from its token."""
     from json.encoder import encode_basestring
 
-    from toolcall_middleware.core.framing.utf8 import json_bytes, json_bytes_with
+    from toolcall_middleware.core.framing._utf8 import json_bytes, json_bytes_with
 
     body: dict[str, Any] = {"value": value}
     holder: Any = body
@@ -285,7 +286,7 @@ def test_a_body_written_with_a_spliced_string_is_the_body_written(
 def test_the_manifest_token_is_the_texts(system: str, manifest: str, where: str) -> None:
     from json.encoder import encode_basestring
 
-    from toolcall_middleware.core.request.render import manifest_token
+    from toolcall_middleware.core.request._render import manifest_token
 
     text = {"alone": manifest, "after": system + "\n\n" + manifest, "before": manifest + "\n\n" + system}.get(
         where, system
@@ -301,7 +302,7 @@ def test_a_rewritten_body_is_the_same_with_its_manifest_spliced(dialect: str, ap
     """Many tools' manifest (the system message, the instructions, Anthropic's `system` as a
     string or as blocks; before or after the system text, as the dialect's template puts it) is
     written from its JSON made once: the host gets the same bytes as written in full."""
-    from toolcall_middleware.core import forwarded
+    from toolcall_middleware.core import _forwarded as forwarded
 
     offered = [tool(f"tool_{i}") for i in range(tools)]
     system = "Be brief. \u00e9 \U0001f600"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from toolcall_middleware.core.apis.chat import rewrite_chat_request
 from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.core.request.bridge import responses_to_chat
+from toolcall_middleware.core.request._bridge import responses_to_chat
 
 WEATHER = {
     "type": "function",

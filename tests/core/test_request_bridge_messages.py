@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from toolcall_middleware.core.apis.chat import rewrite_chat_request
 from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.core.request.bridge import responses_to_chat
-from toolcall_middleware.core.request.bridge_messages import DEFAULT_MAX_TOKENS, chat_to_messages, messages_to_chat
+from toolcall_middleware.core.request._bridge import responses_to_chat
+from toolcall_middleware.core.request._bridge_messages import DEFAULT_MAX_TOKENS, chat_to_messages, messages_to_chat
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 ANTHROPIC_TOOLS: list[Any] = [

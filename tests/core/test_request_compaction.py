@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.responses.compacted_response import CompactedResponse
 
-from toolcall_middleware.core.apis.responses.compaction import (
+from toolcall_middleware.core.apis.responses._compaction import (
     compact_path,
     compacted,
     expand_compactions,

@@ -1,4 +1,4 @@
-"""How deep a body nests (`core.depth`), measured without recursion, and the 400 past the limit."""
+"""How deep a body nests (`core._depth`), measured without recursion, and the 400 past the limit."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core import memo
-from toolcall_middleware.core.depth import deeper, depth
+from toolcall_middleware.core import _memo as memo
+from toolcall_middleware.core._depth import deeper, depth
 from toolcall_middleware.core.request import BadRequest
-from toolcall_middleware.core.request.errors import check_depth
+from toolcall_middleware.core.request._errors import check_depth
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=3),

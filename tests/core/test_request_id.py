@@ -1,4 +1,4 @@
-"""The request id rules (`core.request_id`): what is kept is exactly what was sent and safe to
+"""The request id rules (`core._request_id`): what is kept is exactly what was sent and safe to
 write anywhere; the answer always carries the id once, and nothing of the app's is lost."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core.request_id import (
+from toolcall_middleware.core._request_id import (
     HEADER,
     MAX_LENGTH,
     UPSTREAM_HEADER,

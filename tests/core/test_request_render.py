@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from toolcall_middleware import list_dialects, parse
 from toolcall_middleware.core.dialects import UnknownDialectError
-from toolcall_middleware.core.dialects.rendering import value_text
+from toolcall_middleware.core.dialects._rendering import value_text
 from toolcall_middleware.core.request import (
     BadRequest,
     ToolResult,

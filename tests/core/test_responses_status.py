@@ -11,7 +11,7 @@ import pytest
 from openai.types.responses import Response
 
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
 from toolcall_middleware.core.framing.sse import SSEDecoder
 
 META = {"id": "chatcmpl-1", "created": 7, "model": "m"}

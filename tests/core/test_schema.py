@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core.schema import coerce_value, decode_json, parse_number, schema_types
+from toolcall_middleware.core._schema import coerce_value, decode_json, parse_number, schema_types
 
 INT = {"type": "integer"}
 NUM = {"type": "number"}

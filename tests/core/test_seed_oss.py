@@ -25,7 +25,7 @@ from tests.conftest import (
     stream_parse,
 )
 from toolcall_middleware import StreamParser, ToolCallEnd, ToolCallStart, dialect_for_model, parse
-from toolcall_middleware.core.result import ParseResult, merge_events
+from toolcall_middleware.core._result import ParseResult, merge_events
 
 OPEN = "<seed:tool_call>"
 CLOSE = "</seed:tool_call>"

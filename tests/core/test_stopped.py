@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from tests.conftest import split_at
 from toolcall_middleware import StreamParser
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.events import ToolCallStart, TruncatedCall
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._events import ToolCallStart, TruncatedCall
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
+from toolcall_middleware.core._result import merge_events
 from toolcall_middleware.core.framing.sse import SSEDecoder
-from toolcall_middleware.core.result import merge_events
 
 UNCLOSED = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
 PROSE = "Write <tool_call> then JSON."

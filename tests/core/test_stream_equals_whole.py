@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.config import ToolCallConfig
-from toolcall_middleware.core.exchange import Exchange, RouteMatch
+from toolcall_middleware.core._exchange import Exchange, RouteMatch
 from toolcall_middleware.core.framing.sse import SSEDecoder
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from tests.core.test_json_loads import outcome, same
 from tests.core.test_request_body import body_text, members
-from toolcall_middleware.core import compiled, memo
-from toolcall_middleware.core.request.body import read_request
+from toolcall_middleware.core import _compiled as compiled
+from toolcall_middleware.core import _memo as memo
+from toolcall_middleware.core.request._body import read_request
 
 from .profile import fuzz
 

@@ -43,7 +43,7 @@ from tests.asgi.harness import (
 from tests.wsgi.driver import Server, environ
 from tests.wsgi.driver import scripted as wsgi_scripted
 from toolcall_middleware import ToolCallMiddleware, ToolCallWSGIMiddleware
-from toolcall_middleware.core import compiled
+from toolcall_middleware.core import _compiled as compiled
 
 from .hosts import completions_answer, completions_stream, messages_answer, messages_stream
 from .profile import fuzz
@@ -356,7 +356,7 @@ def test_a_bridged_client_never_gets_the_hosts_api(host: str, client: str, data:
 
 @pytest.mark.parametrize("streamed", [True, False])
 def test_a_host_usage_of_the_wrong_type_does_not_stop_the_rewrite(streamed: bool) -> None:
-    """`core/apis/responses/emitter.py` `responses_usage` does `int(usage.get("completion_tokens"))`:
+    """`core/apis/responses/_emitter.py` `responses_usage` does `int(usage.get("completion_tokens"))`:
     a list there raises TypeError, the rewrite fails open, and this bridged Responses client gets
     the host's raw Chat answer."""
     if streamed:

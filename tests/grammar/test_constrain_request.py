@@ -11,7 +11,7 @@ import pytest
 
 from toolcall_middleware.core.dialects import get_dialect, list_dialects
 from toolcall_middleware.core.grammar.constrain import constrained_body
-from toolcall_middleware.core.request.tools import normalize_tools
+from toolcall_middleware.core.request._tools import normalize_tools
 
 PARAMS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": PARAMS}}]

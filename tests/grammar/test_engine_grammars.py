@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.core.dialects import get_dialect, list_dialects
+from toolcall_middleware.core.dialects._rendering import CallToRender
 from toolcall_middleware.core.dialects.call_grammar import Args
-from toolcall_middleware.core.dialects.rendering import CallToRender
 from toolcall_middleware.core.grammar.build import build_constraint
 from toolcall_middleware.core.grammar.engines import (
     ENGINES,
@@ -23,7 +23,7 @@ from toolcall_middleware.core.grammar.engines import (
     dialect_unexpressible,
     without_reasoning,
 )
-from toolcall_middleware.core.request.tools import normalize_tools
+from toolcall_middleware.core.request._tools import normalize_tools
 
 from .engine import accepts, from_fields
 

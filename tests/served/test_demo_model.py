@@ -15,7 +15,7 @@ from tests.conftest import check_streams
 from toolcall_middleware import parse
 from toolcall_middleware.core.apis.chat import rewrite_chat_request
 from toolcall_middleware.core.apis.responses import rewrite_responses_request
-from toolcall_middleware.core.request.render import rendered_dialects
+from toolcall_middleware.core.request._render import rendered_dialects
 from toolcall_middleware.demo import DemoModel, read_manifest
 
 DIALECTS = rendered_dialects()

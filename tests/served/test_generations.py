@@ -27,7 +27,7 @@ import pytest
 from tests.generations import LOOKUP, host
 from tests.servers import free_port, gunicorn, serve, uvicorn
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.records import record_line
+from toolcall_middleware._records import record_line
 
 CHAT_TOOL: Any = {"type": "function", "function": LOOKUP}
 STRICT_TOOL: Any = {"type": "function", "function": {**LOOKUP, "strict": True}}

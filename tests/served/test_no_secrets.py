@@ -25,10 +25,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.served.test_proxy import proxy
 from tests.servers import free_port, serve
 from tests.store.redis_server import redis_server
+from toolcall_middleware._serve import build_app
+from toolcall_middleware._serve_options import ServeOptions
 from toolcall_middleware.config import ToolCallConfig
 from toolcall_middleware.redact import redact
-from toolcall_middleware.serve import build_app
-from toolcall_middleware.serve_options import ServeOptions
 
 SECRET = "s3cr3t"
 TOKEN = f"tok-{SECRET}"  # (a query token with the secret in it: one grep finds both)

@@ -14,10 +14,10 @@ import openai
 import pytest
 
 from tests.servers import ROOT, free_port, serve
+from toolcall_middleware._env import settable
+from toolcall_middleware._serve import resolve
+from toolcall_middleware._serve_options import ServeOptions
 from toolcall_middleware.cli import build_parser, main
-from toolcall_middleware.env import settable
-from toolcall_middleware.serve import resolve
-from toolcall_middleware.serve_options import ServeOptions
 
 
 def serve_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -98,7 +98,7 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
 
 def test_forward_tools_leaves_the_prompt_alone_unless_told() -> None:
     def exchange_settings(*flags: str) -> tuple[bool, bool]:
-        from toolcall_middleware.core.forwarded import injects_manifest
+        from toolcall_middleware.core._forwarded import injects_manifest
 
         _, config = resolve(build_parser().parse_args(["serve", *flags]))
         return config.forward_tools, injects_manifest(config)

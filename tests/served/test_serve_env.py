@@ -17,11 +17,11 @@ import pytest
 
 from tests.served.test_proxy import CHAT_TOOLS, QUESTION
 from tests.servers import ROOT, free_port, serve, uvicorn
+from toolcall_middleware._env import settable
+from toolcall_middleware._serve import resolve
+from toolcall_middleware._serve_options import ServeOptions
 from toolcall_middleware.cli import build_parser, main
 from toolcall_middleware.config import Limits, ToolCallConfig
-from toolcall_middleware.env import settable
-from toolcall_middleware.serve import resolve
-from toolcall_middleware.serve_options import ServeOptions
 
 SERVE = [sys.executable, "-m", "toolcall_middleware.cli", "serve"]
 WEATHER: Any = {"name": "get_weather", "input_schema": CHAT_TOOLS[0]["function"]["parameters"]}

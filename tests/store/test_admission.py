@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.store.admission import Admission, Refused
+from toolcall_middleware.store._admission import Admission, Refused
 
 # A step: a new job from credential 0-3, or the end of the n-th running job.
 STEPS = st.lists(st.one_of(st.tuples(st.just("new"), st.integers(0, 3)), st.tuples(st.just("end"), st.integers(0, 50))))

@@ -23,7 +23,7 @@ from toolcall_middleware.store import (
     StoreUnavailable,
     open_store,
 )
-from toolcall_middleware.store.redis import RedisStore
+from toolcall_middleware.store._redis import RedisStore
 
 BACKENDS = ["memory", "sqlite", "redis"]
 

@@ -21,9 +21,9 @@ from starlette.testclient import TestClient
 
 from tests.store.hosts import host
 from toolcall_middleware import ToolCallMiddleware
-from toolcall_middleware.core.framing.utf8 import json_bytes
+from toolcall_middleware.core.framing._utf8 import json_bytes
 from toolcall_middleware.store import open_store
-from toolcall_middleware.store.state import item_key, response_key, scope_of
+from toolcall_middleware.store._state import item_key, response_key, scope_of
 
 SECRET = "chain-test-secret"
 FILLER = "x" * 200

@@ -15,11 +15,11 @@ import pytest
 
 from tests.store.test_backends import make
 from toolcall_middleware.store import SQLiteStore, Store
-from toolcall_middleware.store.admission import Admission
-from toolcall_middleware.store.background import LAST_POLL, BackgroundRuns
-from toolcall_middleware.store.layer import ResponsesState
-from toolcall_middleware.store.redis import RedisStore
-from toolcall_middleware.store.state import response_key, scope_of
+from toolcall_middleware.store._admission import Admission
+from toolcall_middleware.store._background import LAST_POLL, BackgroundRuns
+from toolcall_middleware.store._layer import ResponsesState
+from toolcall_middleware.store._redis import RedisStore
+from toolcall_middleware.store._state import response_key, scope_of
 
 SECRET = "s" * 64
 HEADERS = [(b"authorization", b"Bearer sk-jobs")]

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcall_middleware.store import MemoryStore
-from toolcall_middleware.store.chain import CHECKPOINT_EVERY, Link, ancestor_ids, stored_records, turn_items
-from toolcall_middleware.store.state import response_key, turn_key
+from toolcall_middleware.store._chain import CHECKPOINT_EVERY, Link, ancestor_ids, stored_records, turn_items
+from toolcall_middleware.store._state import response_key, turn_key
 
 
 class CountingStore(MemoryStore):

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_middleware.core.framing.utf8 import json_bytes, json_text
-from toolcall_middleware.core.request.errors import BadRequest
-from toolcall_middleware.store.state import (
+from toolcall_middleware.core.framing._utf8 import json_bytes, json_text
+from toolcall_middleware.core.request._errors import BadRequest
+from toolcall_middleware.store._state import (
     Echo,
     StateError,
     as_item,

@@ -1,5 +1,5 @@
 """A stored chain's context, read once: the middleware below the Responses state reads only what a
-turn adds (`core.stored_input`) and writes the host the very bytes it wrote reading the whole body.
+turn adds (`core._stored_input`) and writes the host the very bytes it wrote reading the whole body.
 
 Chains of random turns (messages of every role, function and custom tool calls and their
 results, reasoning, items of the wrong shape; a dialect per turn, out of all of them; with tools
@@ -19,16 +19,16 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from toolcall_middleware import ToolCallMiddleware
+from toolcall_middleware._inprocess import STORED_INPUT
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core._exchange_data import Report
+from toolcall_middleware.core._forwarded import Forwarded, forward_request
+from toolcall_middleware.core._stored_input import StoredInput
 from toolcall_middleware.core.dialects import list_dialects
-from toolcall_middleware.core.exchange_data import Report
-from toolcall_middleware.core.forwarded import Forwarded, forward_request
-from toolcall_middleware.core.request.errors import BadRequest
-from toolcall_middleware.core.stored_input import StoredInput
-from toolcall_middleware.inprocess import STORED_INPUT
+from toolcall_middleware.core.request._errors import BadRequest
 from toolcall_middleware.store import open_store
-from toolcall_middleware.store.layer import ResponsesState
-from toolcall_middleware.store.state import expand, forward_bytes, items_json
+from toolcall_middleware.store._layer import ResponsesState
+from toolcall_middleware.store._state import expand, forward_bytes, items_json
 
 DIALECTS = list_dialects()
 CONFIG = ToolCallConfig(model_dialects={f"m-{d}": d for d in DIALECTS})
@@ -138,8 +138,8 @@ def test_a_chain_read_once_gives_the_host_the_bytes_read_whole_would(turns: list
 def test_a_turn_reads_only_what_it_adds(monkeypatch: pytest.MonkeyPatch) -> None:
     """Given where the flattening of the context stood, a turn decodes the body less the
     context's bytes, and checks and flattens only the items after it."""
-    from toolcall_middleware.core import stored_input
-    from toolcall_middleware.core.apis.responses import rewrite as responses
+    from toolcall_middleware.core import _stored_input as stored_input
+    from toolcall_middleware.core.apis.responses import _rewrite as responses
 
     call = {"type": "function_call", "call_id": "c", "name": "get_weather", "arguments": "{}"}
     history: list[dict[str, Any]] = []

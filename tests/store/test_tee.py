@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import split_at
 from toolcall_middleware.core.framing.sse import SSEDecoder, encode_event
-from toolcall_middleware.store.state import Echo
-from toolcall_middleware.store.tee import Tee, Turn
+from toolcall_middleware.store._state import Echo
+from toolcall_middleware.store._tee import Tee, Turn
 
 ECHO = Echo("resp_ours", True, "resp_before", None)
 DONE = {

@@ -11,7 +11,7 @@ from openai import OpenAI
 
 from tests import servers
 from tests.asgi.test_compaction import DEPTH_LIMIT, SUMMARY, summary_answer
-from toolcall_middleware.core.apis.responses.compaction import unseal
+from toolcall_middleware.core.apis.responses._compaction import unseal
 
 from .driver import RESPONSES, Environ, Server, environ, json_headers, scripted, wrapped
 

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from tests.asgi import harness
 from tests.wire import replay_chat, replay_responses
 from toolcall_middleware import ToolCallConfig, ToolCallMiddleware, ToolCallWSGIMiddleware
-from toolcall_middleware.core import exchange as core_exchange
-from toolcall_middleware.core.stream_body import StreamBody
+from toolcall_middleware.core import _exchange as core_exchange
+from toolcall_middleware.core._stream_body import StreamBody
 
 from .driver import (
     CHAT,

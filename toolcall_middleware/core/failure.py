@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .http import Headers
-from .redact import redact
+from ._http import Headers
+from ._redact import redact
 
 
 class UpstreamFailure(Exception):

@@ -11,8 +11,8 @@ app = ToolCallMiddleware(DemoApp("qwen3_coder"), dialect="qwen3_coder")
 
 from __future__ import annotations
 
-from .app import DemoApp, Written
-from .manifest import Manifest, OfferedTool, read_manifest
-from .model import DemoModel, Reply
+from ._app import DemoApp, Written
+from ._manifest import Manifest, OfferedTool, read_manifest
+from ._model import DemoModel, Reply
 
 __all__ = ["DemoApp", "DemoModel", "Manifest", "OfferedTool", "Reply", "Written", "read_manifest"]

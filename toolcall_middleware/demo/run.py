@@ -19,8 +19,8 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from ..middleware import ToolCallMiddleware
-from .app import DemoApp, Written
+from .._middleware import ToolCallMiddleware
+from ._app import DemoApp, Written
 
 QUESTION = "What is the weather in Paris?"
 PARAMETERS = {

@@ -23,11 +23,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import check_store_url
-from .api import load_state
-from .base import Store, StoreError, StoreFull, StoreLimits, StoreUnavailable
-from .memory import MemoryStore
-from .sqlite import SQLiteStore
-from .state import Wanted, expand, history_of, wanted_state
+from ._api import load_state
+from ._base import Store, StoreError, StoreFull, StoreLimits, StoreUnavailable
+from ._memory import MemoryStore
+from ._sqlite import SQLiteStore
+from ._state import Wanted, expand, history_of, wanted_state
 
 
 def open_store(spec: str, limits: StoreLimits | None = None) -> Store:
@@ -38,7 +38,7 @@ def open_store(spec: str, limits: StoreLimits | None = None) -> Store:
         return MemoryStore(limits)
     if spec.startswith("sqlite://"):
         return SQLiteStore(Path(spec.removeprefix("sqlite://").removeprefix("/")).expanduser(), limits)
-    from .redis import RedisStore
+    from ._redis import RedisStore
 
     return RedisStore(spec, limits)
 

@@ -13,7 +13,7 @@ import importlib
 import re
 from functools import lru_cache
 
-from .dialect import Call, Dialect, ParseContext, ToolMachine
+from ._dialect import Call, Dialect, ParseContext, ToolMachine
 
 # Modules in the order their model patterns are tried: the specific ones first
 # (`qwen3-coder` before `qwen3`, `deepseek-v3.1` before `deepseek-v3`).

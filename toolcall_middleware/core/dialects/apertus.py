@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from .base import BlockParser, Call, Dialect, arguments_object, dump_arguments
+from .._reasoning import ReasoningSyntax
+from ._base import BlockParser, Call, Dialect, arguments_object, dump_arguments
+from ._json_calls import JsonCallsBlock, JsonCallsSyntax
+from ._rendering import Renderer, ToolSpec, dumps, join_turn
 from .call_grammar import Args, CallGrammar, Lit, Name
 from .harmony import ts_type
-from .json_calls import JsonCallsBlock, JsonCallsSyntax
-from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 TOOLS, TOOLS_END = "<|tools_prefix|>", "<|tools_suffix|>"
 INNER, INNER_END = "<|inner_prefix|>", "<|inner_suffix|>"

@@ -28,13 +28,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..events import Event, TextDelta
-from ..inline_code import FENCE, TICK
-from ..reasoning import DEFAULT_PAIRS, ReasoningInText, ReasoningSyntax
-from ..textscan import WHITESPACE, hold_whitespace
-from .base import Dialect, ParseContext, ToolMachine
-from .code_aware import CodeAwareScanner
-from .dialect import SharedMarker
+from .._events import Event, TextDelta
+from .._inline_code import FENCE, TICK
+from .._reasoning import DEFAULT_PAIRS, ReasoningInText, ReasoningSyntax
+from .._textscan import WHITESPACE, hold_whitespace
+from ._base import Dialect, ParseContext, ToolMachine
+from ._code_aware import CodeAwareScanner
+from ._dialect import SharedMarker
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from .base import Block, BlockParser, Call, Dialect, arguments_object, dump_arguments
+from .._reasoning import ReasoningSyntax
+from ._base import Block, BlockParser, Call, Dialect, arguments_object, dump_arguments
+from ._json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
+from ._rendering import CallToRender as RenderCall
+from ._rendering import Renderer, ToolResult, ToolSpec, dumps, join_turn
 from .call_grammar import Args, CallGrammar, Chars, Lit, Name
-from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
-from .rendering import CallToRender as RenderCall
-from .rendering import Renderer, ToolResult, ToolSpec, dumps, join_turn
 
 ACTION, ACTION_END = "<|START_ACTION|>", "<|END_ACTION|>"
 THINKING, THINKING_END = "<|START_THINKING|>", "<|END_THINKING|>"

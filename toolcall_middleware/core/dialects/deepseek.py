@@ -24,12 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
-from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from .._reasoning import ReasoningSyntax
+from .._textscan import WHITESPACE, JsonSegment, MarkerSegment
+from ._base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from ._rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, tool_lines
+from ._streaming import ObjectText, raw_arguments
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, tool_lines
-from .streaming import ObjectText, raw_arguments
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALLS_END = "<｜tool▁calls▁end｜>"

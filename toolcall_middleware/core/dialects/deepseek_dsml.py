@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, JsonSegment, MarkerSegment
-from .base import BlockParser, Call, Dialect, dump_arguments, load_object
+from .._reasoning import ReasoningSyntax
+from .._textscan import WHITESPACE, JsonSegment, MarkerSegment
+from ._base import BlockParser, Call, Dialect, dump_arguments, load_object
+from ._rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, results_joined
 from .call_grammar import JSON_TYPES, Args, CallGrammar, Lit, Name
 from .deepseek import THINK, Section, prefills_when_thinking
-from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, dumps, join_turn, results_joined
 
 
 def _tags(prefix: str, name: str) -> tuple[str, str]:

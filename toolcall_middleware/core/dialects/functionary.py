@@ -20,12 +20,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..events import Event
-from ..reasoning import ReasoningSyntax
-from .base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
+from .._events import Event
+from .._reasoning import ReasoningSyntax
+from ._base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
+from ._json_calls import JsonCallsBlock, JsonCallsSyntax
+from ._rendering import Renderer, ToolSpec, dumps, join_turn
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .json_calls import JsonCallsBlock, JsonCallsSyntax
-from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 OPEN = ">>>"
 TEXT_RECIPIENT = "all"

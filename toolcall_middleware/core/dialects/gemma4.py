@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from ..schema import JSON_OBJECT
-from ..textscan import WHITESPACE
-from .base import BlockParser, Call, Dialect, dump_arguments
+from .._reasoning import ReasoningSyntax
+from .._schema import JSON_OBJECT
+from .._textscan import WHITESPACE
+from ._base import BlockParser, Call, Dialect, dump_arguments
+from ._rendering import CallToRender, Renderer, ToolResult, ToolSpec, join_turn, results_joined
 from .call_grammar import Args, CallGrammar, Lit, Name, ObjectNotation
-from .rendering import CallToRender, Renderer, ToolResult, ToolSpec, join_turn, results_joined
 
 OPEN = "<|tool_call>"
 CLOSE = "<tool_call|>"

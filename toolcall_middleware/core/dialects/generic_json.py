@@ -18,16 +18,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..events import Event, OversizedCall, TextDelta, TruncatedCall
-from ..inline_code import FENCE, TICK
-from ..reasoning import ReasoningInText, ReasoningSyntax
-from ..textscan import WHITESPACE, JsonDepth, hold_whitespace
-from .base import Call, Dialect, ParseContext, call_events
+from .._events import Event, OversizedCall, TextDelta, TruncatedCall
+from .._inline_code import FENCE, TICK
+from .._reasoning import ReasoningInText, ReasoningSyntax
+from .._textscan import WHITESPACE, JsonDepth, hold_whitespace
+from ._base import Call, Dialect, ParseContext, call_events
+from ._code_aware import CodeAwareScanner
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, tool_lines
 from .call_grammar import CallGrammar
-from .code_aware import CodeAwareScanner
 from .granite import CALL_OBJECT, array_document
 from .hermes import call_from_object
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, tool_lines
 
 
 def calls_from_value(value: Any) -> list[Call] | str | None:

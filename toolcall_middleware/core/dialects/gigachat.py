@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..schema import JSON_OBJECT
-from ..textscan import WHITESPACE
-from .base import Block, BlockItem, BlockParser, Call, Dialect, dump_arguments
+from .._schema import JSON_OBJECT
+from .._textscan import WHITESPACE
+from ._base import Block, BlockItem, BlockParser, Call, Dialect, dump_arguments
+from ._json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
 from .call_grammar import Args, CallGrammar, Lit, Name
 from .harmony import ts_type
-from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
 
 ROLE_SEP = "<|role_sep|>"
 MESSAGE_SEP = "<|message_sep|>"

@@ -41,15 +41,15 @@ from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
-from ..events import Event
-from ..reasoning import ReasoningSyntax
-from ..schema import coerce_value, decode_json, schema_types
-from ..textscan import WHITESPACE, Match, find_first, partial_marker_len
-from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments
+from .._events import Event
+from .._reasoning import ReasoningSyntax
+from .._schema import coerce_value, decode_json, schema_types
+from .._textscan import WHITESPACE, Match, find_first, partial_marker_len
+from ._base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments
+from ._dialect import SharedMarker
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
+from ._streaming import member_fragment
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .dialect import SharedMarker
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
-from .streaming import member_fragment
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"

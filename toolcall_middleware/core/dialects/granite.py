@@ -24,13 +24,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from .base import Block, BlockParser, Dialect
+from .._reasoning import ReasoningSyntax
+from ._base import Block, BlockParser, Dialect
+from ._dialect import SharedMarker
+from ._json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
+from ._rendering import CallToRender as RenderCall
+from ._rendering import Renderer, ToolSpec, dumps, join_turn
 from .call_grammar import Args, CallGrammar, Lit, Name, call_object_schema
-from .dialect import SharedMarker
-from .json_calls import BARE_ARRAY, JsonCallsBlock, JsonCallsSyntax, bare_array_block
-from .rendering import CallToRender as RenderCall
-from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 TOKEN = "<|tool_call|>"
 TAG = "<tool_call>"

@@ -43,13 +43,13 @@ import re
 from collections.abc import Sequence
 from enum import Enum
 
-from ..events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
-from ..schema import JSON_OBJECT
-from ..textscan import JsonStringTracker, alternation, partial_marker_len
-from .base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
+from .._events import Event, OversizedCall, ReasoningDelta, TextDelta, TruncatedCall
+from .._schema import JSON_OBJECT
+from .._textscan import JsonStringTracker, alternation, partial_marker_len
+from ._base import Call, Dialect, ParseContext, call_events, dump_arguments, load_object
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps
+from ._typescript import ts_type
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .rendering import CallToRender, Renderer, ToolSpec, dumps
-from .typescript import ts_type
 
 START = "<|start|>"
 END = "<|end|>"

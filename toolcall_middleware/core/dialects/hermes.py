@@ -15,23 +15,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..framing.utf8 import json_loads
-from ..reasoning import ReasoningSyntax
-from ..textscan import JsonSegment
-from .base import (
-    BlockItem,
-    BlockParser,
-    Call,
-    Dialect,
-    ParseContext,
-    arguments_object,
-    dump_arguments,
-    load_object,
-)
+from .._reasoning import ReasoningSyntax
+from .._textscan import JsonSegment
+from ..framing._utf8 import json_loads
+from ._base import BlockItem, BlockParser, Call, Dialect, ParseContext, arguments_object, dump_arguments, load_object
+from ._dialect import SharedMarker
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, tool_lines, tool_response
+from ._streaming import CallObjectWatcher, raw_arguments
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .dialect import SharedMarker
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, tool_lines, tool_response
-from .streaming import CallObjectWatcher, raw_arguments
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from .base import BlockParser, Dialect
+from .._reasoning import ReasoningSyntax
+from ._base import BlockParser, Dialect
+from ._rendering import Renderer, ToolSpec, dumps, join_turn
 from .call_grammar import Args, CallGrammar, Lit, Name
 from .granite import CALL_OBJECT, tool_list
 from .hermes import HermesBlock
-from .rendering import Renderer, ToolSpec, dumps, join_turn
 
 LONGCAT, LONGCAT_END = "<longcat_tool_call>", "</longcat_tool_call>"
 LONGCAT_THINK, LONGCAT_THINK_END = "<longcat_think>", "</longcat_think>"

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from ..schema import coerce_value
-from ..textscan import WHITESPACE
-from .base import BlockItem, BlockParser, Call, Dialect, ParseContext
+from .._reasoning import ReasoningSyntax
+from .._schema import coerce_value
+from .._textscan import WHITESPACE
+from ._base import BlockItem, BlockParser, Call, Dialect, ParseContext
+from ._dialect import SharedMarker
+from ._rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .dialect import SharedMarker
 from .glm import CLOSE, KEY, KEY_END, OPEN, VALUE, VALUE_END, GlmBlock
-from .rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
 
 SECTION, SECTION_END = "<tool_calls>", "</tool_calls>"
 TOOL_SEP = "<tool_sep>"

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from .base import Block, BlockItem, BlockParser, Call, Dialect
+from .._reasoning import ReasoningSyntax
+from ._base import Block, BlockItem, BlockParser, Call, Dialect
+from ._json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, tools_in_tags
 from .call_grammar import Args, CallGrammar, Lit, Name
 from .gigachat import strict_call
-from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, tools_in_tags
 
 MESSAGE_MODEL = "<|message_model|>"
 INVOKE_JSON = "<|content_invoke_tool_json|>"

@@ -25,13 +25,13 @@ import json
 import re
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from .base import Block, BlockParser, Dialect
+from .._reasoning import ReasoningSyntax
+from ._base import Block, BlockParser, Dialect
+from ._dialect import SharedMarker
+from ._json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
+from ._rendering import Renderer, ToolSpec, dumps, join_turn, results_joined
 from .call_grammar import CallGrammar
-from .dialect import SharedMarker
 from .granite import CALL_OBJECT, array_grammar, call_array, tool_list
-from .json_calls import DroppedMarker, JsonCallsBlock, JsonCallsSyntax
-from .rendering import Renderer, ToolSpec, dumps, join_turn, results_joined
 
 _ARRAY_FORMAT = '[{"name": <function-name>, "arguments": <args-json-object>}, …]'
 

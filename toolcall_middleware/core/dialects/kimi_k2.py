@@ -23,12 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from ..textscan import JsonSegment, MarkerScanner
-from .base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from .._reasoning import ReasoningSyntax
+from .._textscan import JsonSegment, MarkerScanner
+from ._base import BlockItem, BlockParser, Call, Dialect, Fragment, Opened, ParseContext, dump_arguments, load_object
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined
+from ._streaming import ObjectText, raw_arguments
 from .call_grammar import Args, CallGrammar, Chars, Lit, Name
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined
-from .streaming import ObjectText, raw_arguments
 
 SECTION_BEGINS = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
 SECTION_ENDS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")

@@ -32,12 +32,12 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from ..schema import JSON_OBJECT
-from ..textscan import WHITESPACE, MarkerScanner
-from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments, load_object
+from .._reasoning import ReasoningSyntax
+from .._schema import JSON_OBJECT
+from .._textscan import WHITESPACE, MarkerScanner
+from ._base import BlockParser, Call, Dialect, ParseContext, dump_arguments, load_object
+from ._rendering import CallToRender, Renderer, ToolChoice, ToolSpec, dumps, dumps_safe, fallback_result, results_joined
 from .call_grammar import JSON_TYPES, Args, CallGrammar, Chars, Lit, Name
-from .rendering import CallToRender, Renderer, ToolChoice, ToolSpec, dumps, dumps_safe, fallback_result, results_joined
 
 OPEN = "<|open|>"
 SEP = "<|sep|>"

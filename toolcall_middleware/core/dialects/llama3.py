@@ -20,13 +20,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE
-from .base import Call, Dialect, arguments_object, dump_arguments, load_object
+from .._reasoning import ReasoningSyntax
+from .._textscan import WHITESPACE
+from ._base import Call, Dialect, arguments_object, dump_arguments, load_object
+from ._llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, tool_lines
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
 from .pythonic import PyScanner, Scan, keyword_arguments, parse_source
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, tool_lines
 
 _FIRST_KEYS = ("name", "parameters", "arguments", "type")
 _CALL_KEYS = frozenset(_FIRST_KEYS)

@@ -10,12 +10,12 @@ import json
 import re
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from ..textscan import JsonSegment
-from .base import BlockParser, Call, Dialect, dump_arguments, load_object
+from .._reasoning import ReasoningSyntax
+from .._textscan import JsonSegment
+from ._base import BlockParser, Call, Dialect, dump_arguments, load_object
+from ._dialect import SharedMarker
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .dialect import SharedMarker
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn
 
 OPEN = "<function="
 CLOSE = "</function>"

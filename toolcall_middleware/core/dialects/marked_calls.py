@@ -22,18 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..framing.utf8 import json_loads
-from ..reasoning import ReasoningSyntax
-from ..textscan import MarkerSegment
-from .base import BlockItem, BlockParser, Call, Dialect, dump_arguments
+from .._reasoning import ReasoningSyntax
+from .._textscan import MarkerSegment
+from ..framing._utf8 import json_loads
+from ._base import BlockItem, BlockParser, Call, Dialect, dump_arguments
+from ._dialect import SharedMarker
+from ._rendering import CallToRender as RenderCall
+from ._rendering import Renderer, ToolSpec, dumps, join_turn, python_literal, results_joined
 from .call_grammar import CallGrammar
-from .dialect import SharedMarker
 from .gemma4 import STR as GEMMA4_STR
 from .gemma4 import GemmaMarkup, gemma_renderer, parse_arguments, read_header
 from .hermes import call_from_object
 from .pythonic import calls_from_list, python_call
-from .rendering import CallToRender as RenderCall
-from .rendering import Renderer, ToolSpec, dumps, join_turn, python_literal, results_joined
 
 Reader = Callable[[str], list[Call] | None]
 

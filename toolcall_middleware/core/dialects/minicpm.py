@@ -24,12 +24,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from .base import BlockParser, Call, Dialect, ParseContext, dump_arguments
+from .._reasoning import ReasoningSyntax
+from ._base import BlockParser, Call, Dialect, ParseContext, dump_arguments
+from ._rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
 from .call_grammar import Args, CallGrammar, Lit, Name
 from .glm import typed_value
 from .marked_calls import MarkedBlock
-from .rendering import CallToRender, Renderer, ToolSpec, join_turn, results_joined, tools_in_tags, value_text
 
 OPEN, CLOSE = "<function name=", "</function>"
 PARAM_END = "</param>"

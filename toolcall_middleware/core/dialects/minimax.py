@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from .base import Block, BlockParser, Dialect, ParseContext
+from .._reasoning import ReasoningSyntax
+from ._base import Block, BlockParser, Dialect, ParseContext
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, value_text
+from ._xml_calls import XmlCallParser, XmlCallSyntax
 from .call_grammar import Args, CallGrammar, Lit, Name
 from .minimax_m3 import SECTION as M3_SECTION
 from .minimax_m3 import MinimaxM3Block
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, results_joined, value_text
-from .xml_calls import XmlCallParser, XmlCallSyntax
 
 MINIMAX = XmlCallSyntax(
     section="<minimax:tool_call>",

@@ -33,12 +33,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from ..schema import coerce_value, schema_types
-from ..textscan import WHITESPACE, partial_marker_len
-from .base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
+from .._reasoning import ReasoningSyntax
+from .._schema import coerce_value, schema_types
+from .._textscan import WHITESPACE, partial_marker_len
+from ._base import BlockItem, BlockParser, Call, Dialect, ParseContext, dump_arguments
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, fallback_results
 from .call_grammar import Args, CallGrammar, KeyedElements, Lit, Name
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, fallback_results
 
 NS = "]<]minimax[>["
 SECTION = NS + "<tool_call>"

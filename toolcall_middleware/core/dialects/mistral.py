@@ -25,12 +25,10 @@ import re
 from collections.abc import Sequence
 from enum import Enum
 
-from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE, JsonDepth
-from .base import BlockParser, Call, Dialect, dump_arguments, load_object
-from .call_grammar import Args, CallGrammar, Chars, Lit, Name
-from .hermes import call_from_object
-from .rendering import (
+from .._reasoning import ReasoningSyntax
+from .._textscan import WHITESPACE, JsonDepth
+from ._base import BlockParser, Call, Dialect, dump_arguments, load_object
+from ._rendering import (
     CallToRender,
     Renderer,
     ToolResult,
@@ -41,6 +39,8 @@ from .rendering import (
     results_joined,
     tool_lines,
 )
+from .call_grammar import Args, CallGrammar, Chars, Lit, Name
+from .hermes import call_from_object
 
 OPEN = "[TOOL_CALLS]"
 ARGS = "[ARGS]"

@@ -25,12 +25,12 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from ..textscan import WHITESPACE
-from .base import Call, Dialect, dump_arguments
+from .._reasoning import ReasoningSyntax
+from .._textscan import WHITESPACE
+from ._base import Call, Dialect, dump_arguments
+from ._llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
+from ._rendering import CallToRender, Renderer, ToolSpec, python_literal
 from .call_grammar import Args, CallGrammar, Lit, Name, Part
-from .llama_text import PYTHON_END, PYTHON_START, PYTHON_TAG, STOP_TOKENS, Segment, TextMachine
-from .rendering import CallToRender, Renderer, ToolSpec, python_literal
 
 _MAX_NAME = 128  # a longer "function name" after `[` is prose, not a call
 

@@ -35,15 +35,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from ..schema import JSON_OBJECT
-from ..textscan import WHITESPACE
-from .base import Block, BlockItem, Dialect, ParseContext
+from .._reasoning import ReasoningSyntax
+from .._schema import JSON_OBJECT
+from .._textscan import WHITESPACE
+from ._base import Block, BlockItem, Dialect, ParseContext
+from ._dialect import SharedMarker
+from ._rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
+from ._xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .dialect import SharedMarker
 from .hermes import HERMES, HermesBlock
-from .rendering import CallToRender, Renderer, ToolSpec, dumps, join_turn, results_joined, tool_response, value_text
-from .xml_calls import XmlCallBlock, XmlCallParser, XmlCallSyntax
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"

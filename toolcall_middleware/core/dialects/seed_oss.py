@@ -30,12 +30,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..reasoning import ReasoningSyntax
-from ..schema import JSON_OBJECT
-from .base import Dialect
+from .._reasoning import ReasoningSyntax
+from .._schema import JSON_OBJECT
+from ._base import Dialect
+from ._rendering import CallToRender, Renderer, ToolSpec, join_turn, value_text
+from ._xml_calls import XmlCallParser, XmlCallSyntax
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .rendering import CallToRender, Renderer, ToolSpec, join_turn, value_text
-from .xml_calls import XmlCallParser, XmlCallSyntax
 
 THINK = ("<seed:think>", "</seed:think>")
 

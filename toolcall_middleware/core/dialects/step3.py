@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from .base import Dialect
+from .._reasoning import ReasoningSyntax
+from ._base import Dialect
+from ._rendering import CallToRender as RenderCall
+from ._rendering import Renderer, ToolSpec, dumps, join_turn, results_joined, value_text
+from ._xml_calls import XmlCallParser, XmlCallSyntax
 from .call_grammar import Args, CallGrammar, Lit, Name
-from .rendering import CallToRender as RenderCall
-from .rendering import Renderer, ToolSpec, dumps, join_turn, results_joined, value_text
-from .xml_calls import XmlCallParser, XmlCallSyntax
 
 CALLS_BEGIN, CALLS_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
 CALL_BEGIN, CALL_END, SEP = "<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"

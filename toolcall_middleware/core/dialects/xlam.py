@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..reasoning import ReasoningSyntax
-from .base import Block, BlockParser, Dialect
+from .._reasoning import ReasoningSyntax
+from ._base import Block, BlockParser, Dialect
+from ._json_calls import BARE_ARRAY, BARE_ARRAY_SPACED, JsonCallsBlock, JsonCallsSyntax, bare_array_block
+from ._rendering import Renderer, ToolSpec, join_turn
 from .granite import array_document, array_grammar, call_array
-from .json_calls import BARE_ARRAY, BARE_ARRAY_SPACED, JsonCallsBlock, JsonCallsSyntax, bare_array_block
-from .rendering import Renderer, ToolSpec, join_turn
 
 FENCED = "```json"
 MISTRAL = "[TOOL_CALLS]"

@@ -6,6 +6,6 @@
 
 from __future__ import annotations
 
-from .meta import Upstream
+from ._meta import Upstream
 
 __all__ = ["Upstream"]

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
-from .utf8 import COMPACT, json_bytes
+from ._utf8 import COMPACT, json_bytes
 
 DONE = b"data: [DONE]\n\n"
 

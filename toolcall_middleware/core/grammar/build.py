@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..dialects._rendering import ToolSpec
 from ..dialects.call_grammar import Args, CallGrammar, Chars, Lit, Name, Notation, XmlElement
-from ..dialects.rendering import ToolSpec
-from ..framing.utf8 import json_text
-from ..request.tools import ToolSet
+from ..framing._utf8 import json_text
+from ..request._tools import ToolSet
 
 ANY_OBJECT: Mapping[str, Any] = {"type": "object"}
 SPACE = Chars(" \\n", 0, None)  # between the reasoning block and the calls

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..dialects import get_dialect
-from ..request.tools import ToolSet
+from ..request._tools import ToolSet
 from .build import build_constraint
 from .engines import Engine, Unexpressible, body_with, constrain_fields, without_reasoning
 

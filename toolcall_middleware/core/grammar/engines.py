@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..dialects.call_grammar import Args, Chars, Lit
-from ..framing.utf8 import json_text
+from ..framing._utf8 import json_text
 from . import ENGINES, Engine
 from .build import Alt, Constraint, Free, Json, Node, Opt, Rep, Seq, Until, after_prefix
 from .gbnf import arguments_gbnf, to_gbnf

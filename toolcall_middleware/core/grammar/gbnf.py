@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._schema import json_type_of
 from ..dialects.call_grammar import Chars, Lit
-from ..framing.utf8 import json_text
-from ..schema import json_type_of
+from ..framing._utf8 import json_text
+from ._notations import notation_rules
 from .build import Alt, Free, Json, Node, Opt, Rep, Seq, Until
-from .notations import notation_rules
 from .python import SHARED_RULES, gbnf_rules, literal_texts
 
 WS = "ws"

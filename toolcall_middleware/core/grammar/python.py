@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dialects.rendering import python_literal
+from ..dialects._rendering import python_literal
 
 _SHORT = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 ESCAPE_REGEX = r"""\\(?:[\\'"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..dialects.call_grammar import Chars, Lit
-from ..framing.utf8 import json_text
+from ..framing._utf8 import json_text
 from .build import Alt, Free, Json, Node, Opt, Rep, Seq, Until
 from .python import KEYWORD_REGEX, SEPARATOR_REGEX, literal_texts, string_regex
 

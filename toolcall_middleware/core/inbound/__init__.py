@@ -9,8 +9,8 @@ The SSE framing is decoded before (`core.framing.sse.SSEDecoder`); a reader take
 decoded JSON (or the `[DONE]` data string), or a whole JSON body:
 
 ```python
-kind = detect(body, route="/v1/chat/completions")  # core.detect; None: not ours, pass it through
-reader = reader_for(kind, stream=False)             # core.detect
+kind = detect(body, route="/v1/chat/completions")  # core._detect; None: not ours, pass it through
+reader = reader_for(kind, stream=False)             # core._detect
 for event in reader.feed(body) + reader.flush():
     ...  # UpstreamMeta, RawText (-> StreamParser.feed / feed_reasoning), UpstreamDone,
          # UpstreamCall (an Anthropic upstream's own tool_use blocks -> NativeCalls -> PolicyFilter)
@@ -19,8 +19,8 @@ for event in reader.feed(body) + reader.flush():
 
 from __future__ import annotations
 
-from .base import DONE, Reader
-from .events import (
+from ._base import DONE, Reader
+from ._events import (
     Channel,
     InboundEvent,
     RawText,

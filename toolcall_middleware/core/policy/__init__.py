@@ -13,13 +13,13 @@ without it is a `MissingExtraError` naming the extra.
 
 from __future__ import annotations
 
-from .calls import Rejected
-from .errors import MissingExtraError, PolicyConfigError, PolicyError, PolicyEvent
-from .filter import PolicyFilter, Streaming
-from .options import UNLIMITED, PolicyLimits, render_call_text
-from .repair import repair_arguments
-from .report import PolicyNote, PolicyReport
-from .tools import ToolRules, ToolSpec, read_tool_choice, read_tools
+from ._calls import Rejected
+from ._errors import MissingExtraError, PolicyConfigError, PolicyError, PolicyEvent
+from ._filter import PolicyFilter, Streaming
+from ._options import UNLIMITED, PolicyLimits, render_call_text
+from ._repair import repair_arguments
+from ._report import PolicyNote, PolicyReport
+from ._tools import ToolRules, ToolSpec, read_tool_choice, read_tools
 
 __all__ = [
     "UNLIMITED",

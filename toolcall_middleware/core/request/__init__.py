@@ -13,9 +13,9 @@ API's rewrite shares, and the bridges that translate one API into another.
 
 from __future__ import annotations
 
-from ..dialects.rendering import ToolChoice, ToolResult, ToolSpec
-from .errors import BadRequest
-from .render import (
+from ..dialects._rendering import ToolChoice, ToolResult, ToolSpec
+from ._errors import BadRequest
+from ._render import (
     NO_TOOLS,
     native_call_id,
     render_assistant,
@@ -25,8 +25,8 @@ from .render import (
     render_tool_results,
     rendered_dialects,
 )
-from .rewrite import RewriteResult
-from .tools import ToolSet, normalize_tools
+from ._rewrite import RewriteResult
+from ._tools import ToolSet, normalize_tools
 
 __all__ = [
     "NO_TOOLS",

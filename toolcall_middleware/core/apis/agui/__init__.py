@@ -9,7 +9,7 @@ host's raw answer comes back through the same parser and rules as every other AP
 starts the next run with their results as `tool` messages.
 """
 
-from .emitter import AGUIEmitter
-from .spec import SPEC
+from ._emitter import AGUIEmitter
+from ._spec import SPEC
 
 __all__ = ["SPEC", "AGUIEmitter"]

@@ -9,14 +9,14 @@ of the API.
 - `rewrite`: a request rewritten for a raw-output host (`rewrite_chat_request`).
 - `checks`: a request's fields checked to Chat's types (`check_chat`).
 
-Its error body is OpenAI's (`core.replaced.openai_error`), which Responses and completions share.
+Its error body is OpenAI's (`core._replaced.openai_error`), which Responses and completions share.
 """
 
-from .checks import check_chat
-from .emitter import ChatMessageBuilder, ChatStreamEmitter
-from .reader import ChatReader
-from .rewrite import rewrite_chat_request
-from .spec import SPEC, ChatOutput, carry_logprobs, chat_usage, whole_choice
+from ._checks import check_chat
+from ._emitter import ChatMessageBuilder, ChatStreamEmitter
+from ._reader import ChatReader
+from ._rewrite import rewrite_chat_request
+from ._spec import SPEC, ChatOutput, carry_logprobs, chat_usage, whole_choice
 
 __all__ = [
     "SPEC",

@@ -9,16 +9,16 @@
 - `checks`: a request's fields checked to the API's types (`check_messages`).
 - `errors`: Anthropic's error body (`anthropic_error`).
 
-The bridges between Messages and Chat are `core.request.bridge_messages`: they translate one API
+The bridges between Messages and Chat are `core.request._bridge_messages`: they translate one API
 into another, and Chat's side of them is as much theirs.
 """
 
-from .checks import check_messages
-from .emitter import MessagesBuilder, MessagesStreamEmitter
-from .errors import anthropic_error
-from .reader import MessagesReader, NativeCalls
-from .rewrite import rewrite_messages_request
-from .spec import PING_EVENT, SPEC, MessagesOutput
+from ._checks import check_messages
+from ._emitter import MessagesBuilder, MessagesStreamEmitter
+from ._errors import anthropic_error
+from ._reader import MessagesReader, NativeCalls
+from ._rewrite import rewrite_messages_request
+from ._spec import PING_EVENT, SPEC, MessagesOutput
 
 __all__ = [
     "PING_EVENT",

@@ -9,14 +9,14 @@
 - `checks`: a request's fields and `input` items checked to the API's types (`check_responses`).
 - `compaction`: `/v1/responses/compact` for a host without it.
 
-Its error body is OpenAI's (`core.replaced.openai_error`), which Chat and completions share.
+Its error body is OpenAI's (`core._replaced.openai_error`), which Chat and completions share.
 """
 
-from .checks import check_responses
-from .emitter import ResponsesBuilder, ResponsesStreamEmitter
-from .reader import ResponsesReader
-from .rewrite import rewrite_responses_request
-from .spec import SPEC, ResponsesOutput
+from ._checks import check_responses
+from ._emitter import ResponsesBuilder, ResponsesStreamEmitter
+from ._reader import ResponsesReader
+from ._rewrite import rewrite_responses_request
+from ._spec import SPEC, ResponsesOutput
 
 __all__ = [
     "SPEC",
