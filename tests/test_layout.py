@@ -1,4 +1,5 @@
-"""The package's shape: no import cycles between its modules, and no module over 500 lines.
+"""The package's shape: no import cycles between its modules, no module over 500 lines, and the
+internal modules named `_…` (the integrations importing none of them).
 
 The modules are the package's and those of the integrations it ships (`tests/modules.py`). The
 import graph is read from the source with `ast`: an edge for each module a module imports at its
@@ -273,3 +274,57 @@ def test_django_drives_the_exchange_with_the_verbs_asgi_and_wsgi_use() -> None:
     asgi, wsgi, django = (verbs(SHELL_GROUPS[k]) for k in ("asgi", "wsgi", "django"))
     assert {"forward", "report", "again"} <= django
     assert django <= asgi | wsgi, f"Django's own verbs: {sorted(django - (asgi | wsgi))}"
+PUBLIC_MODULES = {
+    "toolcall_middleware.cli",  # the command's entry point (pyproject's [project.scripts])
+    "toolcall_middleware.config",
+    "toolcall_middleware.logs",
+    "toolcall_middleware.metrics",
+    "toolcall_middleware.proxy",
+    "toolcall_middleware.redact",
+    "toolcall_middleware.shell_support",  # what a framework's own shell imports
+    "toolcall_middleware.demo.run",
+    "toolcall_middleware.core.framing.sse",
+    "toolcall_middleware.core.dialects.call_grammar",
+    "toolcall_middleware.core.grammar.build",
+    "toolcall_middleware.core.grammar.constrain",
+    "toolcall_middleware.core.grammar.engines",
+    "toolcall_middleware.core.grammar.gbnf",
+    "toolcall_middleware.core.grammar.python",
+    "toolcall_middleware.core.grammar.regex",
+}
+"""The public modules that are not a package, an integration or a registered dialect's (docs/layout.md,
+"The public API"). Every other module is internal, and named `_…`."""
+
+
+def is_public(module: str) -> bool:
+    """Whether `module` is on the public surface: a package (its `__init__`), an integration, a
+    registered dialect's module (the registry imports them by their names), or listed above."""
+    from toolcall_middleware.core.dialects import _MODULES
+
+    return (
+        MODULES[module].name == "__init__.py"
+        or module.startswith("toolcall_middleware.integrations.")
+        or module in {f"toolcall_middleware.core.dialects.{name}" for name in _MODULES}
+        or module in PUBLIC_MODULES
+    )
+
+
+def test_every_module_not_named_private_is_on_the_public_list() -> None:
+    named_public = [m for m in MODULES if not any(part.startswith("_") for part in m.split("."))]
+    unlisted = sorted(m for m in named_public if not is_public(m))
+    assert not unlisted, f"add these to PUBLIC_MODULES or name them `_…`: {unlisted}"
+    stale = sorted(m for m in PUBLIC_MODULES if m not in MODULES or m.rpartition(".")[2].startswith("_"))
+    assert not stale, f"PUBLIC_MODULES lists what is no public module: {stale}"
+    assert not is_public("toolcall_middleware.core._exchange")
+    assert is_public("toolcall_middleware.core.dialects.hermes") and is_public("toolcall_middleware.core.apis.chat")
+
+
+def test_the_integrations_import_only_public_modules() -> None:
+    graph = import_graph(type_only=True)
+    integrations = [m for m in MODULES if m.startswith("toolcall_middleware.integrations.")]
+    assert "toolcall_middleware.integrations.django" in integrations
+    for integration in integrations:
+        internal = sorted(
+            m for m in graph[integration] if not m.startswith("toolcall_middleware.integrations") and not is_public(m)
+        )
+        assert not internal, f"{integration} imports internal modules: {internal}"

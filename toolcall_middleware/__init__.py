@@ -15,6 +15,7 @@ from ._wsgi import ToolCallWSGIMiddleware
 from .config import ToolCallConfig
 from .core._events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from .core._exchange import Exchange as ToolCallExchange  # the one exchange object, by its public name
+from .core._failure import ServerStopped, UpstreamFailure
 from .core._parser import StreamParser, parse
 from .core._result import ParseResult, ToolCall, merge_events
 from .core.dialects import UnknownDialectError, dialect_for_model, get_dialect, list_dialects
@@ -27,6 +28,7 @@ __all__ = [
     "Event",
     "ParseResult",
     "ReasoningDelta",
+    "ServerStopped",
     "StreamParser",
     "TextDelta",
     "ToolCall",
@@ -39,6 +41,7 @@ __all__ = [
     "ToolCallWSGIMiddleware",
     "TruncatedCall",
     "UnknownDialectError",
+    "UpstreamFailure",
     "__version__",
     "dialect_for_model",
     "get_dialect",

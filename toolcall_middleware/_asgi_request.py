@@ -38,8 +38,8 @@ from .config import ToolCallConfig
 from .core._body_read import BodyRead
 from .core._exchange import Exchange
 from .core._exchange_state import AGAIN, STREAM, head_final
+from .core._failure import ServerStopped
 from .core._held_response import Head, HeldResponse, Writes
-from .core.failure import ServerStopped
 
 logger = logging.getLogger("toolcall_middleware")
 

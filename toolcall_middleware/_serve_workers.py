@@ -12,7 +12,7 @@ jobs' leases up. uvicorn's parent restarts a worker that dies.
 Stopping: on SIGTERM (or SIGINT) the server stops accepting at once (with workers, the parent
 closes its own copy of the listening socket too: a new connection is refused rather than left in
 the backlog), lets the answers under way finish for up to `--shutdown-timeout` seconds, then
-cancels the rest, which the middleware ends in their API's error (`core.failure.ServerStopped`); the
+cancels the rest, which the middleware ends in their API's error (`core._failure.ServerStopped`); the
 app's lifespan shutdown follows (the proxy's connections, the store), and the command exits 0.
 """
 

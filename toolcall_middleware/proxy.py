@@ -45,8 +45,8 @@ from .config import COUNT_TOKENS
 from .core._api import spec_for
 from .core._detect import kind_of_route
 from .core._exchange_head import PROXY_ERROR
+from .core._failure import UpstreamFailure
 from .core._http import json_head, without
-from .core.failure import UpstreamFailure
 from .redact import redact
 
 Scope = MutableMapping[str, Any]

@@ -38,7 +38,7 @@ def test_each_api_has_its_spec_in_its_own_module(api: str) -> None:
     assert kind_of_route(spec.path) == api  # its standard path is known as its own
     assert all(kind_of_route("/prefix" + suffix) == api for suffix in spec.route_suffixes)
     # Its reader is in its own package (an API no host serves reads its host API's answers).
-    assert type(reader_for(api)).__module__ == f"toolcall_middleware.core.apis.{spec.host_api or api}.reader"
+    assert type(reader_for(api)).__module__ == f"toolcall_middleware.core.apis.{spec.host_api or api}._reader"
 
 
 def test_paths_are_distinct() -> None:

@@ -18,8 +18,8 @@ from toolcall_middleware import ToolCallConfig, ToolCallExchange
 from toolcall_middleware._routing import route_request
 from toolcall_middleware.core._exchange import Exchange, RouteMatch
 from toolcall_middleware.core._exchange_state import TRANSITIONS, IllegalTransition, State, Trigger, next_state
+from toolcall_middleware.core._failure import UpstreamFailure
 from toolcall_middleware.core._stream_body import StreamBody
-from toolcall_middleware.core.failure import UpstreamFailure
 
 S, T = State, Trigger
 

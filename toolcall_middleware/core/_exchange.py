@@ -48,12 +48,12 @@ from ._exchange_state import (
     buffered_trigger,
     next_state,
 )
+from ._failure import Failure, UpstreamFailure, failure_message
 from ._forwarded import Forward, forward_request, refusal
 from ._http import ContentDecoder, Headers, json_head
 from ._stored_input import StoredInput
 from ._stream_body import StreamBody
 from ._whole_body import whole_answer
-from .failure import Failure, UpstreamFailure, failure_message
 from .request import BadRequest
 
 C = TypeVar("C", bound=ExchangeConfig)
