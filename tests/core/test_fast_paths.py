@@ -13,13 +13,17 @@ import copy
 import itertools
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolcall_middleware.config import ToolCallConfig
+from toolcall_middleware.core._answer import Answer
 from toolcall_middleware.core._events import (
     Event,
     ReasoningDelta,
@@ -48,6 +52,14 @@ PIECE = st.one_of(TEXT, TRICKY, st.lists(st.one_of(TEXT, TRICKY), max_size=4).ma
 def _split(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({c % (len(data) + 1) for c in cuts})
     return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+
+
+@contextmanager
+def _general_path() -> Iterator[None]:
+    """Every chunk the general way: the answer's one fast path (`Answer.feed_event`) declines
+    every event, so each is decoded, read, parsed, judged and written in full."""
+    with mock.patch.object(Answer, "feed_event", lambda self, raw: None):
+        yield
 
 
 # -- SSE decoding ---------------------------------------------------------------------------
@@ -247,7 +259,11 @@ HERMES_PIECE = st.one_of(
 _CALL_IDS = re.compile(rb"call_[A-Za-z0-9]{24}")
 
 
-def _exchange(messages: list[bytes]) -> bytes:
+def _exchange(messages: list[bytes], *, general: bool = False) -> bytes:
+    """The client's bytes for the host's `messages`; `general`: with the fast path off."""
+    if general:
+        with _general_path():
+            return _exchange(messages)
     exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch("chat", "chat"))
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     request = {"model": "m", "stream": True, "tools": tools, "messages": [{"role": "user", "content": "x"}]}
@@ -270,9 +286,10 @@ def test_the_exchange_gives_the_same_bytes_by_whole_events_and_byte_by_byte(piec
     stream += b"data: [DONE]\n\n" if finished else b""
     per_event = [b"data: " + json.dumps(e).encode() + b"\n\n" for e in events]
     per_event += [b"data: [DONE]\n\n"] if finished else []
-    slow = _exchange([stream[i : i + 1] for i in range(len(stream))])
+    slow = _exchange([stream[i : i + 1] for i in range(len(stream))], general=True)
     assert _exchange(per_event) == slow
     assert _exchange([stream]) == slow
+    assert _exchange([stream[i : i + 1] for i in range(len(stream))]) == slow
 
 
 @pytest.mark.parametrize(
@@ -302,7 +319,7 @@ def test_a_first_event_gives_the_same_bytes_whole_and_byte_by_byte(first: bytes)
         out = re.sub(rb"chatcmpl-[A-Za-z0-9]+", b"chatcmpl-x", out)
         return re.sub(rb'"created": ?[0-9]+', b'"created":0', out)
 
-    slow = minted(_exchange([stream[i : i + 1] for i in range(len(stream))]))
+    slow = minted(_exchange([stream[i : i + 1] for i in range(len(stream))], general=True))
     assert minted(_exchange(events)) == slow
     assert minted(_exchange([stream])) == slow
 
@@ -430,8 +447,13 @@ def test_the_emitters_text_sse_writes_what_feed_sse_writes(runs: list[list[Event
             short.feed_sse(events), long.feed_sse(events)
 
 
-def _exchange_api(api: str, messages: list[bytes]) -> bytes:
-    exchange = Exchange(ToolCallConfig(dialect="hermes"), RouteMatch(api, "chat"))  # type: ignore[arg-type]
+def _exchange_api(api: str, messages: list[bytes], *, general: bool = False, dialect: str = "hermes") -> bytes:
+    """A client of `api` served by a Chat host, given the host's `messages`; `general`: with the
+    fast path off."""
+    if general:
+        with _general_path():
+            return _exchange_api(api, messages, dialect=dialect)
+    exchange = Exchange(ToolCallConfig(dialect=dialect), RouteMatch(api, "chat"))  # type: ignore[arg-type]
     tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     request: dict[str, Any] = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
     if api == "responses":
@@ -464,8 +486,9 @@ def test_every_client_api_gets_the_same_bytes_by_whole_events_and_byte_by_byte(
     per_event = [b"data: " + json.dumps(e, ensure_ascii=False).encode() + b"\n\n" for e in events]
     per_event.append(b"data: [DONE]\n\n")
     stream = b"".join(per_event)
-    slow = _exchange_api(api, [stream[i : i + 1] for i in range(len(stream))])
+    slow = _exchange_api(api, [stream[i : i + 1] for i in range(len(stream))], general=True)
     assert _exchange_api(api, per_event) == slow
+    assert _exchange_api(api, [stream[i : i + 1] for i in range(len(stream))]) == slow
 
 
 # -- the fast path against the general path -------------------------------------------------------
@@ -491,10 +514,18 @@ def _lane_exchange(
     dialect: str, messages: list[bytes], use_lane: bool, api: str = "chat", **options: Any
 ) -> tuple[bytes, int]:
     """The exchange driven the way the middleware drives it, one message a host event. With
-    `use_lane`, each whole event may take the fast path (`Answer.feed_event`); without, each is
-    fed cut after its first byte, so the SSE decoder reads it and the general path takes it.
+    `use_lane`, each whole event may take the fast path (`Answer.feed_event`); without, the fast
+    path is off and each is fed cut after its first byte, so the SSE decoder reads it and the
+    general path takes it.
     Returns the bytes and how many messages the fast path took. `api` "responses": a Responses
     client, the host answering Chat."""
+    if not use_lane:
+        with _general_path():
+            return _driven(dialect, messages, False, api, **options)
+    return _driven(dialect, messages, True, api, **options)
+
+
+def _driven(dialect: str, messages: list[bytes], use_lane: bool, api: str, **options: Any) -> tuple[bytes, int]:
     settings = ToolCallConfig(dialect=dialect, **options)
     exchange = Exchange(settings, RouteMatch(api, "chat"))  # type: ignore[arg-type]
     tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
@@ -547,7 +578,7 @@ def test_the_fast_path_gives_what_the_general_path_gives(
     stream = b"".join(per_event)
     slow = None
     if dialect == "hermes" and api == "chat":
-        slow = _exchange([stream[i : i + 1] for i in range(len(stream))])
+        slow = _exchange([stream[i : i + 1] for i in range(len(stream))], general=True)
     laned, _ = _lane_exchange(dialect, per_event, use_lane=True, api=api)
     general, _ = _lane_exchange(dialect, per_event, use_lane=False, api=api)
     assert laned == general
@@ -626,7 +657,7 @@ def test_the_fast_path_inside_a_call_gives_what_the_general_path_gives(
     assert laned == general
     if dialect == "hermes" and streaming == "whole" and api == "chat":
         stream = b"".join(per_event)
-        assert laned == _exchange([stream[i : i + 1] for i in range(len(stream))])
+        assert laned == _exchange([stream[i : i + 1] for i in range(len(stream))], general=True)
 
 
 @settings(max_examples=300, deadline=None)
@@ -746,3 +777,28 @@ def test_a_chunk_the_fast_path_refuses_leaves_the_template_unused() -> None:
     assert template.used is False
     assert lane(chunk({"content": "ok"}))
     assert template.used is True
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["chat", "responses", "messages"]),
+    st.sampled_from(["hermes", "qwen3_coder", "mistral", "kimi_k2", "gemma4", "deepseek_v3", "gpt_oss"]),
+    st.lists(st.tuples(st.sampled_from(["content"] * 4 + ["reasoning_content"]), LANE_PIECE), max_size=12),
+    st.sampled_from(["ascii", "utf8", "go"]),
+    st.lists(st.integers(min_value=0), max_size=12),
+)
+def test_the_fast_path_on_gives_the_bytes_of_the_general_path_at_every_split(
+    api: str, dialect: str, pieces: list[tuple[str, str]], style: str, cuts: list[int]
+) -> None:
+    """The one fast path against the general path alone: for every client API and several
+    dialects, a host's stream cut anywhere (inside events, several events a piece, one event a
+    piece) gives, with the fast path on, exactly the bytes every chunk gets the general way."""
+    events = [{**META, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    for field, piece in pieces:
+        events.append({**META, "choices": [{"index": 0, "delta": {field: piece}, "finish_reason": None}]})
+    events.append({**META, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    per_event = [_encode_chunk(e, style) for e in events] + [b"data: [DONE]\n\n"]
+    stream = b"".join(per_event)
+    general = _exchange_api(api, per_event, general=True, dialect=dialect)
+    assert _exchange_api(api, per_event, dialect=dialect) == general
+    assert _exchange_api(api, _split(stream, cuts), dialect=dialect) == general

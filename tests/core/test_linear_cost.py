@@ -28,7 +28,7 @@ SIZE = 8 * 1024
 GROWTH = 4.5
 # The methods that scan the text they are given, by name, on every class of the core's parsing
 # modules; and the module-level marker searches.
-SCANNING_METHODS = ("feed", "find", "advance", "feed_marked")
+SCANNING_METHODS = ("feed", "find", "advance")
 SCANNING_FUNCTIONS = ("find_first", "partial_marker_len", "match_spaced")
 
 

@@ -149,7 +149,12 @@ class Answer:
     # -- streamed ------------------------------------------------------------------------------
 
     def feed(self, event: SSEEvent, decoded: object = NOT_DECODED) -> bytes:
-        """The bytes out for one SSE event; `decoded`: its data already decoded (`decode_data`)."""
+        """The bytes out for one SSE event; `decoded`: its data already decoded (`decode_data`).
+        An event the fast path takes (`feed_event`, on its bytes as they came) goes that way."""
+        if decoded is NOT_DECODED:
+            fast = self.feed_event(event.raw)
+            if fast is not None:
+                return fast
         items = self.reader.feed_data(event.data or "", decoded)
         if items is None:
             return event.raw
@@ -158,16 +163,18 @@ class Answer:
         return b"".join([self._item(item, event) for item in items])
 
     def feed_event(self, raw: bytes) -> bytes | None:
-        """The fast path: the bytes out for one whole SSE event as it came, when its chunk is
+        """The one fast path: the bytes out for one whole SSE event as it came, when its chunk is
         shaped like the last plain text chunk (the reader's template); `None` for any other, with
         nothing changed: decode it and `feed` it (the general path).
 
         A matched chunk skips the SSE decoder and the reader. Its text, when it is this choice's
         content and the parser takes it as plain text (`StreamParser.take_plain`) with nothing
         waiting in the rules, goes straight into the emitter's text chunk (`text_sse`); any other
-        text takes the parser, the rules and the emitter as `feed` would give it to them."""
+        text takes the parser, the rules and the emitter as `feed` would give it to them. (Every
+        check is inline: this runs on every chunk.)"""
         reader = self.reader
-        reader.settle()  # (what the last chunk taught the template)
+        if reader.lesson is not None:
+            reader.settle()  # (what the last chunk taught the template)
         template = self._template
         if template is None or reader.done:
             return None
@@ -177,19 +184,20 @@ class Answer:
         learned = template.learned
         assert learned is not None  # `match_text` matched the template it learned
         verdict = self.verdict  # (shared by every choice: another's failure counts too)
+        text_sse = self._text_sse
         if (
-            learned.channel == "content"
+            text_sse is not None
+            and learned.channel == "content"
             and learned.choice == self.index
             and not verdict.done
             and verdict.failed is None
             and self.policy.passes_text
-            and self._text_sse is not None
         ):
             kept = self.parser.take_plain(text)
             if kept is not None:
                 if not kept:
                     return b""  # all held back (whitespace that may come before a call)
-                out = self._text_sse(kept)
+                out = text_sse(kept)
                 return out if out is not None else self._emit([TextDelta(kept)])
         return self._text(RawText(text, learned.channel, learned.choice))
 

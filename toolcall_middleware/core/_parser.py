@@ -130,6 +130,12 @@ class StreamParser:
             self._tools = self._watch = MismatchWatch(
                 self._tools, self.dialect.name, self.context, read=dialect_mismatch == "read"
             )
+        # `feed(delta)` for a piece the tool machine takes as plain text (`ToolMachine.take_plain`):
+        # the text of its one `TextDelta` (`""` when it gives none: held back); `None` for any other
+        # piece, with nothing consumed: call `feed`. The fast path's question (`Answer.feed_event`),
+        # asked of the tool machine itself once the parser is past any reasoning (a call less on
+        # every chunk than a method of ours that asks it); before then, and once closed, no piece.
+        self.take_plain: Callable[[str], str | None] = _no_plain
         self._splitter: ReasoningSplitter | None = None
         self._reasoning_channel: ReasoningSplitter | None = None
         syntax = self.dialect.reasoning
@@ -144,6 +150,9 @@ class StreamParser:
         # Content went to the tools past any reasoning: from then on the splitter passes all through
         # (nothing turns it back once content was fed, and the splitter is no longer replaced).
         self._past_reasoning = False
+        if self._splitter is None:  # (no reasoning in this format: every piece goes to the tools)
+            self._past_reasoning = True
+            self.take_plain = self._tools.take_plain
 
     @property
     def dialect_found(self) -> str | None:
@@ -159,11 +168,13 @@ class StreamParser:
             return _in_pieces(self.feed, delta)
         self._content_fed = True
         splitter = self._splitter
-        direct = self._past_reasoning or splitter is None or splitter.passes_through
-        if direct:  # past the reasoning: straight to the tools (and so from now on)
-            self._past_reasoning = True
+        direct = self._past_reasoning
+        if not direct and (splitter is None or splitter.passes_through):
+            # Past the reasoning: straight to the tools, and so from now on.
+            direct = self._past_reasoning = True
+            self.take_plain = self._tools.take_plain
         if direct and delta:
-            plain = self._tools.take_plain(delta)  # (the usual piece: no marker in sight)
+            plain = self.take_plain(delta)  # (the usual piece: no marker in sight)
             if plain is not None:
                 return [TextDelta(plain)] if plain else []
         token = REPAIR.set(self._repair)  # (`repairing`, inline: it wraps every piece that gets here)
@@ -175,24 +186,6 @@ class StreamParser:
             return self._route(splitter.feed(delta))
         finally:
             REPAIR.reset(token)
-
-    def take_plain(self, delta: str) -> str | None:
-        """`feed(delta)` for a piece the tool machine takes as plain text (`ToolMachine.take_plain`),
-        past any reasoning: the text of its one `TextDelta` (`""` when it gives none: held back).
-        `None` for any other piece, with nothing consumed: call `feed`. The fast path's question
-        (`Answer.feed_event`); its checks are inline, as it runs on every chunk."""
-        if not delta or self._closed:
-            return None
-        if not self._past_reasoning:
-            # Open and past the reasoning (or the format marks none): a piece goes to the tool
-            # machine as it is.
-            splitter = self._splitter
-            if splitter is not None and not splitter.passes_through:
-                return None
-        text = self._tools.take_plain(delta)
-        if text is not None:
-            self._content_fed = self._past_reasoning = True
-        return text
 
     def feed_reasoning(self, delta: str) -> list[Event]:
         """Parse text the host already labelled reasoning (a `reasoning_content` delta).
@@ -231,6 +224,7 @@ class StreamParser:
         if self._closed:
             return []
         self._closed = True
+        self.take_plain = _no_plain
         self.context.stopped = stopped
         token = REPAIR.set(self._repair)  # (`repairing`, inline)
         try:
@@ -295,6 +289,11 @@ class StreamParser:
             self._drafts = None  # (the reasoning lanes may run again)
             return
         drafts.append(text)
+
+
+def _no_plain(delta: str) -> None:
+    """`StreamParser.take_plain` while the parser is in the reasoning or closed: no piece is plain."""
+    return None
 
 
 def _in_pieces(feed: Callable[[str], list[Event]], text: str) -> list[Event]:

@@ -103,28 +103,17 @@ class BlockParser(PendingTextMachine):
         self._limit = ctx.max_call_chars
 
     def feed(self, text: str) -> list[Event]:
-        plain = self.feed_plain(text)
-        return super().feed(text) if plain is None else plain
-
-    def feed_marked(self, text: str) -> list[Event]:
-        """`feed(text)` for a piece `take_plain` declined (it has a character that may start
-        a marker, or the machine holds more than whitespace): the general way at once."""
-        out: list[Event] = []
-        self._pending += text
-        self._run(out, final=False)
-        return out
-
-    def feed_plain(self, text: str) -> list[Event] | None:
-        """`feed(text)` for most pieces: no character that starts a marker (or a fence), nothing
-        held but whitespace, so it is text and the text mode would find nothing in it to stop at.
-        `None` for any other piece (nothing consumed). It parses no block: no repair can apply."""
-        kept = self.take_plain(text)
+        kept = self.take_plain(text)  # (most pieces: text, with nothing in it to stop at)
         if kept is None:
-            return None
+            return super().feed(text)
         return [TextDelta(kept)] if kept else []
 
     def take_plain(self, text: str) -> str | None:
-        """`feed_plain(text)` as the text of its one `TextDelta` ("" for none: all held back)."""
+        """`feed(text)` for most pieces (`ToolMachine.take_plain`): no character that starts a
+        marker (or a fence), nothing held but whitespace, so it is text and the text mode would
+        find nothing in it to stop at. The text of its one `TextDelta` ("" for none: all held
+        back), or `None` for any other piece (nothing consumed). It parses no block: no repair
+        can apply."""
         if text and self._block is None and not self._pending and not self._skip_ws:
             if self._plain_stop(text) is None:
                 return self._text_piece(text)

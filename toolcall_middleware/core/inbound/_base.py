@@ -40,6 +40,9 @@ class Reader(Protocol):
     @property
     def template(self) -> TextTemplate | None: ...
 
+    # The chunk the template is to learn next (`settle` teaches it; see `ReaderBase`).
+    lesson: tuple[TextTemplate, str, dict[str, Any], RawText] | None
+
     def settle(self) -> None: ...
 
     @property
@@ -168,7 +171,7 @@ class ReaderBase:
         self._template: TextTemplate | None = None  # set by readers that can learn one
         # The chunk the template is to learn next (`settle`): learned when the template is next
         # asked for, not while the chunk's own text is on its way to the client.
-        self._unlearned: tuple[TextTemplate, str, dict[str, Any], RawText] | None = None
+        self.lesson: tuple[TextTemplate, str, dict[str, Any], RawText] | None = None
 
     @property
     def has_native_tool_calls(self) -> bool:
@@ -192,22 +195,18 @@ class ReaderBase:
 
     def feed_data(self, data: str, decoded: object = NOT_DECODED) -> list[InboundEvent] | None:
         """`feed(decode_data(data))` for one SSE event's data; `None` when it is not JSON (nor
-        `[DONE]`). A chunk shaped like the last plain text chunk is read from its template
-        (`TextTemplate`), without decoding the whole chunk: the events are the same. `decoded`:
-        `decode_data(data)`, when the caller has it already (the event that told the answer's kind)."""
-        if self._unlearned is not None:
+        `[DONE]`). `decoded`: `decode_data(data)`, when the caller has it already (the event that
+        told the answer's kind). A chunk that reads as one text event may teach the reader's
+        template (`TextTemplate`), which the answer's fast path reads later chunks with."""
+        if self.lesson is not None:
             self.settle()
-        template = self._template
-        if template is not None and not self.done:
-            fast = template.match(data)
-            if fast is not None:
-                return [fast]
         obj = decode_data(data, self.max_depth) if decoded is NOT_DECODED else decoded
         if obj is None:
             return None
         events = self.feed(obj)
+        template = self._template
         if template is not None and len(events) == 1 and isinstance(events[0], RawText) and isinstance(obj, dict):
-            self._unlearned = (template, data, obj, events[0])  # (learned when next asked for)
+            self.lesson = (template, data, obj, events[0])  # (learned when next asked for)
         return events
 
     def settle(self) -> None:
@@ -215,15 +214,15 @@ class ReaderBase:
         done whenever the template is asked for (its readers, `Answer`), so that learning is
         never on the way of the text of the chunk it learns from. The chunk is as it was read:
         nothing writes to a decoded chunk."""
-        unlearned, self._unlearned = self._unlearned, None
-        if unlearned is not None:
-            self._learn(*unlearned)
+        lesson, self.lesson = self.lesson, None
+        if lesson is not None:
+            self._learn(*lesson)
 
     @property
     def template(self) -> TextTemplate | None:
         """The chunk template this reader reads plain text chunks with (`None`: none); what it
         learns comes in when it is next asked for (`settle`)."""
-        if self._unlearned is not None:
+        if self.lesson is not None:
             self.settle()
         return self._template
 

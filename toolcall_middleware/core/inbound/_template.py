@@ -35,11 +35,9 @@ Locate = Callable[[Any], "dict[str, Any] | None"]
 
 
 class TextTemplate:
-    """`match(data)` -> the text event of a chunk shaped like the learned one, or `None`."""
+    """`match_text(raw)` -> the text of a whole SSE event shaped like the learned chunk, or `None`."""
 
     def __init__(self) -> None:
-        self._prefix = ""
-        self._suffix = ""
         self._head = b""  # the prefix and suffix as one `data: ` line's bytes (empty: not on one line)
         self._tail = b""
         self._head_len = self._tail_len = 0
@@ -47,19 +45,6 @@ class TextTemplate:
         self.learned: RawText | None = None  # the learned chunk's event: its channel and choice
         self.used = False  # a chunk matched the learned shape
         self._unused = 0
-
-    def match(self, data: str) -> RawText | None:
-        if self.learned is None or not data.startswith(self._prefix) or not data.endswith(self._suffix):
-            return None
-        end = len(data) - len(self._suffix)
-        if end <= len(self._prefix):
-            return None  # an empty text (or an overlap): no text event, decoded the normal way
-        text = self._read(data[len(self._prefix) : end])
-        if text is None:
-            return None
-        event = self.learned
-        assert event is not None
-        return RawText(text, event.channel, event.choice)
 
     def match_text(self, raw: bytes) -> str | None:
         """The text of a whole SSE event as it came (`data: …\\n\\n`), before SSE decoding, when
@@ -73,7 +58,9 @@ class TextTemplate:
             body = raw[self._head_len : size - self._tail_len].decode()
         except UnicodeDecodeError:
             return None  # the SSE decoder replaces bad bytes: its text is not this one
-        if _SPECIAL.search(body) is None:  # the usual text: no escape, the token's body is the text
+        # The usual text: no escape, the token's body is the text. (A printable body holds no
+        # control character; two `in` tests and `isprintable` cost less than a search.)
+        if body.isprintable() and '"' not in body and "\\" not in body:
             self.used = True
             return body
         return self._read(body)
@@ -127,7 +114,7 @@ class TextTemplate:
                 return
         finally:
             holder[key] = event.text
-        self._prefix, self._suffix, self.learned = prefix, suffix, event
+        self.learned = event
         if "\n" not in prefix and "\r" not in prefix and "\n" not in suffix and "\r" not in suffix:  # one line
             self._head, self._tail = b"data: " + prefix.encode(), suffix.encode() + b"\n\n"
             self._head_len, self._tail_len = len(self._head), len(self._tail)

@@ -144,10 +144,10 @@ class ChatStreamEmitter:
         if len(events) == 1:
             event = events[0]
             kind = type(event)
-            if kind is TextDelta or kind is ReasoningDelta:
-                frame = self.text_frame("content" if kind is TextDelta else "reasoning")
-                if frame is not None and isinstance(event, (TextDelta, ReasoningDelta)):
-                    return frame[0] + token_bytes(event.text) + frame[1]
+            if (kind is TextDelta or kind is ReasoningDelta) and isinstance(event, (TextDelta, ReasoningDelta)):
+                out = self.text_sse(event.text, "content" if kind is TextDelta else "reasoning")
+                if out is not None:
+                    return out
         return b"".join([encode_data(c) for c in self.feed(events)])
 
     def logprobs_sse(self, text: str, logprobs: list[Any]) -> bytes:
@@ -156,12 +156,15 @@ class ChatStreamEmitter:
         chunk["choices"][0]["logprobs"] = {"content": logprobs, "refusal": None}
         return encode_data(chunk)
 
-    def text_sse(self, text: str) -> bytes | None:
-        """`feed_sse([TextDelta(text)])` written into the text chunk's template; `None` when there
-        is none (the first chunk, which carries the role; a probe in the upstream's fields)."""
-        frame = self._frames.get("content") or self.text_frame()  # (made at the first text)
+    def text_sse(self, text: str, channel: Literal["content", "reasoning"] = "content") -> bytes | None:
+        """`feed_sse([TextDelta(text)])` (a `ReasoningDelta` for `channel="reasoning"`) written into
+        the chunk's template (`text_frame`); `None` when there is none (the first chunk, which
+        carries the role; a probe in the upstream's fields; reasoning under no field or both)."""
+        frame = self._frames.get("content") if channel == "content" else None  # (made at the first text)
         if frame is None:
-            return None
+            frame = self.text_frame(channel)
+            if frame is None:
+                return None
         return frame[0] + token_bytes(text) + frame[1]
 
     def text_frame(self, channel: Literal["content", "reasoning"] = "content") -> tuple[bytes, bytes] | None:
