@@ -49,10 +49,12 @@ def _counting(send: Send, exchange: Exchange[ToolCallConfig]) -> Send:
     pings too), so the record's `response_bytes` counts every body byte sent. A closure, not a
     method: the keep-alive holds it, and must not hold the request (a cycle per response)."""
 
+    record = exchange.record  # (`Exchange.sent`, inline: this runs on every message)
+
     def write(message: Message) -> Awaitable[None]:
         # (the server's awaitable itself: no coroutine of ours per message)
         if message["type"] == "http.response.body":
-            exchange.sent(len(message.get("body", b"")))
+            record.response_bytes += len(message.get("body", b""))
         return send(message)
 
     return write
@@ -135,20 +137,24 @@ class ASGIRequest:
         written, whose awaitable is the keep-alive's or the server's); anything else takes
         `_deliver`. (Inline rather than a call: each Python call costs the usual chunk about a
         thousand instructions, `benchmarks/instruction_count.py`.)"""
-        if self.response.passing:
+        response = self.response
+        if self.exchange.state is not STREAM and response.passing:  # (a stream is never passing)
             return self._write(message)  # (the server's awaitable: no coroutine of ours)
         if message["type"] != "http.response.body":
             return self._general(message)
         body = message.get("body", b"")
         more = bool(message.get("more_body", False))
-        writes = self.response.body(message, body if type(body) is bytes else bytes(body), end=not more)
+        writes = response.body(message, body if type(body) is bytes else bytes(body), end=not more)
         if writes.head is None and not writes.messages and self.exchange.state is STREAM:
-            if self.keepalive is None:
+            keepalive = self.keepalive
+            if keepalive is None:
                 self._keep_alive()
+                keepalive = self.keepalive
             out = writes.body
             if out is None:
                 return _nothing()  # (all held back: whitespace that may come before a call)
-            return self._out({"type": "http.response.body", "body": out, "more_body": writes.more})
+            message = {"type": "http.response.body", "body": out, "more_body": writes.more}
+            return keepalive.send(message) if keepalive is not None else self._write(message)  # (`_out`, inline)
         self.exchange.host_first_byte()  # (a response's first body comes this way; a stream's may not)
         return self._deliver(writes)
 

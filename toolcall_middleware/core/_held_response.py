@@ -120,10 +120,13 @@ class HeldResponse(Generic[M]):
         """A piece of the app's body (`data`, in `message`; `end`: the last one)."""
         exchange = self.exchange
         state = exchange.state
-        if state is STREAM:  # (the usual piece: checked first)
-            return self._rewritten(
-                message, exchange.end(data) if end else exchange.feed(data), end=end, buffering=False
-            )
+        if state is STREAM:  # (the usual piece: checked first; `_rewritten`'s stream case, inline)
+            out = exchange.end(data) if end else exchange.feed(data)
+            if out is None:  # a bug of ours (logged): the rest passes through
+                return self.release(message)
+            head, self._head = self._head, None
+            more = not end and exchange.state is not ENDED
+            return Writes(head, (), out if out or not more else None, more)
         if state is HEAD:
             raise RuntimeError("the application sent a body before its head (start_response, http.response.start)")
         if state is PASS or state is DONE:

@@ -129,11 +129,9 @@ class SSEDecoder:
         self._event_raw: list[bytes] = []  # the current event's complete lines, with their ends
         self._event_len = 0
         self._cr = b""  # a CR that ended the last piece, until the next byte says CR or CRLF
-
-    @property
-    def idle(self) -> bool:
-        """Nothing held: the next byte starts a new event."""
-        return not (self._cr or self._partial or self._event_raw)
+        # Nothing held: the next byte starts a new event. (An attribute kept by `feed` and `flush`,
+        # not a property: the stream reads it on every chunk.)
+        self.idle = True
 
     @property
     def max_event_bytes(self) -> int:
@@ -141,11 +139,12 @@ class SSEDecoder:
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         out: list[SSEEvent] = []
-        if not (self._cr or self._partial or self._event_raw) and b"\r" not in data:
+        if self.idle and b"\r" not in data:
             start = self._simple_events(data, out)
             if start == len(data):
                 return out
             data = data[start:]  # the rest by the general rules, from the same clean state
+        self.idle = False  # (until this piece is read: one over the cap leaves it so)
         # A CR at the end of a piece may be the first half of a CRLF: keep it for the next piece,
         # so the event's bytes (and the line ends) are the same however the stream was split.
         data = self._cr + data
@@ -166,6 +165,7 @@ class SSEDecoder:
             self._partial_len += len(rest)
             if self._partial_len + self._event_len > self._max:
                 raise SSETooLarge(f"an SSE event exceeded {self._max} bytes without ending")
+        self.idle = not (self._cr or self._partial or self._event_raw)
         return out
 
     def _simple_events(self, data: bytes, out: list[SSEEvent]) -> int:
@@ -195,6 +195,7 @@ class SSEDecoder:
             self._line(line, b"\r", out)
         raw = b"".join(self._event_raw) + b"".join(self._partial)
         self._event_raw, self._partial, self._event_len, self._partial_len = [], [], 0, 0
+        self.idle = True
         if raw:
             out.append(self._parse(raw))
         return out
