@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from toolcall_middleware.core.dialects import get_dialect, list_dialects
 from toolcall_middleware.core.dialects._rendering import CallToRender
-from toolcall_middleware.core.dialects.call_grammar import Args
+from toolcall_middleware.core.dialects.call_grammar import Args, ObjectNotation
 from toolcall_middleware.core.grammar.build import build_constraint
 from toolcall_middleware.core.grammar.engines import (
     ENGINES,
@@ -30,6 +30,14 @@ from .engine import accepts, from_fields
 DIALECTS = [d for d in list_dialects() if get_dialect(d).grammar is not None]
 # (the dialects whose arguments are XML elements, a string value's bare text in each)
 XML = {d for d in DIALECTS if any(isinstance(p, Args) and p.xml for p in get_dialect(d).grammar.call)}  # type: ignore[union-attr]
+# The string delimiter of each dialect in Gemma's object notation: a string has no escapes, so
+# one that holds its own delimiter cannot be written (its renderer's text reads back otherwise).
+DELIMITERS = {
+    d: p.notation.string
+    for d in DIALECTS
+    for p in get_dialect(d).grammar.call  # type: ignore[union-attr]
+    if isinstance(p, Args) and isinstance(p.notation, ObjectNotation)
+}
 NATIVE_IDS = {"mistral": "abcDEF123"}
 
 WEATHER = {
@@ -92,7 +100,10 @@ def text_values(dialect: str) -> st.SearchStrategy[str]:
         return st.text(string.ascii_letters + string.digits + " _-.,", min_size=1, max_size=8).filter(
             lambda s: s.strip() == s and s.lower() != "null" and s != ""
         )
-    return st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+    text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+    if dialect in DELIMITERS:
+        return text.filter(lambda s: DELIMITERS[dialect] not in s)
+    return text
 
 
 def schema_and_value(dialect: str, depth: int = 0) -> st.SearchStrategy[tuple[dict[str, Any], Any]]:
