@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dialects._rendering import ToolSpec
-from ..dialects.call_grammar import Args, CallGrammar, Chars, Lit, Name, Notation, XmlElement
+from ..dialects.call_grammar import Args, CallGrammar, Chars, Lit, Name
 from ..framing._utf8 import json_text
 from ..request._tools import ToolSet
 
@@ -29,17 +29,11 @@ SPACE = Chars(" \\n", 0, None)  # between the reasoning block and the calls
 
 @dataclass(frozen=True, slots=True)
 class Json:
-    """Arguments that `schema` admits: a JSON value, (`xml`) one element per parameter, or
-    (`python`) Python keyword arguments."""
+    """Arguments that `schema` admits, written as the dialect's `form` says: a JSON value, one
+    element per parameter (`xml`), Python keyword arguments (`python`), or a notation."""
 
     schema: Mapping[str, Any]
-    xml: XmlElement | None = None
-    types: tuple[tuple[str, str], ...] = ()  # (see `Args`)
-    between: str = ""
-    python: bool = False
-    escaped: str = ""
-    cdata: tuple[str, str] | None = None
-    notation: Notation | None = None
+    form: Args
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +149,7 @@ def _call(grammar: CallGrammar, tool: ToolSpec, schema: Mapping[str, Any]) -> No
         if isinstance(part, Name):
             items.append(Lit(json_text(tool.name) if part.json else tool.name))
         elif isinstance(part, Args):
-            items.append(
-                Json(schema, part.xml, part.types, part.between, part.python, part.escaped, part.cdata, part.notation)
-            )
+            items.append(Json(schema, part))
         else:
             items.append(part)
     return _seq(*items)

@@ -43,7 +43,7 @@ def structural_format(node: Node) -> dict[str, Any]:
         most = "" if node.most is None else str(node.most)
         return {"type": "regex", "pattern": f"[{node.cls}]{{{node.least},{most}}}"}
     if isinstance(node, Json):
-        if node.xml is None and node.notation is None and not node.python:
+        if node.form.xml is None and node.form.notation is None and not node.form.python:
             return {"type": "json_schema", "json_schema": dict(node.schema)}
         return {"type": "grammar", "grammar": arguments_gbnf(node)}
     if isinstance(node, Seq):

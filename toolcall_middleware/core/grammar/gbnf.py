@@ -13,7 +13,7 @@ automaton that watches for `end` (exact: no lookahead is needed).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._schema import json_type_of
@@ -128,7 +128,7 @@ class GbnfWriter:
         if isinstance(node, Seq):
             return "( " + " ".join(self.node(item) for item in node.items) + " )"
         if isinstance(node, Alt):
-            return "( " + " | ".join(self.node(item) for item in node.items) + " )"
+            return _either(self.node(item) for item in node.items)
         if isinstance(node, Opt):
             return "( " + self.node(node.item) + " )?"
         if isinstance(node, Rep):
@@ -167,16 +167,16 @@ class GbnfWriter:
     # -- arguments -------------------------------------------------------------------------
 
     def arguments(self, node: Json) -> str:
-        schema, xml = node.schema, node.xml
-        if node.python:
-            return PythonGbnf(self, node.escaped).arguments(schema)
-        if node.notation is not None:
-            return notation_rules(self, node.notation).arguments(schema)
+        schema, xml = node.schema, node.form.xml
+        if node.form.python:
+            return PythonGbnf(self, node.form.escaped).arguments(schema)
+        if node.form.notation is not None:
+            return notation_rules(self, node.form.notation).arguments(schema)
         if xml is None:
             return self.value(schema)
         opening, middle, closing = xml
-        between = literal(node.between) if node.between else ""
-        types = dict(node.types)
+        between = literal(node.form.between) if node.form.between else ""
+        types = dict(node.form.types)
         props = schema.get("properties")
         if not isinstance(props, Mapping) or not props:
             if types:
@@ -196,8 +196,8 @@ class GbnfWriter:
             else:
                 value = (
                     self._xml_value(sub, closing)
-                    if node.cdata is None
-                    else self._bare_or_cdata(sub, closing, node.cdata)
+                    if node.form.cdata is None
+                    else self._bare_or_cdata(sub, closing, node.form.cdata)
                 )
                 elements.append((key in required, f"{literal(opening + key + middle)} {value}"))
         return self._members(elements, separator=between, hint="params")
@@ -218,12 +218,12 @@ class GbnfWriter:
         choices = [schema["const"]] if "const" in schema else schema.get("enum")
         if isinstance(choices, list):
             texts = [(json_type_of(v), v if isinstance(v, str) else json_text(v)) for v in choices]
-            return "( " + " | ".join(f"{head(k)} {literal(t + closing)}" for k, t in texts) + " )"
+            return _either(f"{head(k)} {literal(t + closing)}" for k, t in texts)
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list):
                 merged = [{**_without(schema, key), **s} for s in schema[key] if isinstance(s, Mapping)]
                 alts = [self._typed_value(s, middle, types, closing, depth) for s in merged]
-                return "( " + " | ".join(alts) + " )"
+                return _either(alts)
         kind = schema.get("type")
         if kind is None and "properties" in schema:
             kind = "object"
@@ -235,7 +235,7 @@ class GbnfWriter:
             for k in kinds
             if k in types
         ]
-        return "( " + " | ".join(alts) + " )"
+        return _either(alts)
 
     def _xml_value(self, schema: Mapping[str, Any], closing: str) -> str:
         """A parameter's value as the XML styles write it: a string as its bare text, any other
@@ -243,7 +243,7 @@ class GbnfWriter:
         choices = [schema["const"]] if "const" in schema else schema.get("enum")
         if isinstance(choices, list):
             texts = [v if isinstance(v, str) else json_text(v) for v in choices]
-            return "( " + " | ".join(literal(t + closing) for t in texts) + " )"
+            return _either(literal(t + closing) for t in texts)
         if schema.get("type") == "string":
             return self.until(closing)
         return f"{self.value(schema)} {literal(closing)}"
@@ -292,13 +292,11 @@ class GbnfWriter:
         if "const" in schema:
             return literal(json_text(schema["const"]))
         if isinstance(schema.get("enum"), list):
-            return "( " + " | ".join(literal(json_text(v)) for v in schema["enum"]) + " )"
-        for key in ("anyOf", "oneOf"):
-            if isinstance(schema.get(key), list):
-                return "( " + " | ".join(self.value({**_without(schema, key), **s}) for s in schema[key]) + " )"
+            return _either(literal(json_text(v)) for v in schema["enum"])
+        either = _alternatives(schema, self.value)
+        if either is not None:
+            return either
         kind = schema.get("type")
-        if isinstance(kind, list):
-            return "( " + " | ".join(self.value({**schema, "type": k}) for k in kind) + " )"
         if kind == "object" or (kind is None and "properties" in schema):
             return self._object(schema)
         if kind == "array":
@@ -382,13 +380,11 @@ class PythonGbnf:
             return self._ref(ref)
         choices = [schema["const"]] if "const" in schema else schema.get("enum")
         if isinstance(choices, list):
-            return "( " + " | ".join(literal(t) for v in choices for t in literal_texts(v, self._escaped)) + " )"
-        for key in ("anyOf", "oneOf"):
-            if isinstance(schema.get(key), list):
-                return "( " + " | ".join(self.value({**_without(schema, key), **s}) for s in schema[key]) + " )"
+            return _either(literal(t) for v in choices for t in literal_texts(v, self._escaped))
+        either = _alternatives(schema, self.value)
+        if either is not None:
+            return either
         kind = schema.get("type")
-        if isinstance(kind, list):
-            return "( " + " | ".join(self.value({**schema, "type": k}) for k in kind) + " )"
         if kind == "object" or (kind is None and "properties" in schema):
             return self._dict(schema)
         if kind == "array":
@@ -411,7 +407,7 @@ class PythonGbnf:
         return self._writer._rule(f'"{{" {items} "}}"', "dict")
 
     def _key(self, key: str) -> str:
-        return "( " + " | ".join(literal(t) for t in literal_texts(key, self._escaped)) + " )"
+        return _either(literal(t) for t in literal_texts(key, self._escaped))
 
     def _ref(self, ref: str) -> str:
         if ref not in self._refs:
@@ -439,6 +435,23 @@ def _next_state(end: str, matched: int, ch: str) -> int:
 def _required(schema: Mapping[str, Any]) -> set[str]:
     req = schema.get("required")
     return {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
+
+
+def _either(rules: Iterable[str]) -> str:
+    """One of `rules`, as a GBNF group."""
+    return "( " + " | ".join(rules) + " )"
+
+
+def _alternatives(schema: Mapping[str, Any], value: Callable[[Any], str]) -> str | None:
+    """A schema that is one of several (`anyOf`/`oneOf`, or a list of types) as one group of
+    `value`'s rules, one per alternative (each with the rest of the schema); `None` for any other."""
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return _either(value({**_without(schema, key), **s}) for s in schema[key])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return _either(value({**schema, "type": k}) for k in kind)
+    return None
 
 
 def _without(schema: Mapping[str, Any], key: str) -> dict[str, Any]:

@@ -183,10 +183,10 @@ def to_regex(node: Node) -> str:
         most = "" if node.most is None else str(node.most)
         return f"[{node.cls}]{{{node.least},{most}}}"
     if isinstance(node, Json):
-        if node.xml is not None or node.notation is not None:
+        if node.form.xml is not None or node.form.notation is not None:
             raise Unexpressible("arguments as XML elements or in a notation of their own")
-        if node.python:
-            return python_arguments(node.schema, node.escaped)
+        if node.form.python:
+            return python_arguments(node.schema, node.form.escaped)
         return value(node.schema)
     if isinstance(node, Seq):
         return "".join(to_regex(item) for item in node.items)
