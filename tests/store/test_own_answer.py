@@ -114,6 +114,23 @@ def test_a_stream_of_ours_is_stored_and_replayed_as_the_client_got_it(cuts: list
     assert stored == final
 
 
+def test_each_backend_replays_a_stream_of_ours_byte_for_byte(store_url: str) -> None:
+    """A real SQLite file, then a real `redis-server`: the same as the memory store above."""
+    app = ToolCallMiddleware(
+        host(pieces(responses_stream(TEXT, piece=5), [37, 400, 401]), SSE_HEADERS), dialect="hermes", store=store_url
+    )
+
+    async def work() -> tuple[bytes, bytes, Any]:
+        with no_reading_back():
+            streamed = (await ask(app, RESPONSES, responses_request(stream=True))).body
+        ident = final_response(streamed)["id"]
+        replayed = (await ask(app, f"{RESPONSES}/{ident}", method="GET", query=b"stream=true")).body
+        return streamed, replayed, (await ask(app, f"{RESPONSES}/{ident}", method="GET")).json()
+
+    streamed, replayed, stored = run(work())
+    assert replayed == streamed and stored == final_response(streamed)
+
+
 @settings(deadline=None)
 @given(st.lists(st.integers(min_value=0), max_size=6))
 def test_a_whole_answer_of_ours_is_stored_as_the_client_got_it(cuts: list[int]) -> None:
