@@ -20,7 +20,7 @@ from typing import Any
 
 from ._asgi_request import ASGIApp, ASGIRequest, Receive, Scope, Send
 from ._compact import compact_route, serve_compact
-from ._inprocess import respond
+from ._inprocess import RESPONSE_HOOK, respond
 from ._request_ids import with_request_id
 from ._routing import route_request
 from ._websocket import ResponsesSocket, refuse
@@ -97,6 +97,7 @@ class StatelessMiddleware:
             await self.app(scope, receive, send)
             return
         exchange = Exchange(self.config, route, remote_host=self._remote_host)
+        exchange.response_hook = scope.get(RESPONSE_HOOK)  # (set by the Responses state in front, if any)
         send, exchange.record.request_id = with_request_id(scope, send)
         await ASGIRequest(self.app, exchange, scope, receive, send).run(length)
 

@@ -41,6 +41,10 @@ ANSWERED = "toolcall.answered"
 # The scope key under which the Responses state gives the exchange below it what it knows of the
 # body it wrote (`core._stored_input.StoredInput`: the stored context its input begins with).
 STORED_INPUT = "toolcall.stored_input"
+# The scope key under which the Responses state gives the exchange below it its hook on the answer
+# (`core._response_hook.ResponseHook`: the fields each response object says of the state; the
+# events and the response the answer makes are noted on it, so the state never decodes them).
+RESPONSE_HOOK = "toolcall.response_hook"
 
 # Headers of the client's own request that do not describe the body we send.
 _TRANSPORT = frozenset(
@@ -168,6 +172,7 @@ def with_body(scope: Scope, body: bytes) -> Scope:
 __all__ = [
     "ANSWERED",
     "CREDENTIAL",
+    "RESPONSE_HOOK",
     "STORED_INPUT",
     "collect",
     "post",

@@ -1,6 +1,8 @@
-"""The tee that stores our answer: split invariance (however the pipeline's bytes are chunked, the
-client gets the same bytes and the store the same record), nothing lost (every event goes out, in
-order; only response objects change), and a stream equals its whole answer once stored."""
+"""The tee reading an answer the pipeline passed on without writing it (the host's own: an answer
+of ours is noted on the tee's hook instead, `test_own_answer.py`): split invariance (however the
+bytes are chunked, the client gets the same bytes and the store the same record), nothing lost
+(every event goes out, in order; only response objects change), and a stream equals its whole
+answer once stored."""
 
 from __future__ import annotations
 

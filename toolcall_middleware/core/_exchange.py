@@ -51,6 +51,7 @@ from ._exchange_state import (
 from ._failure import Failure, UpstreamFailure, failure_message
 from ._forwarded import Forward, forward_request, refusal
 from ._http import ContentDecoder, Headers, json_head
+from ._response_hook import ResponseHook
 from ._stored_input import StoredInput
 from ._stream_body import StreamBody
 from ._whole_body import whole_answer
@@ -86,6 +87,8 @@ class Exchange(Generic[C]):
         if self.bridged:
             self.record.notes.append(f"bridged: the host answers as {self.upstream}")
         self._reported = False
+        # The Responses state's hook on the answer, where it serves the request (`core._response_hook`).
+        self.response_hook: ResponseHook | None = None
         self._asked: float | None = None  # when the host was handed the request (`host_asked`)
         self._response()
         self.state = REQUEST  # (`core._exchange_state`): it moves only through `move`
@@ -187,8 +190,10 @@ class Exchange(Generic[C]):
 
     def _setup(self) -> AnswerSetup:
         """What the answer is given of this exchange (the request is read by now)."""
-        record = self.record
-        return AnswerSetup(self.api, self.upstream, self.config, self.request, self.rules, record.dialect, record.model)
+        record, hook = self.record, self.response_hook
+        return AnswerSetup(
+            self.api, self.upstream, self.config, self.request, self.rules, record.dialect, record.model, hook
+        )
 
     def feed(self, data: bytes) -> bytes | None:
         """The client's bytes for one piece of the host's body (see `State` for each state's).

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 from ._api_names import Api
+from ._response_hook import ResponseHook
 from .grammar import Engine
 
 
@@ -189,6 +190,8 @@ class AnswerSetup:
     rules: Mapping[str, Any]  # tools, tool_choice, parallel_tool_calls (an OpenAI shape)
     dialect: str
     model: str | None
+    # What the Responses state in front says of the answer and is told of it (`core._response_hook`).
+    hook: ResponseHook | None = None
 
 
 __all__ = ["AnswerSetup", "ExchangeConfig", "ExchangeLimits", "Report", "RouteMatch"]

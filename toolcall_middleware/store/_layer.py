@@ -27,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .._inprocess import CREDENTIAL, STORED_INPUT
+from .._inprocess import CREDENTIAL, RESPONSE_HOOK, STORED_INPUT
 from ..config import MAX_CHAIN, MAX_REFERENCES, Limits, ToolCallConfig
 from ..core._depth import MAX_DEPTH
 from ..core._http import json_head
@@ -276,7 +276,12 @@ class ResponsesState:
         tee = Tee(
             turn, send, self.finish, max_kept_bytes=self.store.limits.max_record_bytes // 2, max_depth=self.max_depth
         )
-        scope = {**with_body(scope, new_body), ANSWERED: lambda: tee.answered, STORED_INPUT: stored_input}
+        scope = {
+            **with_body(scope, new_body),
+            ANSWERED: lambda: tee.answered,
+            STORED_INPUT: stored_input,
+            RESPONSE_HOOK: tee.hook,
+        }
         await self.app(scope, replay([new_body], receive), tee.send)
 
     async def finish(self, turn: Turn, response: dict[str, Any], events: list[str] | None) -> None:
@@ -347,7 +352,7 @@ class ResponsesState:
         limit = self.store.limits.max_record_bytes // 2
         tee = Tee(turn, nowhere, self.finish, max_kept_bytes=limit, progress=progress, max_depth=self.max_depth)
         try:
-            await self.app(scope, replay([body], None), tee.send)
+            await self.app({**scope, RESPONSE_HOOK: tee.hook}, replay([body], None), tee.send)
         except (asyncio.CancelledError, Stop):
             await asyncio.shield(self.background.end(key, "cancelled"))
             return

@@ -290,19 +290,6 @@ def page(items: Sequence[Mapping[str, Any]], *, after: str | None, limit: Any, o
 
 # -- the response object ---------------------------------------------------------------------------
 
-RESPONSE_EVENTS = frozenset(
-    {
-        "response.created",
-        "response.in_progress",
-        "response.completed",
-        "response.incomplete",
-        "response.failed",
-        "response.queued",
-        "response.cancelled",
-    }
-)
-TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed", "response.cancelled"})
-
 
 @dataclass(frozen=True)
 class Echo:
@@ -315,15 +302,22 @@ class Echo:
     conversation: str | None
     background: bool = False
 
-    def apply(self, response: Mapping[str, Any]) -> dict[str, Any]:
-        out = dict(response)
-        out["id"] = self.id
-        out["store"] = self.store
-        out["previous_response_id"] = self.previous_response_id
-        out["background"] = self.background
+    def fields(self) -> dict[str, Any]:
+        """The response object's fields that say the state (the Responses emitter writes them in:
+        `core._response_hook`)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "store": self.store,
+            "previous_response_id": self.previous_response_id,
+            "background": self.background,
+        }
         if self.conversation is not None:
             out["conversation"] = {"id": self.conversation}
         return out
+
+    def apply(self, response: Mapping[str, Any]) -> dict[str, Any]:
+        """`response` (one the host wrote) with the state's fields."""
+        return {**response, **self.fields()}
 
 
 def conversation_object(ident: str, created_at: int, metadata: Any) -> dict[str, Any]:
@@ -383,10 +377,8 @@ __all__ = [
     "ID_BYTES",
     "ID_PREFIXES",
     "MAX_LIMIT",
-    "RESPONSE_EVENTS",
     "SECRET_KEY",
     "STATEFUL_FIELDS",
-    "TERMINAL_EVENTS",
     "TERMINAL_STATUSES",
     "Echo",
     "StateError",

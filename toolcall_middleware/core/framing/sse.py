@@ -27,6 +27,11 @@ def encode_event(obj: Mapping[str, Any]) -> bytes:
     return b"event: " + str(obj["type"]).encode() + b"\ndata: " + json_bytes(obj, separators=COMPACT) + b"\n\n"
 
 
+def event_data(raw: bytes) -> str:
+    """The `data` (JSON text) of one event as `encode_event` wrote it: its one `data:` line."""
+    return raw[raw.index(b"\ndata: ") + 7 : -2].decode()
+
+
 class SSETemplate:
     """An encoded event with holes: `fill(*values)` is the same event's bytes with each value in
     place of a probe, without building and dumping the object again (the per-chunk fast path).
@@ -244,5 +249,6 @@ __all__ = [
     "encode_data",
     "encode_event",
     "encode_events",
+    "event_data",
     "json_token",
 ]

@@ -71,9 +71,12 @@ def _text_or_none(value: Any) -> str | None:
 class _ResponseShell:
     """The response object's fields, echoing the request."""
 
-    def __init__(self, upstream: Upstream, request: Mapping[str, Any] | None) -> None:
+    def __init__(
+        self, upstream: Upstream, request: Mapping[str, Any] | None, state: Mapping[str, Any] | None = None
+    ) -> None:
         self.upstream = upstream
         self.request = request or {}
+        self.state = state  # what each response object says of the Responses state (`core._response_hook`)
         rid = upstream.id
         self.id = rid if rid.startswith("resp_") else "resp_" + rid.removeprefix("chatcmpl-")
 
@@ -119,6 +122,13 @@ class _ResponseShell:
             "safety_identifier": _text_or_none(req.get("safety_identifier")),
             "prompt_cache_key": _text_or_none(req.get("prompt_cache_key")),
         }
+
+    def stated(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body`, a whole response object, with the Responses state's fields, if it has any: the
+        last thing written into it (its own fields keep their places; a new one comes last)."""
+        if self.state:
+            body.update(self.state)
+        return body
 
 
 def _echo_reasoning(requested: Any) -> dict[str, Any]:
@@ -204,8 +214,9 @@ class ResponsesStreamEmitter:
         required_action: bool = False,
         call_ids: CallIds = "model",
         open_responses: bool = False,
+        state: Mapping[str, Any] | None = None,
     ) -> None:
-        self._shell = _ResponseShell(upstream, request)
+        self._shell = _ResponseShell(upstream, request, state)
         self._emit_reasoning = reasoning
         self._required_action = required_action
         # OpenAI names the reasoning text events `response.reasoning_text.*` (what its SDK reads);
@@ -236,9 +247,10 @@ class ResponsesStreamEmitter:
         if self._started:
             return []
         self._started = True
+        shell = self._shell
         return [
-            self._event("response.created", response=self._shell.response("in_progress", [], None)),
-            self._event("response.in_progress", response=self._shell.response("in_progress", [], None)),
+            self._event("response.created", response=shell.stated(shell.response("in_progress", [], None))),
+            self._event("response.in_progress", response=shell.stated(shell.response("in_progress", [], None))),
         ]
 
     def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
@@ -382,7 +394,7 @@ class ResponsesStreamEmitter:
             out.append(self._event("response.required_action", response={"id": self._shell.id}, required_action=action))
             body["status"] = "requires_action"
             body["required_action"] = action
-        out.append(self._event(f"response.{status}", response=body))
+        out.append(self._event(f"response.{status}", response=self._shell.stated(body)))
         return out
 
     def fail(self, message: str, *, code: str = "server_error") -> list[dict[str, Any]]:
@@ -394,7 +406,7 @@ class ResponsesStreamEmitter:
         self._close_item(out, "incomplete")
         body = self._shell.response("failed", copy.deepcopy(self._output), None)
         body["error"] = {"code": code, "message": message}
-        out.append(self._event("response.failed", response=body))
+        out.append(self._event("response.failed", response=self._shell.stated(body)))
         return out
 
 
@@ -408,8 +420,9 @@ class ResponsesBuilder:
         request: Mapping[str, Any] | None = None,
         reasoning: bool = True,
         call_ids: CallIds = "model",
+        state: Mapping[str, Any] | None = None,
     ) -> None:
-        self._shell = _ResponseShell(upstream, request)
+        self._shell = _ResponseShell(upstream, request, state)
         self._request = request
         self._emit_reasoning = reasoning
         self._call_ids: CallIds = call_ids
@@ -419,7 +432,11 @@ class ResponsesBuilder:
         them (text after a call is a message after that call): the final `response` a stream
         of the same events ends with, so a whole answer and a streamed one are the same."""
         stream = ResponsesStreamEmitter(
-            self._shell.upstream, request=self._request, reasoning=self._emit_reasoning, call_ids=self._call_ids
+            self._shell.upstream,
+            request=self._request,
+            reasoning=self._emit_reasoning,
+            call_ids=self._call_ids,
+            state=self._shell.state,
         )
         stream.feed(events)
         final: dict[str, Any] = stream.finish(usage=usage)[-1]["response"]
@@ -444,7 +461,9 @@ class ResponsesBuilder:
                 )
             )
         status = "incomplete" if cut else "completed"
-        return self._shell.response(status, output, responses_usage(usage or self._shell.upstream.usage))
+        return self._shell.stated(
+            self._shell.response(status, output, responses_usage(usage or self._shell.upstream.usage))
+        )
 
 
 __all__ = [
