@@ -133,10 +133,10 @@ class ASGIRequest:
         """The app's `send`: a plain function that returns what the app awaits, so that the usual
         message (a piece of a stream, or of a response passed through) costs no coroutine of
         ours. What the held response says of a body is written here when it is one piece of a
-        stream under way (no head, no message of the app's: one write, after any ping being
-        written, whose awaitable is the keep-alive's or the server's); anything else takes
-        `_deliver`. (Inline rather than a call: each Python call costs the usual chunk about a
-        thousand instructions, `benchmarks/instruction_count.py`.)"""
+        stream under way (the bytes of ours alone: one write, after any ping being written, whose
+        awaitable is the keep-alive's or the server's); anything else takes `_deliver`. (Inline
+        rather than a call: each Python call costs the usual chunk about a thousand instructions,
+        `benchmarks/instruction_count.py`.)"""
         response = self.response
         if self.exchange.state is not STREAM and response.passing:  # (a stream is never passing)
             return self._write(message)  # (the server's awaitable: no coroutine of ours)
@@ -145,15 +145,14 @@ class ASGIRequest:
         body = message.get("body", b"")
         more = bool(message.get("more_body", False))
         writes = response.body(message, body if type(body) is bytes else bytes(body), end=not more)
-        if writes.head is None and not writes.messages and self.exchange.state is STREAM:
+        if isinstance(writes, bytes):  # a piece of a stream under way
             keepalive = self.keepalive
             if keepalive is None:
                 self._keep_alive()
                 keepalive = self.keepalive
-            out = writes.body
-            if out is None:
+            if not writes:
                 return _nothing()  # (all held back: whitespace that may come before a call)
-            message = {"type": "http.response.body", "body": out, "more_body": writes.more}
+            message = {"type": "http.response.body", "body": writes, "more_body": True}
             return keepalive.send(message) if keepalive is not None else self._write(message)  # (`_out`, inline)
         self.exchange.host_first_byte()  # (a response's first body comes this way; a stream's may not)
         return self._deliver(writes)
