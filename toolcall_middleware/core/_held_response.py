@@ -68,10 +68,12 @@ class Writes(Generic[M]):
     """What the shell writes, in this order: `head` (None: no head now), the app's `messages` as
     it sent them, then `body`, bytes of ours (None: none), followed by more body when `more`.
     A body with no `more` ends the response: the app's body ended, or the client's stream had its
-    terminal event first (`State.ENDED`), and whatever the app sends after it is dropped.
+    terminal event first (`State.ENDED`), and whatever the app sends after it is dropped. (The
+    usual piece, one of a stream under way, gets none: `HeldResponse.body` answers it with its
+    bytes alone.)
 
-    A value to read, made for nearly every message of a response: not frozen only because a
-    frozen dataclass's `__init__` costs several times a plain one's."""
+    A value to read, made for every message of a response passed through under WSGI: not frozen
+    only because a frozen dataclass's `__init__` costs several times a plain one's."""
 
     head: Head | None = None
     messages: tuple[M, ...] = ()
