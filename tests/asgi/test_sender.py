@@ -245,3 +245,30 @@ def test_the_usual_piece_runs_nothing_of_the_keepalives(monkeypatch: pytest.Monk
         written.append(len(send.bodies))
     assert written[1] > written[0] + 10  # (many more pieces written)
     assert ran[0] == ran[1] and ("__init__" in ran[0]) == bool(interval)
+
+
+def test_a_server_send_that_returns_another_awaitable_is_read_through_a_coroutine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server whose `send` returns an awaitable that is neither a coroutine nor a future (an
+    object with `__await__`): each message is written once, in order, and read as being written
+    until it is awaited to its end."""
+    made = keepalives(monkeypatch)
+    written: list[bytes] = []
+    during: list[bool] = []
+
+    class Write:
+        def __init__(self, message: Any) -> None:
+            self.message = message
+
+        def __await__(self) -> Any:
+            yield from asyncio.sleep(0).__await__()  # (a step of the loop, as a transport's write may take)
+            if made:
+                during.append(made[0].writing())
+            written.append(bytes(self.message.get("body", b"")))
+
+    middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=30)
+    run(middleware(scope(), Receive([request(chat_request(stream=True))]), Write))
+    stream = b"".join(written)
+    assert stream.endswith(b"data: [DONE]\n\n") and b'"tool_calls"' in stream and b"<tool_call>" not in stream
+    assert during and set(during) == {True} and not made[0].writing()
