@@ -156,8 +156,8 @@ class ASGIRequest:
         message (a piece of a stream, or of a response passed through) costs no coroutine of
         ours. What the held response says of a body is written here when it is one piece of a
         stream under way (the bytes of ours alone: one write, after any ping being written, whose
-        awaitable is the server's); anything else takes `_deliver`. (Inline
-        rather than a call: each Python call costs the usual chunk about a thousand instructions,
+        awaitable is the server's); anything else takes `_deliver`. (Inline rather than a call:
+        each Python call costs the usual chunk about a thousand instructions,
         `benchmarks/instruction_count.py`.)"""
         response = self.response
         if self.exchange.state is not STREAM and response.passing:  # (a stream is never passing)
