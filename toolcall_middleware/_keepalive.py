@@ -11,12 +11,13 @@ A ping only ever goes out between two whole messages, and every message of a rew
 holds whole SSE events, so a ping never lands inside one. A message costs the keep-alive no clock
 read and no coroutine of ours: the shell's write (`_asgi_request._counting`) counts its bytes, as
 it does for every response, and keeps the awaitable the server gave for it (`last_write`). The
-timer reads the silence off those: it looks every quarter of the interval, and a count that moved
-since its last look, or a write still being awaited (a slow client: the server's coroutine not
-finished, its future not done), starts the silence again. Once nothing moved for the interval it
-pings, so a ping comes after between one and one and a quarter intervals of silence (counted from
-the stream's head, when the shell starts the keep-alive: a host that is slow to its first token
-is kept alive too; the SDKs skip a ping wherever it comes). The ping is written by a task
+timer reads the silence off those: it looks every quarter of the interval; a write still being
+awaited (a slow client: the server's coroutine not finished, its future not done) means no silence
+yet, and a count that moved since the last look, a silence from that look at the earliest. Once
+nothing moved for the interval it pings, so a ping comes after between three quarters of the
+interval and the interval of silence, never later (counted from the stream's head, when the shell
+starts the keep-alive: a host that is slow to its first token is kept alive too; the SDKs skip a
+ping wherever it comes). The ping is written by a task
 (`pinger`); a message the app sends meanwhile is written after it (`after_ping`). The timer (a
 loop timer handle) runs on asyncio only (under trio there is no timer and no ping) and `stop()`
 ends it for good; the middleware calls it before the last body, on pass-through, on error and when
@@ -38,7 +39,7 @@ Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
 
 PING_COMMENT = b": ping\n\n"
-_LOOKS = 4  # the timer's looks per interval: a ping is at most a quarter of one late
+_LOOKS = 4  # the timer's looks per interval: a ping may come a quarter of one early, never late
 
 
 def ping_for(api: str, profiles: frozenset[str]) -> bytes:
@@ -61,9 +62,10 @@ class KeepAlive:
         # coroutine or a future, which say whether it is still being written: `writing`).
         self.last_write: Awaitable[None] | None = None
         self.pinger: asyncio.Task[None] | None = None  # a ping being written: messages wait for it
-        # What the timer saw at its last look (bytes sent, a write being awaited), and since when.
+        # What the timer saw at its last look (bytes sent, a write being awaited), when it looked,
+        # and since when the stream is silent at the earliest.
         self._seen = (0, False)
-        self._since = 0.0
+        self._looked = self._since = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
@@ -80,7 +82,8 @@ class KeepAlive:
             self._loop = asyncio.get_running_loop()
         except RuntimeError:  # another event loop (trio): no timer
             return False
-        self._seen, self._since = (self._sent(), False), monotonic()
+        self._seen, self._looked = (self._sent(), False), monotonic()
+        self._since = self._looked
         self._timer = self._loop.call_later(self._interval / _LOOKS, self._wake)
         return True
 
@@ -124,11 +127,14 @@ class KeepAlive:
             return
         now = monotonic()
         seen = (self._sent(), self.writing())
-        if seen[1] or seen != self._seen:
-            self._seen, self._since = seen, now  # written since the last look, or being written
+        if seen[1]:
+            self._seen, self._since = seen, now  # being written: not silent yet
+        elif seen != self._seen:
+            self._seen, self._since = seen, self._looked  # written since the last look: silent from it at most
         elif now - self._since >= self._interval:
             self.pinger = self._loop.create_task(self._write_ping())
             return
+        self._looked = now
         self._timer = self._loop.call_later(self._interval / _LOOKS, self._wake)
 
     async def _write_ping(self) -> None:
@@ -142,7 +148,8 @@ class KeepAlive:
             return
         finally:
             self.pinger = None
-        self._seen, self._since = (self._sent(), False), monotonic()
+        self._seen, self._looked = (self._sent(), False), monotonic()
+        self._since = self._looked
         if not self._stopped and self._loop is not None:
             self._timer = self._loop.call_later(self._interval / _LOOKS, self._wake)
 

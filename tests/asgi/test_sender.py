@@ -100,8 +100,8 @@ def test_no_ping_while_the_server_writes_a_message(monkeypatch: pytest.MonkeyPat
                 order.append("end")
 
     send = Slow()
-    # The app waits 0.05 s (half the interval) after the slow message before its next one.
-    middleware = ToolCallMiddleware(streaming_app(stall_at=7, stall=0.05), dialect="hermes", keepalive_interval=0.1)
+    # The app waits 0.02 s (a fifth of the interval) after the slow message before its next one.
+    middleware = ToolCallMiddleware(streaming_app(stall_at=7, stall=0.02), dialect="hermes", keepalive_interval=0.1)
     exchange(middleware, send)
     assert "slow" in order
     assert "ping" not in order[order.index("slow") : order.index("end") + 2]  # nor before the next message
