@@ -155,6 +155,7 @@ class ToolCallDjangoMiddleware:
             return _done(exchange, response)
         if exchange.state is BUFFER:
             writes = held.body(response.content, response.content, end=True)
+            assert isinstance(writes, Writes)  # (a whole body's end: never a stream's bytes alone)
             if exchange.state is AGAIN:
                 return _AGAIN  # the view is asked again (`regenerate`): nothing of this answer goes out
             if writes.body is None:
@@ -205,9 +206,12 @@ def _set_head(response: Any, old: Headers, head: Head | None) -> None:
         response.status_code = head.status
 
 
-def _joined(writes: Writes[bytes]) -> bytes:
-    """The bytes of one piece of a stream (the view's own, after a failure of ours or once it
-    passes; b"" while text is held back, or after the client's stream ended)."""
+def _joined(writes: bytes | Writes[bytes]) -> bytes:
+    """The bytes of one piece of a stream (bytes: ours, a piece of it under way; the view's own,
+    after a failure of ours or once it passes; b"" while text is held back, or after the client's
+    stream ended)."""
+    if isinstance(writes, bytes):
+        return writes
     return b"".join(writes.messages) + (writes.body or b"")
 
 

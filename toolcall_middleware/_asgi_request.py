@@ -10,8 +10,9 @@ ASGI messages); everything else is forwarded in order, untouched.
 The shell keeps no state of the exchange's, and no flag of its own: only I/O and the keep-alive.
 Which way a message goes is read off the exchange's state and the held response. The `send` the
 app is given is `ASGIRequest._send`; every message the client gets goes to the server through
-`_write` (`_counting`: the one place that counts the response's bytes), and through the
-keep-alive (`keepalive.KeepAlive`) once a rewritten stream is under way.
+`_write` (`_counting`: the one place that counts the response's bytes), which, once a rewritten
+stream's head is out, also keeps what the keep-alive's timer reads (`_keepalive.KeepAlive`): no
+coroutine of ours and no clock read per message.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
+from types import CoroutineType
 
 from ._inprocess import (
     ANSWERED,
@@ -44,10 +46,13 @@ from .core._held_response import Head, HeldResponse, Writes
 logger = logging.getLogger("toolcall_middleware")
 
 
-def _counting(send: Send, exchange: Exchange[ToolCallConfig]) -> Send:
+def _counting(send: Send, exchange: Exchange[ToolCallConfig], keepalive: KeepAlive | None = None) -> Send:
     """The server's `send`, through which every message the client gets passes (the keep-alive's
-    pings too), so the record's `response_bytes` counts every body byte sent. A closure, not a
-    method: the keep-alive holds it, and must not hold the request (a cycle per response)."""
+    pings too), so the record's `response_bytes` counts every body byte sent. With `keepalive`
+    (a rewritten stream's, its timer running), it also keeps the server's awaitable for the
+    keep-alive to read, and writes a message that comes while a ping is being written after it.
+    A closure, not a method: the keep-alive holds it, and must not hold the request (a cycle per
+    response)."""
 
     record = exchange.record  # (`Exchange.sent`, inline: this runs on every message)
 
@@ -57,7 +62,23 @@ def _counting(send: Send, exchange: Exchange[ToolCallConfig]) -> Send:
             record.response_bytes += len(message.get("body", b""))
         return send(message)
 
-    return write
+    if keepalive is None:
+        return write
+
+    def watched(message: Message) -> Awaitable[None]:
+        # (`write` inline, and no more of the keep-alive's than two attributes: a stream's every message)
+        if keepalive.pinger is None:
+            if message["type"] == "http.response.body":
+                record.response_bytes += len(message.get("body", b""))
+            written = send(message)
+            if type(written) is not CoroutineType:
+                written = keepalive.readable(written)
+        else:
+            written = keepalive.after_ping(message)
+        keepalive.last_write = written
+        return written
+
+    return watched
 
 
 _IN_FILE = ("http.response.pathsend", "http.response.zerocopysend")  # a body whose bytes live in a file
@@ -80,7 +101,8 @@ class ASGIRequest:
         self.response: HeldResponse[Message] = HeldResponse(exchange)  # the head and messages held back
         self.original: Message | None = None  # the head as the app sent it
         self.keepalive: KeepAlive | None = None  # pings on a rewritten stream that goes quiet
-        self._write = _counting(send, exchange)
+        self._server_send = send
+        self._write = _counting(send, exchange)  # (`_counting` with the keep-alive once it runs)
 
     async def run(self, declared: bytes | None) -> None:
         """`declared`: the request's Content-Length, if it gave one."""
@@ -133,28 +155,22 @@ class ASGIRequest:
         """The app's `send`: a plain function that returns what the app awaits, so that the usual
         message (a piece of a stream, or of a response passed through) costs no coroutine of
         ours. What the held response says of a body is written here when it is one piece of a
-        stream under way (no head, no message of the app's: one write, after any ping being
-        written, whose awaitable is the keep-alive's or the server's); anything else takes
-        `_deliver`. (Inline rather than a call: each Python call costs the usual chunk about a
-        thousand instructions, `benchmarks/instruction_count.py`.)"""
+        stream under way (the bytes of ours alone: one write, after any ping being written, whose
+        awaitable is the server's); anything else takes `_deliver`. (Inline rather than a call:
+        each Python call costs the usual chunk about a thousand instructions,
+        `benchmarks/instruction_count.py`.)"""
         response = self.response
         if self.exchange.state is not STREAM and response.passing:  # (a stream is never passing)
             return self._write(message)  # (the server's awaitable: no coroutine of ours)
         if message["type"] != "http.response.body":
             return self._general(message)
         body = message.get("body", b"")
-        more = bool(message.get("more_body", False))
-        writes = response.body(message, body if type(body) is bytes else bytes(body), end=not more)
-        if writes.head is None and not writes.messages and self.exchange.state is STREAM:
-            keepalive = self.keepalive
-            if keepalive is None:
-                self._keep_alive()
-                keepalive = self.keepalive
-            out = writes.body
-            if out is None:
+        end = not message.get("more_body", False)  # (not `bool()`: a call that costs the chunk ~500 instructions)
+        writes = response.body(message, body if type(body) is bytes else bytes(body), end=end)
+        if isinstance(writes, bytes):  # a piece of a stream under way (its keep-alive set up with its head)
+            if not writes:
                 return _nothing()  # (all held back: whitespace that may come before a call)
-            message = {"type": "http.response.body", "body": out, "more_body": writes.more}
-            return keepalive.send(message) if keepalive is not None else self._write(message)  # (`_out`, inline)
+            return self._write({"type": "http.response.body", "body": writes, "more_body": True})
         self.exchange.host_first_byte()  # (a response's first body comes this way; a stream's may not)
         return self._deliver(writes)
 
@@ -174,6 +190,7 @@ class ASGIRequest:
             self.response.head(method, status, headers, trailers=trailers)
             if head_final(ex.state, ex.head):  # (a stream of ours, STREAM: the head first, the parts are not in it)
                 await self._write(self._head(self.response.release().head))
+                self._keep_alive()
             ex.prepare()
             return
         # Anything else (debug, trailers, early hints, pathsend, extensions): in order, after the
@@ -191,11 +208,11 @@ class ASGIRequest:
             # down; a body in a file): no more pings.
             await self.keepalive.stop()
         if writes.head is not None:
-            await self._out(self._head(writes.head))
+            await self._write(self._head(writes.head))
         for message in writes.messages:
-            await self._out(message)
+            await self._write(message)
         if writes.body is not None:
-            await self._out({"type": "http.response.body", "body": writes.body, "more_body": writes.more})
+            await self._write({"type": "http.response.body", "body": writes.body, "more_body": writes.more})
         if state is STREAM:
             self._keep_alive()
 
@@ -215,16 +232,15 @@ class ASGIRequest:
             await self.keepalive.stop()
 
     def _keep_alive(self) -> None:
+        """A rewritten stream's head is out: the keep-alive starts (once), and every message from
+        here goes through the write that keeps what its timer reads."""
         interval = self.exchange.config.keepalive_interval
         if self.keepalive is None and interval:
             ping = ping_for(self.exchange.api, self.exchange.config.profiles)
-            self.keepalive = KeepAlive(self._write, interval, ping)
-            self.keepalive.start()
-
-    def _out(self, message: Message) -> Awaitable[None]:
-        """A message on a started stream: after any ping being written, never inside one (the
-        keep-alive's `send`, or the server's, as the awaitable to await: no coroutine of ours)."""
-        return self.keepalive.send(message) if self.keepalive is not None else self._write(message)
+            record = self.exchange.record
+            self.keepalive = KeepAlive(self._write, interval, ping, lambda: record.response_bytes)
+            if self.keepalive.start():
+                self._write = _counting(self._server_send, self.exchange, self.keepalive)
 
     async def _abort(self, error: Exception) -> bool:
         """The app raised: what the exchange says of it (`Exchange.failed`) sent. True

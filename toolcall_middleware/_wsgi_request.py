@@ -139,10 +139,13 @@ class WSGIRequest:
         """What the client gets once the app's body ended."""
         return self._written(self.response.end())
 
-    def _written(self, writes: Writes[bytes]) -> list[bytes]:
-        """The pieces the server gets of `writes`, its head given to the server's `start_response`
-        first (the exchange's headers and status, or the app's own head). A stream's piece may be
-        empty (`b""` while text is held back keeps the block boundary, PEP 3333)."""
+    def _written(self, writes: bytes | Writes[bytes]) -> list[bytes]:
+        """The pieces the server gets of `writes` (bytes: a piece of a stream under way), its head
+        given to the server's `start_response` first (the exchange's headers and status, or the
+        app's own head). A stream's piece may be empty (`b""` while text is held back keeps the
+        block boundary, PEP 3333)."""
+        if isinstance(writes, bytes):
+            return [writes]
         if writes.head is not None and self.server_write is None:
             assert self.head is not None
             status, headers = self.head

@@ -4,9 +4,10 @@ A framework that is neither ASGI nor WSGI (Django's `MIDDLEWARE`, `integrations/
 the exchange itself with the verbs the ASGI and WSGI shells use, and imports them from here:
 `route_request` (whether a request is ours, and its route), `Exchange` (the one exchange object),
 `BodyRead` (the rules a request body is read by), `HeldResponse`, `Head` and `Writes` (what to
-write of the app's response, and when), `Headers`, and the exchange's states it reads
-(`AGAIN`, `BUFFER`, `PASS`, `STREAM`). Those live in the core's internal modules; this is their public
-name.
+write of the app's response, and when: `HeldResponse.body` answers a piece of a stream under way
+with the bytes alone, anything else with `Writes`), `Headers`, and the exchange's states it
+reads (`AGAIN`, `BUFFER`, `PASS`, `STREAM`). Those live in the core's internal modules; this is
+their public name.
 
 Options a shell cannot honour fail where the shell is built, never silently.
 

@@ -1,8 +1,9 @@
 """The send the app is given (`ASGIRequest._send`) and the keep-alive around the server's send.
 
-The keep-alive counts a message as being written until the server's send ends (no ping starts
-meanwhile, and none is owed after), however it ends (done, failed, cancelled); a fast path that
-raises is logged and the rest passes through.
+The keep-alive reads a message as being written until the server's awaitable for it ends (no ping
+starts meanwhile, and the silence counts from its end), however it ends (done, failed, cancelled),
+whatever the awaitable is (a coroutine, a future, another); a fast path that raises is logged and
+the rest passes through.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from typing import Any
 
 import pytest
@@ -39,9 +39,9 @@ def events(stream: bytes) -> list[bytes]:
     return [e + b"\n\n" for e in stream.split(b"\n\n") if e]
 
 
-def streaming_app(stall_at: int | None = None, stall: float = 0.0) -> Any:
+def streaming_app(stall_at: int | None = None, stall: float = 0.0, piece: int = 4) -> Any:
     # Prose in small chunks (the lane's), then a call (the general path's).
-    stream = events(chat_stream("Sure, I can look up the weather in Paris for you right now. " + RAW_CALL, 4))
+    stream = events(chat_stream("Sure, I can look up the weather in Paris for you right now. " + RAW_CALL, piece))
 
     async def app(scope_: Any, receive: Any, send: Any) -> None:
         while (await receive()).get("more_body"):
@@ -81,9 +81,9 @@ def test_the_answer_is_rewritten_through_the_send() -> None:
 
 
 def test_no_ping_while_the_server_writes_a_message(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A slow client: the server's send takes longer than the interval. The keep-alive counts the
+    """A slow client: the server's send takes longer than the interval. The keep-alive reads the
     message as being written the whole time, so no ping starts; once it is written, silence counts
-    from then."""
+    from then: the app's next message, less than an interval later, comes with no ping before it."""
     made = keepalives(monkeypatch)
     order: list[str] = []
 
@@ -95,16 +95,17 @@ def test_no_ping_while_the_server_writes_a_message(monkeypatch: pytest.MonkeyPat
             await super().__call__(message)
             if slow:
                 order.append("slow")
-                assert made and made[0].sending == 1
+                assert made and made[0].writing()
                 await asyncio.sleep(0.35)
                 order.append("end")
 
     send = Slow()
-    middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=0.1)
+    # The app waits 0.02 s (a fifth of the interval) after the slow message before its next one.
+    middleware = ToolCallMiddleware(streaming_app(stall_at=7, stall=0.02), dialect="hermes", keepalive_interval=0.1)
     exchange(middleware, send)
     assert "slow" in order
-    assert "ping" not in order[order.index("slow") : order.index("end")]
-    assert made[0].sending == 0
+    assert "ping" not in order[order.index("slow") : order.index("end") + 2]  # nor before the next message
+    assert not made[0].writing() and made[0].pings == 0
     assert send.body.endswith(b"data: [DONE]\n\n")
 
 
@@ -114,9 +115,8 @@ def test_pings_still_come_when_the_host_is_silent(monkeypatch: pytest.MonkeyPatc
     middleware = ToolCallMiddleware(streaming_app(stall_at=5, stall=0.35), dialect="hermes", keepalive_interval=0.1)
     exchange(middleware, send)
     bodies = [bytes(m.get("body", b"")) for m in send.bodies]
-    assert bodies.count(PING_COMMENT) >= 2
-    assert made[0].sending == 0
-    assert 0 <= time.monotonic() - made[0].last < 5  # `time.monotonic()`'s clock
+    assert bodies.count(PING_COMMENT) >= 2 and made[0].pings == bodies.count(PING_COMMENT)
+    assert not made[0].writing()
 
 
 def test_a_failing_or_cancelled_server_send_is_no_longer_being_written(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,7 +144,7 @@ def test_a_failing_or_cancelled_server_send_is_no_longer_being_written(monkeypat
     for fail in (OSError, asyncio.CancelledError):
         made.clear()
         run(go(fail))
-        assert made and made[0].sending == 0
+        assert made and not made[0].writing()
 
 
 def test_a_fast_path_that_raises_is_logged_and_the_rest_passes_through(
@@ -171,8 +171,8 @@ def test_a_fast_path_that_raises_is_logged_and_the_rest_passes_through(
 
 def test_a_server_send_that_is_not_a_coroutine_is_awaited_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server whose `send` returns another awaitable (a future its transport resolves, here a
-    step of the loop later): each message is written, in order, and counted as being written
-    until its future is done."""
+    step of the loop later): each message is written, in order, and read as being written until
+    its future is done."""
     made = keepalives(monkeypatch)
     written: list[bytes] = []
     counted: list[int] = []
@@ -181,7 +181,7 @@ def test_a_server_send_that_is_not_a_coroutine_is_awaited_as_such(monkeypatch: p
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         if made:
-            counted.append(made[0].sending)  # (the message before this one has ended)
+            counted.append(made[0].writing())  # (the message before this one has ended)
 
         def done() -> None:
             written.append(bytes(message.get("body", b"")))
@@ -194,30 +194,81 @@ def test_a_server_send_that_is_not_a_coroutine_is_awaited_as_such(monkeypatch: p
     run(middleware(scope(), Receive([request(chat_request(stream=True))]), send))
     stream = b"".join(written)
     assert stream.endswith(b"data: [DONE]\n\n") and b'"tool_calls"' in stream and b"<tool_call>" not in stream
-    assert made and made[0].sending == 0
-    assert counted and set(counted) <= {0, 1}  # never two at once: each awaited to its end
+    assert made and not made[0].writing()
+    assert counted and set(counted) == {False}  # never two at once: each awaited to its end
 
 
 def test_a_server_send_that_never_suspends_counts_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server whose send writes to its transport and returns without yielding (uvicorn's, while
-    the client keeps up): every message is written once, in order, none is left counted as being
-    written, and the silence counts from the last one."""
+    the client keeps up): every message is written once, in order, each read as being written
+    while the server writes it, and none left so after."""
     made = keepalives(monkeypatch)
     written: list[bytes] = []
     counted: list[int] = []
 
     async def send(message: Any) -> None:
         if made:
-            counted.append(made[0].sending)
+            counted.append(made[0].writing())
         written.append(bytes(message.get("body", b"")))
 
-    async def go() -> float:
-        middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=30)
-        await middleware(scope(), Receive([request(chat_request(stream=True))]), send)
-        return time.monotonic()
-
-    ended = run(go())
+    middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=30)
+    run(middleware(scope(), Receive([request(chat_request(stream=True))]), send))
     stream = b"".join(written)
     assert stream.endswith(b"data: [DONE]\n\n") and b'"tool_calls"' in stream and b"<tool_call>" not in stream
-    assert made and made[0].sending == 0 and set(counted) == {1}  # each counted while written, alone
-    assert 0 <= ended - made[0].last < 5
+    assert made and not made[0].writing() and set(counted) == {True}  # each read as written while it is
+
+
+@pytest.mark.parametrize("interval", [30.0, 0.0])
+def test_the_usual_piece_runs_nothing_of_the_keepalives(monkeypatch: pytest.MonkeyPatch, interval: float) -> None:
+    """What the keep-alive does (set up, timer, the awaitables it reads) is the same for a stream
+    in large chunks as for one in four times as many: nothing of it runs per piece; with the
+    keep-alive off, none of it runs at all."""
+    calls: list[str] = []
+
+    def counted(name: str, real: Any) -> Any:
+        def method(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        return method
+
+    monkeypatch.setattr(ASGIRequest, "_keep_alive", counted("_keep_alive", ASGIRequest._keep_alive))
+    for name in ("__init__", "start", "stop", "readable", "writing", "after_ping", "_wake"):
+        monkeypatch.setattr(KeepAlive, name, counted(name, getattr(KeepAlive, name)))
+    ran, written = [], []
+    for piece in (16, 4):
+        calls.clear()
+        send = Recorder()
+        exchange(ToolCallMiddleware(streaming_app(piece=piece), dialect="hermes", keepalive_interval=interval), send)
+        assert send.body.endswith(b"data: [DONE]\n\n")
+        ran.append(list(calls))
+        written.append(len(send.bodies))
+    assert written[1] > written[0] + 10  # (many more pieces written)
+    assert ran[0] == ran[1] and ("__init__" in ran[0]) == bool(interval)
+
+
+def test_a_server_send_that_returns_another_awaitable_is_read_through_a_coroutine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server whose `send` returns an awaitable that is neither a coroutine nor a future (an
+    object with `__await__`): each message is written once, in order, and read as being written
+    until it is awaited to its end."""
+    made = keepalives(monkeypatch)
+    written: list[bytes] = []
+    during: list[bool] = []
+
+    class Write:
+        def __init__(self, message: Any) -> None:
+            self.message = message
+
+        def __await__(self) -> Any:
+            yield from asyncio.sleep(0).__await__()  # (a step of the loop, as a transport's write may take)
+            if made:
+                during.append(made[0].writing())
+            written.append(bytes(self.message.get("body", b"")))
+
+    middleware = ToolCallMiddleware(streaming_app(), dialect="hermes", keepalive_interval=30)
+    run(middleware(scope(), Receive([request(chat_request(stream=True))]), Write))
+    stream = b"".join(written)
+    assert stream.endswith(b"data: [DONE]\n\n") and b'"tool_calls"' in stream and b"<tool_call>" not in stream
+    assert during and set(during) == {True} and not made[0].writing()

@@ -19,6 +19,7 @@ from toolcall_middleware import ToolCallConfig, ToolCallExchange
 from toolcall_middleware._routing import route_request
 from toolcall_middleware.core._exchange_state import BUFFER, DONE, ENDED, PASS, STREAM
 from toolcall_middleware.core._held_response import APPS_HEAD, Head, HeldResponse, Writes
+from toolcall_middleware.core._stream_body import StreamBody
 
 CONFIG = ToolCallConfig(dialect="hermes")
 SSE = [(b"content-type", b"text/event-stream")]
@@ -45,10 +46,15 @@ def held(headers: list[tuple[bytes, bytes]], config: ToolCallConfig = CONFIG, **
     return response
 
 
-def written(writes: list[Writes[Msg]]) -> list[Any]:
-    """Everything the shell writes, in order: heads, the app's messages, bodies of ours."""
+def written(writes: list[bytes | Writes[Msg]]) -> list[Any]:
+    """Everything the shell writes, in order: heads, the app's messages, bodies of ours (a piece
+    of a stream under way is its bytes alone, more to follow; b"" writes nothing)."""
     out: list[Any] = []
     for w in writes:
+        if isinstance(w, bytes):
+            if w:
+                out.append(("ours", w, True))
+            continue
         if w.head is not None:
             out.append(w.head)
         out.extend(w.messages)
@@ -57,10 +63,16 @@ def written(writes: list[Writes[Msg]]) -> list[Any]:
     return out
 
 
+def writes_of(answer: bytes | Writes[Msg]) -> Writes[Msg]:
+    """What `HeldResponse.body` answered, when it is no stream's usual piece."""
+    assert isinstance(answer, Writes), answer
+    return answer
+
+
 def drive(response: HeldResponse[Msg], messages: list[Msg]) -> list[Any]:
     """The app's messages after its head, the last body its end."""
     last = max(i for i, (kind, _) in enumerate(messages) if kind == "body")
-    writes = []
+    writes: list[bytes | Writes[Msg]] = []
     for i, message in enumerate(messages):
         if message[0] == "body":
             writes.append(response.body(message, message[1], end=i == last))
@@ -105,7 +117,7 @@ def test_trailers_to_follow_leave_the_length_out() -> None:
 def test_the_new_length_is_spelled_as_the_shell_asks() -> None:
     response: HeldResponse[Msg] = HeldResponse(exchange(), length_name=b"Content-Length")
     response.head("POST", 200, JSON)
-    writes = response.body(("body", ANSWER), ANSWER, end=True)
+    writes = writes_of(response.body(("body", ANSWER), ANSWER, end=True))
     assert writes.head is not None and writes.head.headers is not None
     assert writes.body is not None and writes.head.headers[-1] == (b"Content-Length", str(len(writes.body)).encode())
 
@@ -137,25 +149,34 @@ def test_a_body_passed_through_from_its_head_goes_under_the_apps_head() -> None:
 def test_a_streams_head_goes_with_its_first_body_or_when_released() -> None:
     response = held(SSE)
     assert response.exchange.state is STREAM and response.head_held
-    first = response.body(("body", b""), b": hi\n\n", end=False)
+    first = writes_of(response.body(("body", b""), b": hi\n\n", end=False))
     assert first.head is not None and first.head.headers is not None and first.body == b": hi\n\n" and first.more
     assert not response.head_held
-    # Held back text gives no body (an empty piece is not written), and the end is always written.
-    quiet = response.streamed(("body", b"x"), b"", end=False)
-    assert quiet == Writes(None, (), None, True)
-    assert response.streamed(("body", b"x"), b"", end=True) == Writes(None, (), b"", False)
+    # Then each piece is the bytes of ours alone: b"" while text is held back (nothing is written).
+    assert response.body(("body", b"x"), b": more\n\n", end=False) == b": more\n\n"
+    assert response.body(("body", b"x"), b"data: {", end=False) == b""  # (an event not whole yet)
+    # The end is always written, ending the response.
+    ended = held(SSE)
+    ended.body(("body", b""), b": hi\n\n", end=False)
+    assert ended.body(("body", b"x"), b"", end=True) == Writes(None, (), b"", False)
     released = held(SSE).release()
     assert released.head is not None and released.messages == ()
 
 
-def test_a_stream_that_failed_on_our_side_passes_the_piece_as_sent() -> None:
-    writes = held(SSE).streamed(("body", b"raw"), None, end=False)
+def test_a_stream_that_failed_on_our_side_passes_the_piece_as_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: StreamBody, ex: Any, data: bytes) -> bytes:
+        raise ValueError("a bug of ours")
+
+    monkeypatch.setattr(StreamBody, "feed", broken)
+    response = held(SSE)
+    writes = response.body(("body", b"raw"), b"raw", end=False)
     assert writes == Writes(Head(SSE), (("body", b"raw"),))  # the head it was held under, then the piece
+    assert response.exchange.state is PASS and response.passing
 
 
 def test_the_end_of_a_stream_after_its_terminal_event_drops_the_rest() -> None:
     response = held(SSE, trailers=True)
-    first = response.body(("body", chat_stream()), chat_stream(), end=False)
+    first = writes_of(response.body(("body", chat_stream()), chat_stream(), end=False))
     assert first.body is not None and first.body.endswith(b"data: [DONE]\n\n")
     assert response.exchange.state is ENDED and not first.more  # the response ends with it
     assert response.body(("body", b"late"), b"data: {}\n\n", end=False) == Writes()

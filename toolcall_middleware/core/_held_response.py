@@ -4,11 +4,11 @@ Every shell (ASGI, WSGI) holds the response's head until the exchange knows what
 stream's head until its first body (one that no body can change goes out at once, `release`), a
 whole JSON body's until the body ends, for its new length. `HeldResponse` is told what the app
 sent (its head, a piece of its body, another message) and answers with `Writes`: what the shell
-writes, in order. It keeps what is held, in the order the app sent it, and asks the exchange
-(`core._exchange.Exchange`, through `Rewriting`: `start`, `feed`, `end`) what to make of each
-body; it does no I/O and knows no framework: a message (`M`) is whatever the shell's app sends
-(an ASGI message, a WSGI chunk), and a head is `Head`, the headers and status the exchange
-chose, or the app's own.
+writes, in order (the usual piece, one of a stream under way, with the bytes of ours alone). It
+keeps what is held, in the order the app sent it, and asks the exchange (`core._exchange.Exchange`,
+through `Rewriting`: `start`, `feed`, `end`) what to make of each body; it does no I/O and knows
+no framework: a message (`M`) is whatever the shell's app sends (an ASGI message, a WSGI chunk),
+and a head is `Head`, the headers and status the exchange chose, or the app's own.
 
 The rules it keeps, the same for every shell:
 - a buffered body that is not ours (not an answer, over the cap, a failure of ours) is given back
@@ -68,10 +68,12 @@ class Writes(Generic[M]):
     """What the shell writes, in this order: `head` (None: no head now), the app's `messages` as
     it sent them, then `body`, bytes of ours (None: none), followed by more body when `more`.
     A body with no `more` ends the response: the app's body ended, or the client's stream had its
-    terminal event first (`State.ENDED`), and whatever the app sends after it is dropped.
+    terminal event first (`State.ENDED`), and whatever the app sends after it is dropped. (The
+    usual piece, one of a stream under way, gets none: `HeldResponse.body` answers it with its
+    bytes alone.)
 
-    A value to read, made for nearly every message of a response: not frozen only because a
-    frozen dataclass's `__init__` costs several times a plain one's."""
+    A value to read, made for every message of a response passed through under WSGI: not frozen
+    only because a frozen dataclass's `__init__` costs several times a plain one's."""
 
     head: Head | None = None
     messages: tuple[M, ...] = ()
@@ -116,14 +118,19 @@ class HeldResponse(Generic[M]):
             messages = (*(m for m, _ in held), *messages)
         return Writes(head, messages)
 
-    def body(self, message: M, data: bytes, *, end: bool) -> Writes[M]:
-        """A piece of the app's body (`data`, in `message`; `end`: the last one)."""
+    def body(self, message: M, data: bytes, *, end: bool) -> bytes | Writes[M]:
+        """A piece of the app's body (`data`, in `message`; `end`: the last one). The usual piece,
+        one of a stream under way (its head out, more to follow, nothing held), is answered with
+        the bytes of ours alone (b"": nothing now, text held back); any other with `Writes`."""
         exchange = self.exchange
         state = exchange.state
         if state is STREAM:  # (the usual piece: checked first; `_rewritten`'s stream case, inline)
             out = exchange.end(data) if end else exchange.feed(data)
             if out is None:  # a bug of ours (logged): the rest passes through
                 return self.release(message)
+            if self._head is None and not end and exchange.state is STREAM:
+                # (bytes, not a `Writes`: a value made per piece costs as much as the rest of the hop)
+                return out
             head, self._head = self._head, None
             more = not end and exchange.state is not ENDED
             return Writes(head, (), out if out or not more else None, more)
@@ -146,11 +153,6 @@ class HeldResponse(Generic[M]):
         if state is PASS or state is DONE:
             return self.release()
         return self._rewritten(None, self.exchange.end(), end=True, buffering=state is BUFFER)
-
-    def streamed(self, message: M, out: bytes | None, *, end: bool) -> Writes[M]:
-        """A piece of a stream's body, `out` what the exchange made of it (None: a bug of ours,
-        logged; the exchange passes the rest through, and this piece goes as the app sent it)."""
-        return self._rewritten(message, out, end=end, buffering=False)
 
     def other(self, message: M, *, in_file: bool = False, trailers: bool = False) -> Writes[M]:
         """A message of the app's that is neither head nor body (ASGI's debug, trailers, early
