@@ -11,7 +11,7 @@ that belongs to a block goes with it, and text on both sides of a call stays apa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .._events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from .._inline_code import FENCE, TICK
@@ -97,7 +97,10 @@ class BlockParser(PendingTextMachine):
         )
         # `take_plain`'s one scan: a character a marker of this format (or code) starts with, and
         # while a watch reads the text for another format (`stop_plain_at`), one of its markers'.
-        self._plain_stop = self._scanner.first_head
+        self._plain_stop: Callable[[str], object] = self._scanner.first_head
+        # The last text `_text_piece` gave out: what a watch reading the text for another format
+        # (`MismatchWatch`) is told of the plain pieces it let this parser take (`take_plain`).
+        self.given = ""
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
         self._block_chars = 0  # what the open block was given the general way (`ctx.max_call_chars`)
         self._limit = ctx.max_call_chars
@@ -119,11 +122,15 @@ class BlockParser(PendingTextMachine):
                 return self._text_piece(text)
         return None
 
-    def stop_plain_at(self, markers: tuple[str, ...]) -> None:
+    def stop_plain_at(self, markers: tuple[str, ...] | None) -> None:
         """`take_plain` also declines a piece with a character one of `markers` starts with
-        (a watch's, read in the same scan as this format's; `()`: this format's only)."""
+        (a watch's, read in the same scan as this format's; `()`: this format's only), or every
+        piece (`None`: the watch reads the text itself for now)."""
         scanner = self._scanner
-        self._plain_stop = head_pattern((*scanner.markers, *markers)).search if markers else scanner.first_head
+        if markers is None:
+            self._plain_stop = _every_piece
+        else:
+            self._plain_stop = head_pattern((*scanner.markers, *markers)).search if markers else scanner.first_head
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError
@@ -249,6 +256,7 @@ class BlockParser(PendingTextMachine):
         given = full[: len(full) - len(tail)] if tail else full
         if given:
             self._ws_out = given[-1] in WHITESPACE
+            self.given = given
         return given
 
     def _set_apart(self, text: str) -> str:
@@ -329,6 +337,11 @@ class BlockParser(PendingTextMachine):
 
     def emit_call(self, call: Call) -> list[Event]:
         return call_events(self.ctx, call)
+
+
+def _every_piece(text: str) -> str:
+    """`BlockParser._plain_stop` while a watch reads the text itself: every piece stops."""
+    return text
 
 
 class _Spent:
