@@ -211,7 +211,9 @@ class BlockParser(PendingTextMachine):
                 self._text(out, s[:pos])
                 self._pending = s[pos + len(opener) :]
                 continue
-            self._text(out, s[:pos], before_block=True)
+            self._text(out, s[:pos])
+            # The layout whitespace held before the block goes with it (given back if it is malformed).
+            self._dropped_ws, self._held_ws = self._held_ws, ""
             self._prev = opener[-1]
             self._block = self.open_block(opener)
             self._block_chars = 0
@@ -227,32 +229,33 @@ class BlockParser(PendingTextMachine):
             self._block, self._live, self._dropped_ws = _SPENT, None, ""
             out.append(OversizedCall(size))
 
-    def _text(self, out: list[Event], text: str, *, before_block: bool = False) -> None:
-        kept = self._text_piece(text, before_block=before_block)
+    def _text(self, out: list[Event], text: str) -> None:
+        kept = self._text_piece(text)
         if kept:
             out.append(TextDelta(kept))
 
-    def _text_piece(self, text: str, *, before_block: bool = False) -> str:
-        """Take `text` as text: what goes out now; trailing layout whitespace is held back."""
-        if text:
-            self._prev = text[-1]
-        full = self._held_ws + text if self._held_ws else text
-        self._held_ws = ""
+    def _text_piece(self, text: str) -> str:
+        """Take `text` as text: what goes out now; trailing layout whitespace is held back
+        (`_held_ws`). (What is held, and what went out, is written once per case: this runs on
+        every plain piece.)"""
+        held = self._held_ws
+        full = held + text if held else text
         if self._apart and full:
             full = self._set_apart(full)
         body = full.rstrip(WHITESPACE)
+        if len(body) == len(full):  # no trailing whitespace: nothing to hold, whatever the format's layout
+            self._held_ws = ""
+            if body:  # (its last character is the text's: what is held and set apart is whitespace)
+                self._prev = self._last = body[-1]
+                self._after_call = self._ws_out = False
+                self.given = body
+            return body
+        if text:
+            self._prev = text[-1]
         if body:
             self._last, self._after_call = body[-1], False
-        if len(body) == len(full):
-            tail = ""  # no trailing whitespace: nothing to hold, whatever the format's layout
-        elif self.layout_before_block(self._last, self._after_call):
-            tail = hold_whitespace(full[len(body) :])[1]
-        else:
-            tail = ""
-        if before_block:
-            self._dropped_ws = tail  # given back if the block turns out malformed
-        else:
-            self._held_ws = tail
+        layout = self.layout_before_block(self._last, self._after_call)
+        self._held_ws = tail = hold_whitespace(full[len(body) :])[1] if layout else ""
         given = full[: len(full) - len(tail)] if tail else full
         if given:
             self._ws_out = given[-1] in WHITESPACE
