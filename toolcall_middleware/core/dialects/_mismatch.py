@@ -134,16 +134,15 @@ class MismatchWatch:
             self.take_plain = inner.take_plain
 
     def feed(self, text: str) -> list[Event]:
-        joined = self._joined
-        if self._watching:
-            self._catch_up()  # (before the dialect in force numbers a call: the trial's come first)
+        joined = self._joined  # (not `None` only while watching; read inline: a call's body is fed here)
+        if joined is not None and joined.given:
+            self._catch_up()
+        elif self._watching and self._trial is None:
+            self._start()  # (before the dialect in force numbers a call: the trial's come first)
         events = self._inner.feed(text)
         if joined is not None:
             joined.given = ""  # (what it gave now goes through `_after`)
-        out = self._after(events, boundary=True)
-        if self._joined is not None:
-            self._plain_while_idle()
-        return out
+        return self._after(events, boundary=True)
 
     def close(self) -> list[Event]:
         if self._watching:
@@ -242,6 +241,8 @@ class MismatchWatch:
         if not self._read:
             out.append(TextDelta(text))
         self._take(self._trial_feed(text), out, final=False)
+        if self._joined is not None:  # (only a piece the trial read can make it hold text, or end that)
+            self._plain_while_idle()
 
     def _take(self, events: list[Event], out: list[Event], *, final: bool) -> None:
         """What the trial gave: out as it is while it has chosen nothing or after a call it read;
