@@ -392,6 +392,9 @@ OTHER_PIECE = st.sampled_from(
 )
 @example("hermes", "read", ["Hi ", '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}]'])
 @example("mistral", "warn", ["Hi ", '<tool_call>{"name": "f", "arguments": {}}</tool_call>'])
+# A piece taken as plain text by the dialect in force's parser alone: the watch still reads the
+# backticks after it as a literal run (not a fence at a line start), and the call after them.
+@example("mistral", "read", ["Hello\n", "Hi", '```<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'])
 def test_the_parser_take_plain_gives_what_feed_gives(dialect: str, mismatch: Any, pieces: list[str]) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     short = StreamParser(dialect, tools=tools, dialect_mismatch=mismatch)

@@ -11,7 +11,7 @@ that belongs to a block goes with it, and text on both sides of a call stays apa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .._events import Event, OversizedCall, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, TruncatedCall
 from .._inline_code import FENCE, TICK
@@ -97,7 +97,10 @@ class BlockParser(PendingTextMachine):
         )
         # `take_plain`'s one scan: a character a marker of this format (or code) starts with, and
         # while a watch reads the text for another format (`stop_plain_at`), one of its markers'.
-        self._plain_stop = self._scanner.first_head
+        self._plain_stop: Callable[[str], object] = self._scanner.first_head
+        # The last text `_text_piece` gave out: what a watch reading the text for another format
+        # (`MismatchWatch`) is told of the plain pieces it let this parser take (`take_plain`).
+        self.given = ""
         self._live: tuple[int, str, list[str]] | None = None  # the streamed call: index, name, fragments
         self._block_chars = 0  # what the open block was given the general way (`ctx.max_call_chars`)
         self._limit = ctx.max_call_chars
@@ -119,11 +122,15 @@ class BlockParser(PendingTextMachine):
                 return self._text_piece(text)
         return None
 
-    def stop_plain_at(self, markers: tuple[str, ...]) -> None:
+    def stop_plain_at(self, markers: tuple[str, ...] | None) -> None:
         """`take_plain` also declines a piece with a character one of `markers` starts with
-        (a watch's, read in the same scan as this format's; `()`: this format's only)."""
+        (a watch's, read in the same scan as this format's; `()`: this format's only), or every
+        piece (`None`: the watch reads the text itself for now)."""
         scanner = self._scanner
-        self._plain_stop = head_pattern((*scanner.markers, *markers)).search if markers else scanner.first_head
+        if markers is None:
+            self._plain_stop = _every_piece
+        else:
+            self._plain_stop = head_pattern((*scanner.markers, *markers)).search if markers else scanner.first_head
 
     def open_block(self, opener: str) -> Block:
         raise NotImplementedError
@@ -204,7 +211,9 @@ class BlockParser(PendingTextMachine):
                 self._text(out, s[:pos])
                 self._pending = s[pos + len(opener) :]
                 continue
-            self._text(out, s[:pos], before_block=True)
+            self._text(out, s[:pos])
+            # The layout whitespace held before the block goes with it (given back if it is malformed).
+            self._dropped_ws, self._held_ws = self._held_ws, ""
             self._prev = opener[-1]
             self._block = self.open_block(opener)
             self._block_chars = 0
@@ -220,35 +229,37 @@ class BlockParser(PendingTextMachine):
             self._block, self._live, self._dropped_ws = _SPENT, None, ""
             out.append(OversizedCall(size))
 
-    def _text(self, out: list[Event], text: str, *, before_block: bool = False) -> None:
-        kept = self._text_piece(text, before_block=before_block)
+    def _text(self, out: list[Event], text: str) -> None:
+        kept = self._text_piece(text)
         if kept:
             out.append(TextDelta(kept))
 
-    def _text_piece(self, text: str, *, before_block: bool = False) -> str:
-        """Take `text` as text: what goes out now; trailing layout whitespace is held back."""
-        if text:
-            self._prev = text[-1]
-        full = self._held_ws + text if self._held_ws else text
-        self._held_ws = ""
+    def _text_piece(self, text: str) -> str:
+        """Take `text` as text: what goes out now; trailing layout whitespace is held back
+        (`_held_ws`). (What is held, and what went out, is written once per case: this runs on
+        every plain piece.)"""
+        held = self._held_ws
+        full = held + text if held else text
         if self._apart and full:
             full = self._set_apart(full)
         body = full.rstrip(WHITESPACE)
+        if len(body) == len(full):  # no trailing whitespace: nothing to hold, whatever the format's layout
+            self._held_ws = ""
+            if body:  # (its last character is the text's: what is held and set apart is whitespace)
+                self._prev = self._last = body[-1]
+                self._after_call = self._ws_out = False
+                self.given = body
+            return body
+        if text:
+            self._prev = text[-1]
         if body:
             self._last, self._after_call = body[-1], False
-        if len(body) == len(full):
-            tail = ""  # no trailing whitespace: nothing to hold, whatever the format's layout
-        elif self.layout_before_block(self._last, self._after_call):
-            tail = hold_whitespace(full[len(body) :])[1]
-        else:
-            tail = ""
-        if before_block:
-            self._dropped_ws = tail  # given back if the block turns out malformed
-        else:
-            self._held_ws = tail
+        layout = self.layout_before_block(self._last, self._after_call)
+        self._held_ws = tail = hold_whitespace(full[len(body) :])[1] if layout else ""
         given = full[: len(full) - len(tail)] if tail else full
         if given:
             self._ws_out = given[-1] in WHITESPACE
+            self.given = given
         return given
 
     def _set_apart(self, text: str) -> str:
@@ -329,6 +340,11 @@ class BlockParser(PendingTextMachine):
 
     def emit_call(self, call: Call) -> list[Event]:
         return call_events(self.ctx, call)
+
+
+def _every_piece(text: str) -> str:
+    """`BlockParser._plain_stop` while a watch reads the text itself: every piece stops."""
+    return text
 
 
 class _Spent:

@@ -25,6 +25,7 @@ in force's, and `found` says which dialect's complete call it holds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal
 
@@ -118,20 +119,34 @@ class MismatchWatch:
         self._buffer: list[Event] = []  # what the chosen parser gave while on trial
         self._offset = 0  # indexes taken by the dialect found: the dialect in force's calls come after
         self.found: str | None = None
-        # A block parser of the dialect in force looks for these markers' first characters in the
-        # scan it makes of a plain piece anyway (`stop_plain_at`): one scan a piece, not two.
-        self._joined = isinstance(inner, BlockParser)
+        # `feed(text)` for a piece that is plain text to the dialect in force and holds no
+        # character another format's marker starts with, while nothing is held here either
+        # (`ToolMachine.take_plain`). A block parser of the dialect in force answers it itself: it
+        # looks for these markers' first characters in the scan it makes of a plain piece anyway
+        # (`stop_plain_at`: one scan a piece, not two), declines every piece while the trial holds
+        # text (`_plain_while_idle`), and keeps the text it gave (`given`), which the trial is told
+        # before it reads on (`_catch_up`): no call of the watch's on a plain piece.
+        self._joined: BlockParser | None = inner if isinstance(inner, BlockParser) else None
+        self._plain_open = True  # the joined parser takes plain pieces (the trial is idle)
+        self.take_plain: Callable[[str], str | None] = self._take_plain
         if isinstance(inner, BlockParser):
             inner.stop_plain_at(_WATCHED)
+            self.take_plain = inner.take_plain
 
     def feed(self, text: str) -> list[Event]:
-        if self._watching and self._trial is None:
+        joined = self._joined  # (not `None` only while watching; read inline: a call's body is fed here)
+        if joined is not None and joined.given:
+            self._catch_up()
+        elif self._watching and self._trial is None:
             self._start()  # (before the dialect in force numbers a call: the trial's come first)
-        return self._after(self._inner.feed(text), boundary=True)
+        events = self._inner.feed(text)
+        if joined is not None:
+            joined.given = ""  # (what it gave now goes through `_after`)
+        return self._after(events, boundary=True)
 
     def close(self) -> list[Event]:
-        if self._watching and self._trial is None:
-            self._start()
+        if self._watching:
+            self._catch_up()
         out = self._after(self._inner.close(), boundary=False)
         if self._watching:
             self._end(out, boundary=False)
@@ -139,19 +154,38 @@ class MismatchWatch:
         self._offset = 0
         return out
 
-    def take_plain(self, text: str) -> str | None:
-        """`feed(text)` for a piece that is plain text to the dialect in force and holds no
-        character another format's marker starts with, while nothing is held here either."""
+    def _take_plain(self, text: str) -> str | None:
+        """`take_plain` over a tool machine that is no block parser: the watch's own look."""
         if not self._watching:
             return self._inner.take_plain(text)
         trial = self._trial or self._start()
         # (`trial.idle` and `trial.text`, inline: this runs on every plain piece)
-        if trial._inner is not None or trial._pending or (not self._joined and _first_head(text) is not None):
+        if trial._inner is not None or trial._pending or _first_head(text) is not None:
             return None
         plain = self._inner.take_plain(text)
         if plain:
             trial._prev, trial._sent = plain[-1], plain
         return plain
+
+    def _catch_up(self) -> _Trial:
+        """The trial (started now if not yet), told the last text the joined parser gave on its own
+        (`take_plain`) since the watch last read: as `_watch` tells it of a plain piece."""
+        trial = self._trial or self._start()
+        joined = self._joined
+        if joined is not None and joined.given:
+            trial.text(joined.given)
+            joined.given = ""
+        return trial
+
+    def _plain_while_idle(self) -> None:
+        """The joined parser takes plain pieces itself while the trial is idle, none while it
+        holds text (a marker's start, the text of a format it chose)."""
+        trial = self._trial
+        idle = trial is None or trial.idle
+        if idle != self._plain_open:
+            self._plain_open = idle
+            assert self._joined is not None
+            self._joined.stop_plain_at(_WATCHED if idle else None)
 
     # -- the events of the dialect in force --------------------------------------------------
 
@@ -207,6 +241,8 @@ class MismatchWatch:
         if not self._read:
             out.append(TextDelta(text))
         self._take(self._trial_feed(text), out, final=False)
+        if self._joined is not None:  # (only a piece the trial read can make it hold text, or end that)
+            self._plain_while_idle()
 
     def _take(self, events: list[Event], out: list[Event], *, final: bool) -> None:
         """What the trial gave: out as it is while it has chosen nothing or after a call it read;
@@ -281,11 +317,9 @@ class MismatchWatch:
 
     def _stop(self) -> None:
         self._watching = False
-        if self._joined:
-            self._joined = False
-            inner = self._inner
-            assert isinstance(inner, BlockParser)
-            inner.stop_plain_at(())  # (nothing watched: the dialect in force's own scan again)
+        if self._joined is not None:
+            self._joined.stop_plain_at(())  # (nothing watched: the dialect in force's own scan again)
+            self._joined = None
         if not self._committed:
             self._trial = None
 

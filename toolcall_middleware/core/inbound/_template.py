@@ -40,7 +40,6 @@ class TextTemplate:
     def __init__(self) -> None:
         self._head = b""  # the prefix and suffix as one `data: ` line's bytes (empty: not on one line)
         self._tail = b""
-        self._head_len = self._tail_len = 0
         self._frame = 1 << 62  # len(head) + len(tail): no event is longer while nothing is learned
         self.learned: RawText | None = None  # the learned chunk's event: its channel and choice
         self.used = False  # a chunk matched the learned shape
@@ -52,10 +51,15 @@ class TextTemplate:
         fast path); its channel and choice are `learned`'s. `None`: decode it."""
         size = len(raw)
         # Not shorter than head + tail + one byte: an empty text (or an overlap) is decoded in full.
-        if size <= self._frame or not raw.startswith(self._head) or not raw.endswith(self._tail):
+        if size <= self._frame:
+            return None
+        # (Two one-argument calls, cheaper than `startswith`, `endswith` and a slice: what is left
+        # is head + tail shorter only when both were there.)
+        between = raw.removeprefix(self._head).removesuffix(self._tail)
+        if len(between) + self._frame != size:
             return None
         try:
-            body = raw[self._head_len : size - self._tail_len].decode()
+            body = between.decode()
         except UnicodeDecodeError:
             return None  # the SSE decoder replaces bad bytes: its text is not this one
         # The usual text: no escape, the token's body is the text. (A printable body holds no
@@ -89,7 +93,6 @@ class TextTemplate:
         if self.learned is not None and not self.used:
             self._unused += 1
         self.learned, self.used, self._head, self._tail = None, False, b"", b""
-        self._head_len = self._tail_len = 0
         self._frame = 1 << 62
         token = None
         for encoded in (encode_basestring(event.text), encode_basestring_ascii(event.text)):  # json.dumps's
@@ -117,8 +120,7 @@ class TextTemplate:
         self.learned = event
         if "\n" not in prefix and "\r" not in prefix and "\n" not in suffix and "\r" not in suffix:  # one line
             self._head, self._tail = b"data: " + prefix.encode(), suffix.encode() + b"\n\n"
-            self._head_len, self._tail_len = len(self._head), len(self._tail)
-            self._frame = self._head_len + self._tail_len
+            self._frame = len(self._head) + len(self._tail)
 
 
 def holder_of(obj: Any, *path: str | int) -> dict[str, Any] | None:

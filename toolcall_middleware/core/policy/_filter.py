@@ -107,13 +107,11 @@ class PolicyFilter:
         self._error: PolicyError | None = None
         self._truncated = False
         self._closed = False
-
-    @property
-    def passes_text(self) -> bool:
-        """Text fed now would come out at once, as it is: `feed([TextDelta(t)]) == [TextDelta(t)]`,
-        and the same for a `ReasoningDelta` (nothing waits before it, no error, not closed). The
-        exchange's per-chunk short path."""
-        return not self._queue and self._error is None and not self._closed
+        # Text fed now would come out at once, as it is: `feed([TextDelta(t)]) == [TextDelta(t)]`,
+        # and the same for a `ReasoningDelta` (nothing waits before it, no error, not closed). Read
+        # for every chunk by the one fast path (`Answer.feed_event`): kept by `feed` and `close`,
+        # which alone change what it reads, rather than worked out on every read.
+        self.passes_text = True
 
     @property
     def report(self) -> PolicyReport:
@@ -125,19 +123,22 @@ class PolicyFilter:
         a `ValueError` (the parser never writes one)."""
         if self._closed:
             raise RuntimeError("feed() after close()")
-        if not self._queue and self._error is None and type(events) is list and len(events) == 1:
+        if self.passes_text and type(events) is list and len(events) == 1:
             kind = type(events[0])
             if kind is TextDelta or kind is ReasoningDelta:
                 return [events[0]]  # text with nothing waiting before it: out at once, as `_flush` would
         out: list[PolicyEvent] = []
-        for event in events:
-            if self._error is not None:
-                if isinstance(event, ToolCallStart):  # the response failed: count, do not emit
-                    self._found += 1
-                    self._judge.notes.append(PolicyNote("dropped", "after_error", event.index, event.name))
-                continue
-            self._accept(event)
-            self._flush(out)
+        try:
+            for event in events:
+                if self._error is not None:
+                    if isinstance(event, ToolCallStart):  # the response failed: count, do not emit
+                        self._found += 1
+                        self._judge.notes.append(PolicyNote("dropped", "after_error", event.index, event.name))
+                    continue
+                self._accept(event)
+                self._flush(out)
+        finally:  # (a `ValueError` for a delta without its start leaves what was accepted)
+            self.passes_text = not self._queue and self._error is None
         return out
 
     def close(self) -> list[PolicyEvent]:
@@ -145,6 +146,7 @@ class PolicyFilter:
         if self._closed:
             return []
         self._closed = True
+        self.passes_text = False
         out: list[PolicyEvent] = []
         if self._error is not None:
             return out
