@@ -166,6 +166,29 @@ def test_a_host_answer_passed_through_is_read_and_stored_with_our_id() -> None:
     assert stored == got
 
 
+def test_an_answer_noted_then_given_up_on_a_bug_of_ours_stores_what_the_client_got() -> None:
+    """Our rewriting fails after the answer told the state its response (a bug of ours): the host's
+    answer goes out as it came, and the state stores that one, not the response it was told of."""
+    answer = responses_answer(TEXT)
+    app = ToolCallMiddleware(host([answer], json_headers(answer)), dialect="hermes", store="memory")
+    noted: list[dict[str, Any]] = []
+
+    def broken(self: ResponseHook, response: dict[str, Any]) -> None:
+        noted.append(response)
+        self.response = response
+        raise RuntimeError("a bug after the answer was noted")
+
+    async def work() -> tuple[Any, Any]:
+        with mock.patch.object(ResponseHook, "answered", broken):
+            got = (await ask(app, RESPONSES, responses_request())).json()
+        return got, (await ask(app, f"{RESPONSES}/{got['id']}", method="GET")).json()
+
+    got, stored = run(work())
+    assert noted and noted[0]["output"] != got["output"]  # ours was the rewritten one
+    assert got["output"] == json.loads(answer)["output"]  # the host's own answer went out
+    assert got["id"] != "resp_1" and stored == got
+
+
 def test_pings_between_the_events_of_ours_go_out_and_are_not_kept() -> None:
     """A slow host: the keep-alive's pings go out between the pipeline's events, through the tee."""
     chunks = pieces(responses_stream(TEXT, piece=20), [200, 400])

@@ -287,6 +287,8 @@ class Exchange(Generic[C]):
 
     def _caught(self, error: Exception) -> None:
         self.config.caught(error, "rewriting failed; passing the response through")
+        if self.response_hook is not None:
+            self.response_hook.forget()  # (what the answer noted is not what goes out)
         self.move(Trigger.FALL_BACK)  # the rest goes as it came (a buffered body: its original)
 
     def pass_through(self, reason: str | None = None) -> None:
