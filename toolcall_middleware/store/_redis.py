@@ -182,21 +182,37 @@ class RedisStore(Store):
         return super().watch(key)
 
     async def _listen(self) -> None:
-        """Wake the followers of each key published on `changed`; reconnect after a failure."""
+        """Wake the followers of each key published on `changed`; reconnect after a failure.
+
+        The client can swallow a cancellation that comes while it waits for a message (the task
+        then waited on, and a server's shutdown with it), so it waits at most `_LOOK` seconds at a
+        time and ends between two waits once its task is being cancelled."""
+        task = asyncio.current_task()
         while True:
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self._prefix + "changed")
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
+                while not _cancelling(task):
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_LOOK)
+                    if message is not None and message.get("type") == "message":
                         data = message["data"]
                         self._signal(data.decode() if isinstance(data, bytes) else str(data))
+                raise asyncio.CancelledError
             except self._errors as e:
                 logger.warning("toolcall-middleware: store: change subscription lost: %s", self._failed(e))
                 await asyncio.sleep(1.0)
             finally:
                 with contextlib.suppress(*self._errors):
                     await pubsub.aclose()
+
+
+_LOOK = 1.0  # seconds the subscription waits for a message before it looks whether it is cancelled
+
+
+def _cancelling(task: asyncio.Task[Any] | None) -> bool:
+    """The task is being cancelled (Python 3.11+; on 3.10 a swallowed cancellation goes unseen)."""
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling()) if cancelling is not None else False
 
 
 __all__ = [
